@@ -1,0 +1,224 @@
+import type { z } from "zod";
+import {
+  CancelControlSchema,
+  ChatCreatedEventSchema,
+  ChatUserMessageEventSchema,
+  SessionStatusEventSchema,
+  StageStatusEventSchema,
+  StreamChunkSchema,
+  TimelineEventCompletedSchema,
+  TimelineEventCreatedSchema,
+} from "./events.ts";
+import {
+  CancelRequestedSchema,
+  ChatSubmittedSchema,
+  DeadLetterSchema,
+  DeadlineSchema,
+  ExecutionFinishedSchema,
+  ExecutionRequestedSchema,
+  SessionSubmittedSchema,
+} from "./work.ts";
+
+/**
+ * Subjects here are relative: the bus puts the deployment's prefix (default `tarsy`) in front,
+ * e.g. `work.runner.execution_requested` → `tarsy.work.runner.execution_requested`.
+ * Stream names get the deployment's suffix, e.g. `TARSY_WORK` → `TARSY_WORK_T1A2B`.
+ */
+export const STREAMS = {
+  work: {
+    name: "TARSY_WORK",
+    subjects: ["work.>"],
+    retention: "workqueue",
+    /** Window within which a publish with the same Nats-Msg-Id is dropped. */
+    duplicateWindowMs: 2 * 60_000,
+    maxAgeMs: 0,
+  },
+  events: {
+    name: "TARSY_EVENTS",
+    subjects: ["events.>"],
+    retention: "limits",
+    duplicateWindowMs: 2 * 60_000,
+    maxAgeMs: 7 * 24 * 3600_000,
+  },
+  dlq: {
+    name: "TARSY_DLQ",
+    subjects: ["dlq.>"],
+    retention: "limits",
+    duplicateWindowMs: 2 * 60_000,
+    maxAgeMs: 14 * 24 * 3600_000,
+  },
+} as const;
+export type StreamKey = keyof typeof STREAMS;
+export type StreamDef = (typeof STREAMS)[StreamKey];
+
+/** A message stored in a JetStream stream. */
+export interface PersistentMessageDef<S extends z.ZodType = z.ZodType> {
+  readonly transport: "jetstream";
+  readonly stream: StreamKey;
+  readonly schema: S;
+  /** Every subject (relative) the message is published to. */
+  readonly subjects: (payload: z.infer<S>) => readonly string[];
+  /** Deterministic id, so a retried publish is deduplicated by the stream. */
+  readonly msgId: (payload: z.infer<S>) => string;
+}
+
+/** A message on core NATS: never stored, delivered to whoever listens now. */
+export interface TransientMessageDef<S extends z.ZodType = z.ZodType> {
+  readonly transport: "core";
+  readonly schema: S;
+  readonly subjects: (payload: z.infer<S>) => readonly string[];
+}
+
+export type MessageDef = PersistentMessageDef | TransientMessageDef;
+
+const persistent = <S extends z.ZodType>(def: Omit<PersistentMessageDef<S>, "transport">) =>
+  ({ transport: "jetstream", ...def }) as const satisfies PersistentMessageDef<S>;
+const transient = <S extends z.ZodType>(def: Omit<TransientMessageDef<S>, "transport">) =>
+  ({ transport: "core", ...def }) as const satisfies TransientMessageDef<S>;
+
+/** Subject of one session's channel (relative). */
+export const sessionEventsSubject = (sessionId: string): string => `events.session.${sessionId}`;
+/** Subject of the global sessions list channel (relative). */
+export const SESSIONS_EVENTS_SUBJECT = "events.sessions";
+export const sessionChunksSubject = (sessionId: string): string => `chunks.session.${sessionId}`;
+export const cancelControlSubject = (sessionId: string): string => `control.cancel.${sessionId}`;
+
+export const WORK_SUBJECTS = {
+  sessionSubmitted: "work.orchestrator.session_submitted",
+  chatSubmitted: "work.orchestrator.chat_submitted",
+  cancelRequested: "work.orchestrator.cancel_requested",
+  deadline: "work.orchestrator.deadline",
+  executionFinished: "work.orchestrator.execution_finished",
+  executionRequested: "work.runner.execution_requested",
+} as const;
+
+/** The single source of truth for every message that crosses NATS. */
+export const MESSAGES = {
+  // --- work items (stream TARSY_WORK) ---
+  sessionSubmitted: persistent({
+    stream: "work",
+    schema: SessionSubmittedSchema,
+    subjects: () => [WORK_SUBJECTS.sessionSubmitted],
+    msgId: (p) => `session-submitted.${p.session_id}`,
+  }),
+  chatSubmitted: persistent({
+    stream: "work",
+    schema: ChatSubmittedSchema,
+    subjects: () => [WORK_SUBJECTS.chatSubmitted],
+    msgId: (p) => `chat-submitted.${p.message_id}`,
+  }),
+  cancelRequested: persistent({
+    stream: "work",
+    schema: CancelRequestedSchema,
+    subjects: () => [WORK_SUBJECTS.cancelRequested],
+    msgId: (p) => `cancel-requested.${p.session_id}.${p.requested_at}`,
+  }),
+  deadline: persistent({
+    stream: "work",
+    schema: DeadlineSchema,
+    subjects: () => [WORK_SUBJECTS.deadline],
+    msgId: (p) => `deadline.${p.scope}.${p.session_id}.${p.stage_id ?? "-"}`,
+  }),
+  executionFinished: persistent({
+    stream: "work",
+    schema: ExecutionFinishedSchema,
+    subjects: () => [WORK_SUBJECTS.executionFinished],
+    msgId: (p) => `execution-finished.${p.execution_id}`,
+  }),
+  executionRequested: persistent({
+    stream: "work",
+    schema: ExecutionRequestedSchema,
+    subjects: () => [WORK_SUBJECTS.executionRequested],
+    msgId: (p) => `execution-requested.${p.execution_id}`,
+  }),
+  // --- persistent events (stream TARSY_EVENTS) ---
+  timelineEventCreated: persistent({
+    stream: "events",
+    schema: TimelineEventCreatedSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id)],
+    msgId: (p) => `timeline-created.${p.event_id}`,
+  }),
+  timelineEventCompleted: persistent({
+    stream: "events",
+    schema: TimelineEventCompletedSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id)],
+    msgId: (p) => `timeline-completed.${p.event_id}`,
+  }),
+  sessionStatus: persistent({
+    stream: "events",
+    schema: SessionStatusEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
+    msgId: (p) => `session-status.${p.session_id}.${p.status}`,
+  }),
+  stageStatus: persistent({
+    stream: "events",
+    schema: StageStatusEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id)],
+    msgId: (p) => `stage-status.${p.stage_id}.${p.status}`,
+  }),
+  chatCreated: persistent({
+    stream: "events",
+    schema: ChatCreatedEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id)],
+    msgId: (p) => `chat-created.${p.chat_id}`,
+  }),
+  chatUserMessage: persistent({
+    stream: "events",
+    schema: ChatUserMessageEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id)],
+    msgId: (p) => `chat-user-message.${p.message_id}`,
+  }),
+  // --- dead letters (stream TARSY_DLQ) ---
+  deadLetter: persistent({
+    stream: "dlq",
+    schema: DeadLetterSchema,
+    subjects: (p) => [`dlq.${p.original_subject}`],
+    msgId: (p) => `dead-letter.${p.stream}.${p.stream_seq}`,
+  }),
+  // --- transient (core NATS) ---
+  streamChunk: transient({
+    schema: StreamChunkSchema,
+    subjects: (p) => [sessionChunksSubject(p.session_id)],
+  }),
+  cancelControl: transient({
+    schema: CancelControlSchema,
+    subjects: (p) => [cancelControlSubject(p.session_id)],
+  }),
+} as const;
+
+export type MessageKey = keyof typeof MESSAGES;
+export type PayloadOf<K extends MessageKey> = z.infer<(typeof MESSAGES)[K]["schema"]>;
+export type PersistentMessageKey = {
+  [K in MessageKey]: (typeof MESSAGES)[K]["transport"] extends "jetstream" ? K : never;
+}[MessageKey];
+export type TransientMessageKey = Exclude<MessageKey, PersistentMessageKey>;
+
+/**
+ * Durable work consumers: each reads one filter subject of TARSY_WORK (NATS 2.9 allows one)
+ * and must handle exactly the messages listed.
+ */
+export const CONSUMERS = {
+  orchestrator: {
+    stream: "work",
+    durable: "orchestrator",
+    filterSubject: "work.orchestrator.>",
+    messages: [
+      "sessionSubmitted",
+      "chatSubmitted",
+      "cancelRequested",
+      "deadline",
+      "executionFinished",
+    ],
+  },
+  runner: {
+    stream: "work",
+    durable: "agent-runner",
+    filterSubject: "work.runner.>",
+    messages: ["executionRequested"],
+  },
+} as const satisfies Record<
+  string,
+  { stream: StreamKey; durable: string; filterSubject: string; messages: readonly MessageKey[] }
+>;
+export type ConsumerKey = keyof typeof CONSUMERS;
+export type ConsumerMessageKey<C extends ConsumerKey> = (typeof CONSUMERS)[C]["messages"][number];

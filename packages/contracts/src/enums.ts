@@ -1,0 +1,103 @@
+import { z } from "zod";
+
+export const SessionStatusSchema = z.enum([
+  "pending",
+  "in_progress",
+  "cancelling",
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+]);
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+export const TERMINAL_SESSION_STATUSES: readonly SessionStatus[] = [
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+];
+
+/** Status of a Stage or an AgentExecution. */
+export const ExecutionStatusSchema = z.enum([
+  "pending",
+  "active",
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+]);
+export type ExecutionStatus = z.infer<typeof ExecutionStatusSchema>;
+export const StageStatusSchema = ExecutionStatusSchema;
+export type StageStatus = ExecutionStatus;
+export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+];
+
+/** The `status` field of a `stage.status` event. */
+export const StageEventStatusSchema = z.enum([
+  "started",
+  "completed",
+  "failed",
+  "timed_out",
+  "cancelled",
+]);
+export type StageEventStatus = z.infer<typeof StageEventStatusSchema>;
+
+export const ParallelTypeSchema = z.enum(["multi_agent", "replica"]);
+export type ParallelType = z.infer<typeof ParallelTypeSchema>;
+
+export const SuccessPolicySchema = z.enum(["all", "any"]);
+export type SuccessPolicy = z.infer<typeof SuccessPolicySchema>;
+
+/** What an agent execution is for; selects the controller and prompting. */
+export const ExecutionKindSchema = z.enum([
+  "investigation",
+  "synthesis",
+  "chat",
+  "executive_summary",
+]);
+export type ExecutionKind = z.infer<typeof ExecutionKindSchema>;
+
+export const TimelineEventTypeSchema = z.enum([
+  "llm_thinking",
+  "llm_response",
+  "llm_tool_call",
+  "mcp_tool_summary",
+  "error",
+  "user_question",
+  "executive_summary",
+  "final_analysis",
+  "code_execution",
+  "google_search_result",
+  "url_context_result",
+]);
+export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
+
+export const TimelineEventStatusSchema = z.enum([
+  "streaming",
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+]);
+export type TimelineEventStatus = z.infer<typeof TimelineEventStatusSchema>;
+
+export const MessageRoleSchema = z.enum(["system", "user", "assistant", "tool"]);
+export type MessageRole = z.infer<typeof MessageRoleSchema>;
+
+export const LLMInteractionTypeSchema = z.enum([
+  "iteration",
+  "final_analysis",
+  "forced_conclusion",
+  "summarization",
+  "synthesis",
+  "executive_summary",
+  "chat_response",
+]);
+export type LLMInteractionType = z.infer<typeof LLMInteractionTypeSchema>;
+
+export const MCPInteractionTypeSchema = z.enum(["tool_call", "tool_list"]);
+export type MCPInteractionType = z.infer<typeof MCPInteractionTypeSchema>;

@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { IdSchema, JsonObjectSchema, TimestampSchema, TokenUsageSchema, V1 } from "./common.ts";
+import { ExecutionKindSchema, ExecutionStatusSchema } from "./enums.ts";
+
+/** ingest-api → orchestrator: a new session row exists and waits for admission. */
+export const SessionSubmittedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  alert_type: z.string().min(1),
+  chain_id: z.string().min(1),
+  submitted_at: TimestampSchema,
+});
+export type SessionSubmitted = z.infer<typeof SessionSubmittedSchema>;
+
+/** ingest-api → orchestrator: a chat user message was stored and waits for its turn. */
+export const ChatSubmittedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  chat_id: IdSchema,
+  message_id: IdSchema,
+  submitted_at: TimestampSchema,
+});
+export type ChatSubmitted = z.infer<typeof ChatSubmittedSchema>;
+
+/** ingest-api → orchestrator: the user asked to cancel a session (and/or its active chat turn). */
+export const CancelRequestedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  requested_by: z.string().min(1),
+  requested_at: TimestampSchema,
+});
+export type CancelRequested = z.infer<typeof CancelRequestedSchema>;
+
+/**
+ * orchestrator → orchestrator: a deadline for a session or a chat turn.
+ * The handler naks it with a delay until `deadline_at`, then times the work out if still running.
+ */
+export const DeadlineSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  scope: z.enum(["session", "chat"]),
+  /** The chat response stage, for scope `chat`. */
+  stage_id: IdSchema.optional(),
+  deadline_at: TimestampSchema,
+});
+export type Deadline = z.infer<typeof DeadlineSchema>;
+
+/** orchestrator → agent-runner: run one agent execution. */
+export const ExecutionRequestedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  stage_id: IdSchema.nullable(),
+  execution_id: IdSchema,
+  kind: ExecutionKindSchema,
+  agent_name: z.string().min(1),
+  /** 1-based position of the agent within its stage. */
+  agent_index: z.number().int().positive(),
+  /** Context prepared by the orchestrator (previous stages, synthesis input, chat investigation). */
+  context: z.string().optional(),
+  /** Chat turn being answered, for kind `chat`. */
+  chat: z.object({ chat_id: IdSchema, message_id: IdSchema, question: z.string() }).optional(),
+  deadline_at: TimestampSchema.optional(),
+  requested_at: TimestampSchema,
+});
+export type ExecutionRequested = z.infer<typeof ExecutionRequestedSchema>;
+
+/** agent-runner → orchestrator: an execution reached a terminal status. */
+export const ExecutionFinishedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  stage_id: IdSchema.nullable(),
+  execution_id: IdSchema,
+  kind: ExecutionKindSchema,
+  status: ExecutionStatusSchema.exclude(["pending", "active"]),
+  final_analysis: z.string().nullable(),
+  error: z.string().nullable(),
+  token_usage: TokenUsageSchema.nullable(),
+  finished_at: TimestampSchema,
+});
+export type ExecutionFinished = z.infer<typeof ExecutionFinishedSchema>;
+
+/** Written by the bus when a message exhausted its deliveries or could not be parsed. */
+export const DeadLetterSchema = z.object({
+  v: V1,
+  original_subject: z.string().min(1),
+  stream: z.string().min(1),
+  stream_seq: z.number().int().nonnegative(),
+  deliveries: z.number().int().nonnegative(),
+  error: z.string(),
+  /** The original body as received (JSON text when it was JSON). */
+  data: z.string(),
+  headers: JsonObjectSchema.optional(),
+  failed_at: TimestampSchema,
+});
+export type DeadLetter = z.infer<typeof DeadLetterSchema>;
