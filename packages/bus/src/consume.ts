@@ -1,0 +1,361 @@
+import type { Consumer, JetStreamClient, JsMsg } from "@nats-io/jetstream";
+import {
+  CONSUMERS,
+  type ConsumerKey,
+  type ConsumerMessageKey,
+  type DeadLetter,
+  MESSAGES,
+  type MessageKey,
+  type PayloadOf,
+  WORK_SUBJECTS,
+} from "@tarsy/contracts";
+import type { Logger } from "@tarsy/runtime";
+import { BusInvalidOptionsError, describeError } from "./errors.ts";
+import type { Naming } from "./naming.ts";
+import { formatIssues, publishPersistent } from "./publish.ts";
+
+export interface ConsumeContext {
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+  streamSeq: number;
+  /** Relative subject, e.g. `work.runner.execution_requested`. */
+  subject: string;
+  /** Tells the server the handler is still working, resetting ack_wait (also done periodically). */
+  working(): void;
+  /** Fires when the consumer is stopping: finish quickly or throw to hand the work back. */
+  signal: AbortSignal;
+}
+
+export type MessageHandler<K extends MessageKey> = (
+  payload: PayloadOf<K>,
+  ctx: ConsumeContext,
+) => Promise<void>;
+
+/** One handler per message kind the consumer reads: a missing one is a compile error. */
+export type ConsumerHandlers<C extends ConsumerKey> = {
+  [K in ConsumerMessageKey<C>]: MessageHandler<K>;
+};
+
+export interface BackoffOptions {
+  /** Delay before the second delivery. */
+  initialMs: number;
+  /** Multiplier per further delivery. */
+  factor: number;
+  maxMs: number;
+}
+
+export interface ConsumeOptions {
+  /** Handlers running at once in this process, default 1. */
+  concurrency?: number;
+  /** Redelivery delay after a failed handler, default 1s doubling up to 60s. */
+  backoff?: Partial<BackoffOptions>;
+  /** How long `stop()` waits for running handlers before handing them back, default 10s. */
+  stopTimeoutMs?: number;
+  /** Lifetime of one pull request, default 2s (NATS minimum 1s); bounds how long stop waits. */
+  fetchExpiresMs?: number;
+}
+
+export interface StopReport {
+  /** Messages handed back to the server (nak) for another consumer to take. */
+  handedBack: number;
+  /** True when handlers were still running at the stop timeout. */
+  timedOut: boolean;
+}
+
+export interface WorkConsumer {
+  readonly key: ConsumerKey;
+  /** Handlers running now. */
+  inFlight(): number;
+  /** Stops pulling, waits for running handlers (up to the stop timeout), naks the rest. */
+  stop(): Promise<StopReport>;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 1_000, factor: 2, maxMs: 60_000 };
+
+export function backoffDelay(backoff: BackoffOptions, deliveryCount: number): number {
+  const delay = backoff.initialMs * backoff.factor ** Math.max(0, deliveryCount - 1);
+  return Math.min(backoff.maxMs, Math.round(delay));
+}
+
+interface InFlight {
+  msg: JsMsg;
+  settled: boolean;
+  done: Promise<void>;
+}
+
+export interface WorkConsumerDeps {
+  js: JetStreamClient;
+  naming: Naming;
+  logger: Logger;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+function headersOf(msg: JsMsg): Record<string, unknown> | undefined {
+  if (!msg.headers) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const key of msg.headers.keys()) out[key] = msg.headers.values(key);
+  return out;
+}
+
+/** Starts a pull loop on a provisioned durable consumer. */
+export async function startWorkConsumer<C extends ConsumerKey>(
+  deps: WorkConsumerDeps,
+  key: C,
+  handlers: ConsumerHandlers<C>,
+  options: ConsumeOptions = {},
+): Promise<WorkConsumer> {
+  const def = CONSUMERS[key];
+  const stream = deps.naming.stream(def.stream);
+  const consumer = await deps.js.consumers.get(stream, def.durable);
+  const info = await consumer.info(true);
+  const impl = new WorkConsumerImpl(deps, key, handlers as unknown as AnyHandlers, options, {
+    ackWaitMs: Math.max(1, Math.round((info.config.ack_wait ?? 30e9) / 1e6)),
+    // provision() keeps one spare delivery on the server; see desiredConsumer.
+    maxDeliver:
+      info.config.max_deliver && info.config.max_deliver > 0
+        ? Math.max(1, info.config.max_deliver - 1)
+        : Number.POSITIVE_INFINITY,
+  });
+  impl.start(consumer);
+  return impl;
+}
+
+type AnyHandlers = Record<string, MessageHandler<MessageKey>>;
+
+class WorkConsumerImpl implements WorkConsumer {
+  readonly key: ConsumerKey;
+  private readonly inflight = new Set<InFlight>();
+  private readonly controller = new AbortController();
+  private readonly keyBySubject = new Map<string, MessageKey>();
+  private readonly backoff: BackoffOptions;
+  private readonly concurrency: number;
+  private readonly logger: Logger;
+  private slotWaiter: (() => void) | undefined;
+  private loopDone: Promise<void> = Promise.resolve();
+  private stopping: Promise<StopReport> | undefined;
+  private handedBack = 0;
+
+  constructor(
+    private readonly deps: WorkConsumerDeps,
+    key: ConsumerKey,
+    private readonly handlers: AnyHandlers,
+    private readonly options: ConsumeOptions,
+    private readonly limits: { ackWaitMs: number; maxDeliver: number },
+  ) {
+    this.key = key;
+    this.logger = deps.logger.child({ component: "bus.consumer", consumer: key });
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
+      throw new BusInvalidOptionsError(`concurrency must be a positive integer`);
+    }
+    for (const messageKey of CONSUMERS[key].messages as readonly MessageKey[]) {
+      const subject = (WORK_SUBJECTS as Record<string, string>)[messageKey];
+      if (!subject) throw new BusInvalidOptionsError(`${messageKey} has no work subject`);
+      if (typeof handlers[messageKey] !== "function") {
+        throw new BusInvalidOptionsError(`consumer ${key} has no handler for ${messageKey}`);
+      }
+      this.keyBySubject.set(subject, messageKey);
+    }
+  }
+
+  inFlight(): number {
+    return this.inflight.size;
+  }
+
+  start(consumer: Consumer): void {
+    this.loopDone = this.loop(consumer);
+  }
+
+  private get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private async loop(consumer: Consumer): Promise<void> {
+    const expires = Math.max(1_000, this.options.fetchExpiresMs ?? 2_000);
+    let lastError = "";
+    while (!this.signal.aborted) {
+      await this.waitForSlot();
+      if (this.signal.aborted) break;
+      try {
+        const batch = await consumer.fetch({
+          max_messages: this.concurrency - this.inflight.size,
+          expires,
+        });
+        for await (const msg of batch) {
+          if (this.signal.aborted) {
+            // Arrived after stop(): hand it straight back.
+            msg.nak();
+            this.handedBack++;
+            continue;
+          }
+          this.dispatch(msg);
+        }
+        lastError = "";
+      } catch (err) {
+        const text = describeError(err);
+        if (text !== lastError) this.logger.warn({ err }, "pull failed; retrying");
+        lastError = text;
+        await sleep(1_000, this.signal);
+      }
+    }
+  }
+
+  private waitForSlot(): Promise<void> {
+    if (this.inflight.size < this.concurrency || this.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.slotWaiter = resolve;
+    });
+  }
+
+  private wake(): void {
+    const waiter = this.slotWaiter;
+    this.slotWaiter = undefined;
+    waiter?.();
+  }
+
+  private dispatch(msg: JsMsg): void {
+    const entry: InFlight = { msg, settled: false, done: Promise.resolve() };
+    this.inflight.add(entry);
+    entry.done = this.handle(entry)
+      .catch((err: unknown) => {
+        this.logger.error({ err, seq: msg.seq }, "unexpected error settling a message");
+      })
+      .finally(() => {
+        this.inflight.delete(entry);
+        this.wake();
+      });
+  }
+
+  /** Runs `action` unless the message was already acked, naked or handed back. */
+  private settle(entry: InFlight, action: (msg: JsMsg) => void): boolean {
+    if (entry.settled) return false;
+    entry.settled = true;
+    action(entry.msg);
+    return true;
+  }
+
+  private async handle(entry: InFlight): Promise<void> {
+    const { msg } = entry;
+    const deliveryCount = msg.info.deliveryCount;
+    const streamSeq = msg.info.streamSequence;
+    const subject = this.deps.naming.relative(msg.subject) ?? msg.subject;
+    const log = this.logger.child({ subject, seq: streamSeq, delivery: deliveryCount });
+
+    if (deliveryCount > this.limits.maxDeliver) {
+      const error = `no outcome after ${this.limits.maxDeliver} deliveries (last attempt lost)`;
+      await this.deadLetter(entry, subject, error, log);
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(msg.string());
+    } catch (err) {
+      await this.deadLetter(entry, subject, `invalid JSON: ${describeError(err)}`, log);
+      return;
+    }
+    const messageKey = this.keyBySubject.get(subject);
+    if (!messageKey) {
+      await this.deadLetter(entry, subject, `no handler for subject ${subject}`, log);
+      return;
+    }
+    const parsed = MESSAGES[messageKey].schema.safeParse(json);
+    if (!parsed.success) {
+      const issues = formatIssues(parsed.error).join("; ");
+      await this.deadLetter(entry, subject, `invalid ${messageKey} payload: ${issues}`, log);
+      return;
+    }
+
+    const working = () => {
+      if (!entry.settled) msg.working();
+    };
+    const timer = setInterval(working, Math.max(50, Math.floor(this.limits.ackWaitMs / 3)));
+    const ctx: ConsumeContext = {
+      deliveryCount,
+      streamSeq,
+      subject,
+      working,
+      signal: this.signal,
+    };
+    const handler = this.handlers[messageKey] as MessageHandler<MessageKey>;
+    try {
+      await handler(parsed.data as PayloadOf<MessageKey>, ctx);
+      this.settle(entry, (m) => m.ack());
+    } catch (err) {
+      if (this.signal.aborted) {
+        if (this.settle(entry, (m) => m.nak())) this.handedBack++;
+        log.info({ err }, "handler stopped by shutdown; handed back");
+      } else if (deliveryCount >= this.limits.maxDeliver) {
+        await this.deadLetter(entry, subject, describeError(err), log);
+      } else {
+        const delayMs = backoffDelay(this.backoff, deliveryCount);
+        this.settle(entry, (m) => m.nak(delayMs));
+        log.warn({ err, delayMs }, "handler failed; will be redelivered");
+      }
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async deadLetter(
+    entry: InFlight,
+    subject: string,
+    error: string,
+    log: Logger,
+  ): Promise<void> {
+    const { msg } = entry;
+    const headers = headersOf(msg);
+    const letter: DeadLetter = {
+      v: 1,
+      original_subject: subject,
+      stream: msg.info.stream,
+      stream_seq: msg.info.streamSequence,
+      deliveries: msg.info.deliveryCount,
+      error,
+      data: msg.string(),
+      ...(headers ? { headers } : {}),
+      failed_at: new Date().toISOString(),
+    };
+    try {
+      await publishPersistent(this.deps.js, this.deps.naming, "deadLetter", letter);
+      this.settle(entry, (m) => m.ack());
+      log.error({ error }, "message dead-lettered");
+    } catch (err) {
+      const delayMs = backoffDelay(this.backoff, msg.info.deliveryCount);
+      this.settle(entry, (m) => m.nak(delayMs));
+      log.error({ err, error }, "dead-lettering failed; will be redelivered");
+    }
+  }
+
+  stop(): Promise<StopReport> {
+    if (this.stopping) return this.stopping;
+    this.stopping = (async () => {
+      this.controller.abort();
+      this.wake();
+      const timeoutMs = this.options.stopTimeoutMs ?? 10_000;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        Promise.all([this.loopDone, ...[...this.inflight].map((e) => e.done)]).then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      for (const entry of this.inflight) {
+        if (this.settle(entry, (m) => m.nak())) this.handedBack++;
+      }
+      const report = { handedBack: this.handedBack, timedOut };
+      this.logger.info(report, "consumer stopped");
+      return report;
+    })();
+    return this.stopping;
+  }
+}

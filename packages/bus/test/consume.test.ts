@@ -1,0 +1,285 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { ExecutionRequested } from "@tarsy/contracts";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ConsumeContext, WorkConsumer } from "../src/index.ts";
+import { eventually, executionRequested, type Harness, harness, now, sleep } from "./support.ts";
+
+const open: Harness[] = [];
+const workers: WorkConsumer[] = [];
+async function fresh(overrides: Parameters<typeof harness>[0] = {}): Promise<Harness> {
+  const h = await harness(overrides);
+  open.push(h);
+  return h;
+}
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.stop();
+  for (const h of open.splice(0)) await h.cleanup();
+});
+
+const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
+
+async function workLeft(h: Harness): Promise<number> {
+  const jsm = await jetstreamManager(h.bus.connection);
+  return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
+}
+
+describe("consume", () => {
+  it("hands each message to the handler of its kind and removes it from the queue", async () => {
+    const h = await fresh();
+    const seen: { payload: ExecutionRequested; ctx: ConsumeContext }[] = [];
+    const worker = await h.bus.consume(
+      "runner",
+      { executionRequested: async (payload, ctx) => void seen.push({ payload, ctx }) },
+      FAST,
+    );
+    workers.push(worker);
+    const payload = executionRequested({ kind: "chat" });
+    await h.bus.publish("executionRequested", payload);
+
+    await eventually(() => seen[0], 5_000, "delivery");
+    expect(seen[0]?.payload).toEqual(payload);
+    expect(seen[0]?.ctx).toMatchObject({
+      deliveryCount: 1,
+      streamSeq: 1,
+      subject: "work.runner.execution_requested",
+    });
+    expect(await eventually(async () => ((await workLeft(h)) === 0 ? 0 : undefined))).toBe(0);
+  });
+
+  it("redelivers a failing message with growing backoff, then dead-letters it with the error", async () => {
+    const h = await fresh({ consumers: { runner: { maxDeliver: 3 } } });
+    const attempts: { at: number; delivery: number }[] = [];
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (_p, ctx) => {
+          attempts.push({ at: Date.now(), delivery: ctx.deliveryCount });
+          throw new Error(`LLM provider unreachable (attempt ${ctx.deliveryCount})`);
+        },
+      },
+      { ...FAST, backoff: { initialMs: 300, factor: 3, maxMs: 10_000 } },
+    );
+    workers.push(worker);
+    const payload = executionRequested();
+    await h.bus.publish("executionRequested", payload);
+
+    const page = await eventually(
+      async () => {
+        const p = await h.bus.listDeadLetters();
+        return p.items.length > 0 ? p : undefined;
+      },
+      10_000,
+      "a dead letter",
+    );
+    expect(attempts.map((a) => a.delivery)).toEqual([1, 2, 3]);
+    const [gap1, gap2] = [attempts[1]!.at - attempts[0]!.at, attempts[2]!.at - attempts[1]!.at];
+    expect(gap1).toBeGreaterThanOrEqual(300);
+    expect(gap2).toBeGreaterThanOrEqual(900);
+    expect(gap2).toBeGreaterThan(gap1);
+
+    expect(page.items).toHaveLength(1);
+    const letter = page.items[0]!.letter;
+    expect(letter).toMatchObject({
+      original_subject: "work.runner.execution_requested",
+      stream: `TARSY_WORK${h.streamSuffix}`,
+      stream_seq: 1,
+      deliveries: 3,
+      error: "LLM provider unreachable (attempt 3)",
+    });
+    expect(JSON.parse(letter.data)).toEqual(payload);
+    expect(await workLeft(h)).toBe(0);
+    await sleep(1_200);
+    expect(attempts).toHaveLength(3);
+  });
+
+  it("dead-letters a message that is not JSON or not a valid payload at once, without calling the handler", async () => {
+    const h = await fresh();
+    const handled: string[] = [];
+    const worker = await h.bus.consume(
+      "orchestrator",
+      {
+        sessionSubmitted: async (p) => void handled.push(p.session_id),
+        chatSubmitted: async (p) => void handled.push(p.chat_id),
+        cancelRequested: async (p) => void handled.push(p.session_id),
+        deadline: async (p) => void handled.push(p.session_id),
+        executionFinished: async (p) => void handled.push(p.execution_id),
+      },
+      FAST,
+    );
+    workers.push(worker);
+    // Raw publishes that bypass the typed API, as a buggy or foreign producer would.
+    const js = (await import("@nats-io/jetstream")).jetstream(h.bus.connection);
+    await js.publish(`${h.prefix}.work.orchestrator.session_submitted`, "{not json");
+    await js.publish(
+      `${h.prefix}.work.orchestrator.session_submitted`,
+      JSON.stringify({ v: 1, session_id: "s-bad", submitted_at: now() }),
+    );
+    await h.bus.publish("sessionSubmitted", {
+      v: 1,
+      session_id: "s-good",
+      alert_type: "kubernetes",
+      chain_id: "k8s",
+      submitted_at: now(),
+    });
+
+    const page = await eventually(async () => {
+      const p = await h.bus.listDeadLetters();
+      return p.items.length >= 2 ? p : undefined;
+    });
+    await eventually(() => (handled.length > 0 ? true : undefined));
+    expect(handled).toEqual(["s-good"]);
+    const letters = page.items.map((i) => i.letter);
+    expect(letters.map((l) => l.deliveries)).toEqual([1, 1]);
+    expect(letters[0]?.error).toMatch(/^invalid JSON/);
+    expect(letters[0]?.data).toBe("{not json");
+    expect(letters[1]?.error).toMatch(/^invalid sessionSubmitted payload: .*alert_type/);
+    expect(letters[1]?.original_subject).toBe("work.orchestrator.session_submitted");
+  });
+
+  it("redrives a dead letter to its original subject and removes it from the dead letters", async () => {
+    const h = await fresh({ consumers: { runner: { maxDeliver: 1 } } });
+    let broken = true;
+    const done: string[] = [];
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (p) => {
+          if (broken) throw new Error("tool server down");
+          done.push(p.execution_id);
+        },
+      },
+      FAST,
+    );
+    workers.push(worker);
+    const payload = executionRequested();
+    await h.bus.publish("executionRequested", payload);
+    const page = await eventually(async () => {
+      const p = await h.bus.listDeadLetters();
+      return p.items.length ? p : undefined;
+    });
+    broken = false;
+    const seq = page.items[0]!.seq;
+    await h.bus.redriveDeadLetter(seq);
+    await eventually(() => (done.length ? true : undefined), 5_000, "redriven work");
+    expect(done).toEqual([payload.execution_id]);
+    expect((await h.bus.listDeadLetters()).items).toEqual([]);
+    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+  });
+
+  it("runs at most `concurrency` handlers at once", async () => {
+    const h = await fresh();
+    let running = 0;
+    let peak = 0;
+    let finished = 0;
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await sleep(150);
+          running--;
+          finished++;
+        },
+      },
+      { ...FAST, concurrency: 2 },
+    );
+    workers.push(worker);
+    await Promise.all(
+      Array.from({ length: 6 }, () => h.bus.publish("executionRequested", executionRequested())),
+    );
+    await eventually(() => (finished === 6 ? true : undefined), 10_000, "six handled");
+    expect(peak).toBe(2);
+  });
+
+  it("keeps a handler that outlives ack_wait from being redelivered (in-progress acks)", async () => {
+    const h = await fresh({ consumers: { runner: { ackWaitMs: 600 } } });
+    const deliveries: number[] = [];
+    let finished = false;
+    const first = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (_p, ctx) => {
+          deliveries.push(ctx.deliveryCount);
+          await sleep(2_000);
+          finished = true;
+        },
+      },
+      FAST,
+    );
+    const second = await (await h.another()).consume(
+      "runner",
+      { executionRequested: async (_p, ctx) => void deliveries.push(ctx.deliveryCount) },
+      FAST,
+    );
+    workers.push(first, second);
+    await h.bus.publish("executionRequested", executionRequested());
+    await eventually(() => (finished ? true : undefined), 5_000, "long handler");
+    await sleep(800);
+    expect(deliveries).toEqual([1]);
+  });
+
+  it("stop() waits for running handlers, then hands unfinished work back for another consumer", async () => {
+    const h = await fresh();
+    const other = await h.another();
+    let started = 0;
+    let aborted = 0;
+    const first = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (_p, ctx) => {
+          started++;
+          // ignores ctx.signal on purpose: a handler stuck in a slow call
+          await new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+          if (ctx.signal.aborted) aborted++;
+        },
+      },
+      { fetchExpiresMs: 1_000, stopTimeoutMs: 300 },
+    );
+    const payload = executionRequested();
+    await h.bus.publish("executionRequested", payload);
+    await eventually(() => (started === 1 ? true : undefined), 5_000, "first delivery");
+
+    const startedAt = Date.now();
+    const report = await first.stop();
+    expect(Date.now() - startedAt).toBeLessThan(2_500);
+    expect(report).toEqual({ handedBack: 1, timedOut: true });
+
+    const taken: { id: string; delivery: number }[] = [];
+    const second = await other.consume(
+      "runner",
+      {
+        executionRequested: async (p, ctx) =>
+          void taken.push({ id: p.execution_id, delivery: ctx.deliveryCount }),
+      },
+      FAST,
+    );
+    workers.push(second);
+    // handed back with a nak: redelivered at once, long before ack_wait (30 s)
+    await eventually(() => taken[0], 3_000, "handed-back work");
+    expect(taken).toEqual([{ id: payload.execution_id, delivery: 2 }]);
+    expect(aborted).toBe(0);
+  });
+
+  it("stop() lets a handler that watches the signal finish, and hands the work back", async () => {
+    const h = await fresh();
+    let started = false;
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (_p, ctx) => {
+          started = true;
+          await new Promise<void>((_, reject) => {
+            ctx.signal.addEventListener("abort", () => reject(new Error("shutting down")));
+          });
+        },
+      },
+      FAST,
+    );
+    await h.bus.publish("executionRequested", executionRequested());
+    await eventually(() => (started ? true : undefined));
+    expect(await worker.stop()).toEqual({ handedBack: 1, timedOut: false });
+    expect(await h.bus.listDeadLetters()).toEqual({ items: [], more: false });
+    expect(await workLeft(h)).toBe(1);
+  });
+});

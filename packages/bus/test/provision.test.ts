@@ -1,0 +1,80 @@
+import { jetstreamManager } from "@nats-io/jetstream";
+import { afterEach, describe, expect, it } from "vitest";
+import { connectBus } from "../src/index.ts";
+import { type Harness, harness } from "./support.ts";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.cleanup();
+  h = undefined;
+});
+
+describe("provision", () => {
+  it("creates every stream and consumer with the catalog's settings, and a second run changes nothing", async () => {
+    h = await harness({ consumers: { runner: { ackWaitMs: 7_000, maxDeliver: 4 } } }, false);
+    const first = await h.bus.provision();
+    expect(Object.values(first.streams)).toEqual(["created", "created", "created"]);
+    expect(Object.values(first.consumers)).toEqual(["created", "created"]);
+
+    const second = await h.bus.provision();
+    expect(Object.values(second.streams)).toEqual(["unchanged", "unchanged", "unchanged"]);
+    expect(Object.values(second.consumers)).toEqual(["unchanged", "unchanged"]);
+
+    const jsm = await jetstreamManager(h.bus.connection);
+    const work = await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`);
+    expect(work.config.subjects).toEqual([`${h.prefix}.work.>`]);
+    expect(work.config.retention).toBe("workqueue");
+    expect(work.config.storage).toBe("file");
+    expect(work.config.duplicate_window).toBe(120_000_000_000);
+    const events = await jsm.streams.info(`TARSY_EVENTS${h.streamSuffix}`);
+    expect(events.config.retention).toBe("limits");
+    expect(events.config.max_age).toBe(7 * 24 * 3600 * 1e9);
+
+    const runner = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, "agent-runner");
+    expect(runner.config.filter_subject).toBe(`${h.prefix}.work.runner.>`);
+    expect(runner.config.ack_policy).toBe("explicit");
+    expect(runner.config.ack_wait).toBe(7_000_000_000);
+    // one spare delivery so a message whose last attempt died still reaches the dead letters
+    expect(runner.config.max_deliver).toBe(5);
+  });
+
+  it("is harmless when five replicas provision at once", async () => {
+    h = await harness({}, false);
+    const replicas = await Promise.all(Array.from({ length: 5 }, () => h!.another()));
+    const reports = await Promise.all(replicas.map((bus) => bus.provision()));
+
+    // Each stream was created by some replica; the others found it (or raced and converged).
+    for (const name of Object.keys(reports[0]!.streams)) {
+      expect(
+        reports.some((r) => r.streams[name] === "created"),
+        name,
+      ).toBe(true);
+    }
+    const jsm = await jetstreamManager(h.bus.connection);
+    const names = [];
+    for await (const s of jsm.streams.list()) names.push(s.config.name);
+    for (const name of ["TARSY_WORK", "TARSY_EVENTS", "TARSY_DLQ"]) {
+      expect(names.filter((n) => n === `${name}${h!.streamSuffix}`)).toHaveLength(1);
+    }
+    const again = await h.bus.provision();
+    expect(Object.values(again.consumers)).toEqual(["unchanged", "unchanged"]);
+  });
+
+  it("updates a consumer whose settings drifted, keeping its pending work", async () => {
+    h = await harness({ consumers: { runner: { ackWaitMs: 5_000 } } });
+    const changed = await connectBus({
+      ...h.settings,
+      consumers: { runner: { ackWaitMs: 9_000 } },
+    });
+    try {
+      const report = await changed.provision();
+      expect(report.consumers[`TARSY_WORK${h.streamSuffix}/agent-runner`]).toBe("updated");
+      expect(report.consumers[`TARSY_WORK${h.streamSuffix}/orchestrator`]).toBe("unchanged");
+      const jsm = await jetstreamManager(h.bus.connection);
+      const info = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, "agent-runner");
+      expect(info.config.ack_wait).toBe(9_000_000_000);
+    } finally {
+      await changed.close();
+    }
+  });
+});

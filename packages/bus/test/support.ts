@@ -1,0 +1,131 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
+import type {
+  ExecutionRequested,
+  SessionStatusEvent,
+  TimelineEventCreated,
+} from "@tarsy/contracts";
+import { createLogger, type Logger } from "@tarsy/runtime";
+import { type Bus, type BusOptions, connectBus, deprovision } from "../src/index.ts";
+
+export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+
+/** A logger whose lines the test can read. */
+export function captureLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return {
+    logger: createLogger({ service: "bus-test", level: "debug", destination }),
+    lines: () => lines,
+  };
+}
+
+export interface Harness {
+  bus: Bus;
+  prefix: string;
+  streamSuffix: string;
+  settings: BusOptions;
+  another(overrides?: Partial<BusOptions>): Promise<Bus>;
+  cleanup(): Promise<void>;
+}
+
+/** Own prefix and stream suffix per test, streams provisioned unless told otherwise. */
+export async function harness(
+  overrides: Partial<BusOptions> = {},
+  provision = true,
+): Promise<Harness> {
+  const id = randomBytes(4).toString("hex");
+  const settings: BusOptions = {
+    servers: NATS_URL,
+    name: `bus-test-${id}`,
+    logger: createLogger({ service: "bus-test", level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    prefix: `t${id}`,
+    streamSuffix: `_T${id.toUpperCase()}`,
+    ...overrides,
+  };
+  const bus = await connectBus(settings);
+  if (provision) await bus.provision();
+  const others: Bus[] = [];
+  return {
+    bus,
+    prefix: settings.prefix ?? "",
+    streamSuffix: settings.streamSuffix ?? "",
+    settings,
+    async another(more = {}) {
+      const other = await connectBus({ ...settings, ...more });
+      others.push(other);
+      return other;
+    },
+    async cleanup() {
+      for (const other of others) await other.close();
+      const admin = bus.connection.isClosed() ? await connectBus(settings) : bus;
+      await deprovision(admin);
+      await admin.close();
+      await bus.close();
+    },
+  };
+}
+
+export const now = () => new Date().toISOString();
+
+export function executionRequested(
+  overrides: Partial<ExecutionRequested> = {},
+): ExecutionRequested {
+  return {
+    v: 1,
+    session_id: "s-1",
+    stage_id: "st-1",
+    execution_id: `ex-${randomUUID()}`,
+    kind: "investigation",
+    agent_name: "KubernetesAgent",
+    agent_index: 1,
+    requested_at: now(),
+    ...overrides,
+  };
+}
+
+export function timelineCreated(sessionId: string, n: number): TimelineEventCreated {
+  return {
+    v: 1,
+    type: "timeline_event.created",
+    session_id: sessionId,
+    stage_id: null,
+    execution_id: null,
+    event_id: `${sessionId}-ev-${n}`,
+    sequence_number: n,
+    event_type: "llm_response",
+    status: "completed",
+    content: `event ${n}`,
+    metadata: null,
+    timestamp: now(),
+  };
+}
+
+export function sessionStatus(
+  sessionId: string,
+  status: SessionStatusEvent["status"],
+): SessionStatusEvent {
+  return { v: 1, type: "session.status", session_id: sessionId, status, timestamp: now() };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
