@@ -1,0 +1,275 @@
+import { randomUUID } from "node:crypto";
+import {
+  type Content,
+  type GenerateContentConfig,
+  type GenerateContentResponse,
+  GoogleGenAI,
+  type Part,
+  type ThinkingConfig,
+  ThinkingLevel,
+  type Tool,
+} from "@google/genai";
+import { ConfigError, EmptyResponseError } from "../errors.ts";
+import {
+  type Chunk,
+  type ConversationMessage,
+  type GenerateRequest,
+  type LlmConfig,
+  parseArguments,
+  parseParametersSchema,
+} from "../request.ts";
+import type { ThoughtSignatureCache } from "../thought-signatures.ts";
+import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
+import { resolveApiKey } from "./credentials.ts";
+import type { Backend, BackendContext, SecretLookup } from "./types.ts";
+
+export interface GoogleNativeOptions {
+  getSecret: SecretLookup;
+  signatures: ThoughtSignatureCache;
+}
+
+/** Thinking configuration by model unless the request sets a budget or level. */
+export function thinkingConfigFor(config: LlmConfig): ThinkingConfig {
+  const level = config.thinking_level.toUpperCase();
+  if (level) {
+    if (!(level in ThinkingLevel)) {
+      throw new ConfigError(
+        `thinking_level "${config.thinking_level}" is not one of minimal, low, medium, high`,
+      );
+    }
+    return { includeThoughts: true, thinkingLevel: level as ThinkingLevel };
+  }
+  if (config.thinking_budget !== undefined) {
+    return { includeThoughts: true, thinkingBudget: config.thinking_budget };
+  }
+  const model = config.model.toLowerCase();
+  if (model.includes("gemini-3"))
+    return { includeThoughts: true, thinkingLevel: ThinkingLevel.HIGH };
+  if (model.includes("2.5-pro")) return { includeThoughts: true, thinkingBudget: 32_768 };
+  return { includeThoughts: true, thinkingBudget: 24_576 };
+}
+
+function nativeTools(config: LlmConfig): Tool[] {
+  const tools: Tool[] = [];
+  if (config.native_tools.google_search) tools.push({ googleSearch: {} });
+  if (config.native_tools.code_execution) tools.push({ codeExecution: {} });
+  if (config.native_tools.url_context) tools.push({ urlContext: {} });
+  return tools;
+}
+
+/** Converts the conversation to Gemini contents, re-attaching cached thought signatures. */
+export function toGeminiContents(
+  messages: ConversationMessage[],
+  names: ToolNameMap,
+  signatures: ReturnType<ThoughtSignatureCache["get"]>,
+): { systemInstruction: string | undefined; contents: Content[] } {
+  const system: string[] = [];
+  const contents: Content[] = [];
+  const lastModelIndex = messages.findLastIndex((m) => m.role === "assistant");
+  messages.forEach((message, index) => {
+    switch (message.role) {
+      case "system":
+        system.push(message.content);
+        return;
+      case "user":
+        contents.push({ role: "user", parts: [{ text: message.content }] });
+        return;
+      case "assistant": {
+        const parts: Part[] = [];
+        if (message.content) parts.push({ text: message.content });
+        for (const call of message.tool_calls) {
+          const part: Part = {
+            functionCall: {
+              name: names.toProvider(call.name),
+              args: parseArguments(call.arguments),
+            },
+          };
+          const signature = signatures?.byCallId.get(call.id);
+          if (signature) part.thoughtSignature = signature;
+          parts.push(part);
+        }
+        const first = parts[0];
+        if (
+          index === lastModelIndex &&
+          message.tool_calls.length === 0 &&
+          signatures?.lastText &&
+          first
+        ) {
+          first.thoughtSignature = signatures.lastText;
+        }
+        if (parts.length > 0) contents.push({ role: "model", parts });
+        return;
+      }
+      case "tool": {
+        const part: Part = {
+          functionResponse: {
+            name: names.toProvider(message.tool_name),
+            response: { result: message.content },
+          },
+        };
+        const previous = contents.at(-1);
+        // Consecutive tool results answer one model turn: Gemini wants them in one content.
+        if (previous?.role === "user" && previous.parts?.every((p) => p.functionResponse)) {
+          previous.parts.push(part);
+        } else {
+          contents.push({ role: "user", parts: [part] });
+        }
+        return;
+      }
+      default: {
+        const unreachable: never = message.role;
+        throw new ConfigError(`unknown role ${String(unreachable)}`);
+      }
+    }
+  });
+  return { systemInstruction: system.length > 0 ? system.join("\n\n") : undefined, contents };
+}
+
+/** Gemini through @google/genai: native thinking, thought signatures, native tools. */
+export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend {
+  const clients = new Map<string, { apiKey: string | undefined; client: GoogleGenAI }>();
+
+  const clientFor = (
+    config: LlmConfig,
+  ): { client: GoogleGenAI; apiKeyEnv: string; apiKey?: string } => {
+    const vertex = config.provider === "vertexai";
+    const { apiKey, apiKeyEnv } = resolveApiKey(config, options.getSecret, vertex);
+    const cacheKey = [
+      config.provider,
+      config.base_url,
+      apiKeyEnv,
+      config.vertex_project,
+      config.vertex_location,
+    ].join("|");
+    const cached = clients.get(cacheKey);
+    if (cached && cached.apiKey === apiKey) return { client: cached.client, apiKeyEnv, apiKey };
+    const httpOptions = config.base_url ? { baseUrl: config.base_url } : undefined;
+    const client = vertex
+      ? new GoogleGenAI({
+          vertexai: true,
+          ...(config.vertex_project ? { project: config.vertex_project } : {}),
+          ...(config.vertex_location ? { location: config.vertex_location } : {}),
+          ...(apiKey ? { apiKey } : {}),
+          ...(httpOptions ? { httpOptions } : {}),
+        })
+      : new GoogleGenAI({ apiKey, ...(httpOptions ? { httpOptions } : {}) });
+    clients.set(cacheKey, { apiKey, client });
+    return { client, apiKeyEnv, apiKey };
+  };
+
+  return {
+    name: "google-native",
+    retriesTransientErrors: true,
+    async *generate(request: GenerateRequest, ctx: BackendContext): AsyncIterable<Chunk> {
+      const { llm_config: config } = request;
+      if (!config.model)
+        throw new ConfigError("llm_config.model is required for the google-native backend");
+      const { client } = clientFor(config);
+      const names = createToolNameMap(request.tools.map((t) => t.name));
+      const { systemInstruction, contents } = toGeminiContents(
+        request.messages,
+        names,
+        options.signatures.get(request.execution_id),
+      );
+      const tools: Tool[] = [];
+      if (request.tools.length > 0) {
+        if (Object.values(config.native_tools).some(Boolean)) {
+          ctx.logger.warn(
+            "MCP tools are bound: native tools suppressed (Gemini cannot combine them)",
+          );
+        }
+        tools.push({
+          functionDeclarations: request.tools.map((tool) => ({
+            name: names.toProvider(tool.name),
+            description: tool.description,
+            parametersJsonSchema: parseParametersSchema(tool),
+          })),
+        });
+      } else {
+        tools.push(...nativeTools(config));
+      }
+      const generationConfig: GenerateContentConfig = {
+        abortSignal: ctx.signal,
+        thinkingConfig: thinkingConfigFor(config),
+        ...(systemInstruction ? { systemInstruction } : {}),
+        ...(tools.length > 0 ? { tools } : {}),
+        ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+        ...(config.max_tokens !== undefined ? { maxOutputTokens: config.max_tokens } : {}),
+      };
+      const stream = await client.models.generateContentStream({
+        model: config.model,
+        contents,
+        config: generationConfig,
+      });
+      let produced = false;
+      let usage: GenerateContentResponse["usageMetadata"];
+      for await (const response of stream) {
+        if (response.usageMetadata) usage = response.usageMetadata;
+        const candidate = response.candidates?.[0];
+        for (const part of candidate?.content?.parts ?? []) {
+          const chunk = partToChunk(part, names, request.execution_id, options.signatures);
+          if (chunk) {
+            produced = true;
+            yield chunk;
+          }
+        }
+        const grounding = candidate?.groundingMetadata;
+        const urls = candidate?.urlContextMetadata?.urlMetadata ?? [];
+        if (grounding || urls.length > 0) {
+          yield {
+            grounding: {
+              web_search_queries: grounding?.webSearchQueries ?? [],
+              sources: (grounding?.groundingChunks ?? []).flatMap((c) =>
+                c.web?.uri ? [{ uri: c.web.uri, title: c.web.title ?? "" }] : [],
+              ),
+              url_context_urls: urls.flatMap((u) => (u.retrievedUrl ? [u.retrievedUrl] : [])),
+            },
+          };
+        }
+      }
+      if (!produced)
+        throw new EmptyResponseError(
+          `provider ${config.provider || "google"} returned an empty response`,
+        );
+      if (usage) {
+        yield {
+          usage: {
+            input_tokens: usage.promptTokenCount ?? 0,
+            output_tokens: usage.candidatesTokenCount ?? 0,
+            total_tokens: usage.totalTokenCount ?? 0,
+            thinking_tokens: usage.thoughtsTokenCount ?? 0,
+          },
+        };
+      }
+    },
+  };
+}
+
+function partToChunk(
+  part: Part,
+  names: ToolNameMap,
+  executionId: string,
+  signatures: ThoughtSignatureCache,
+): Chunk | undefined {
+  if (part.functionCall) {
+    const callId = part.functionCall.id || `call_${randomUUID()}`;
+    if (part.thoughtSignature) signatures.rememberCall(executionId, callId, part.thoughtSignature);
+    return {
+      tool_call: {
+        call_id: callId,
+        name: names.toCanonical(part.functionCall.name ?? ""),
+        arguments: JSON.stringify(part.functionCall.args ?? {}),
+      },
+    };
+  }
+  if (part.thoughtSignature && !part.thought)
+    signatures.rememberText(executionId, part.thoughtSignature);
+  if (part.executableCode)
+    return { code_execution: { code: part.executableCode.code ?? "", result: "" } };
+  if (part.codeExecutionResult) {
+    return { code_execution: { code: "", result: part.codeExecutionResult.output ?? "" } };
+  }
+  if (part.text)
+    return part.thought ? { thinking: { content: part.text } } : { text: { content: part.text } };
+  return undefined;
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CancelledError, ConfigError, ScriptExhaustedError } from "../errors.ts";
+import type { Chunk, GenerateRequest } from "../request.ts";
+import { matches, parseScript, type Script, type ScriptEntry } from "./script.ts";
+import type { Backend, BackendContext } from "./types.ts";
+
+export interface ScriptedBackendOptions {
+  /** The script from LLM_SCRIPT_PATH, if any; a request's inline llm_config.script wins. */
+  defaultScript?: Script;
+  /** Cursor entries kept (one per script × session × rule); the oldest are forgotten. */
+  maxCursors?: number;
+}
+
+function approxTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0) return;
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    throw new CancelledError("request cancelled by the caller");
+  }
+}
+
+/**
+ * A deterministic LLM for tests and demos. Each request takes the next entry of the first
+ * rule queue (agent / system prompt / last user message) that matches it and still has
+ * entries, else of the default queue. Cursors are kept per script and session, so every
+ * session replays the script from its start and parallel agents routed by rules get their
+ * own answers whatever order their requests arrive in. Selection is synchronous, so
+ * concurrent requests never take the same entry.
+ */
+export function createScriptedBackend(options: ScriptedBackendOptions): Backend {
+  const cursors = new Map<string, number>();
+  const inlineScripts = new Map<string, Script>();
+  const maxCursors = options.maxCursors ?? 10_000;
+
+  const scriptFor = (request: GenerateRequest): Script => {
+    const inline = request.llm_config.script;
+    if (inline) {
+      const cached = inlineScripts.get(inline);
+      if (cached) return cached;
+      const script = parseScript(inline, "llm_config.script");
+      inlineScripts.set(inline, script);
+      if (inlineScripts.size > 256) inlineScripts.delete(inlineScripts.keys().next().value ?? "");
+      return script;
+    }
+    if (options.defaultScript) return options.defaultScript;
+    throw new ConfigError(
+      "scripted backend has no script: set LLM_SCRIPT_PATH for llm-service or pass llm_config.script",
+    );
+  };
+
+  const take = (script: Script, request: GenerateRequest): ScriptEntry => {
+    const system = request.messages
+      .filter((m) => m.role === "system")
+      .map((m) => m.content)
+      .join("\n");
+    const user = request.messages.findLast((m) => m.role === "user")?.content ?? "";
+    for (const [index, queue] of script.queues.entries()) {
+      const rule = queue.match;
+      if (
+        rule &&
+        !(
+          matches(rule.agent, request.agent_name) &&
+          matches(rule.system, system) &&
+          matches(rule.user, user)
+        )
+      ) {
+        continue;
+      }
+      const key = `${script.id}|${request.session_id}|${index}`;
+      const cursor = cursors.get(key) ?? 0;
+      const entry = queue.entries[cursor];
+      if (!entry) continue;
+      cursors.delete(key);
+      cursors.set(key, cursor + 1);
+      if (cursors.size > maxCursors) cursors.delete(cursors.keys().next().value ?? "");
+      return entry;
+    }
+    throw new ScriptExhaustedError(
+      `scripted LLM: script exhausted for session "${request.session_id}" agent "${request.agent_name}" ` +
+        "(no remaining entry matches this request): add responses to the script",
+    );
+  };
+
+  return {
+    name: "scripted",
+    retriesTransientErrors: false,
+    async *generate(request: GenerateRequest, ctx: BackendContext): AsyncIterable<Chunk> {
+      const entry = take(scriptFor(request), request);
+      await pause(entry.delay_ms, ctx.signal);
+      if (entry.error) {
+        yield { error: { ...entry.error } };
+        return;
+      }
+      if (entry.thinking) yield { thinking: { content: entry.thinking } };
+      for (const exec of entry.code_executions) yield { code_execution: { ...exec } };
+      if (entry.text) {
+        const size = entry.chunk_size ?? entry.text.length;
+        for (let at = 0; at < entry.text.length; at += size) {
+          if (at > 0) await pause(entry.chunk_delay_ms, ctx.signal);
+          yield { text: { content: entry.text.slice(at, at + size) } };
+        }
+      }
+      for (const call of entry.tool_calls) {
+        yield {
+          tool_call: {
+            call_id: call.id ?? `call_${randomUUID()}`,
+            name: call.name,
+            arguments:
+              typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+          },
+        };
+      }
+      const input = approxTokens(request.messages.map((m) => m.content).join("\n"));
+      const output = approxTokens(`${entry.text ?? ""}${JSON.stringify(entry.tool_calls)}`);
+      const usage = entry.usage ?? {
+        input_tokens: input,
+        output_tokens: output,
+        thinking_tokens: 0,
+      };
+      yield {
+        usage: {
+          input_tokens: usage.input_tokens,
+          output_tokens: usage.output_tokens,
+          thinking_tokens: usage.thinking_tokens,
+          total_tokens: usage.input_tokens + usage.output_tokens + usage.thinking_tokens,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { parseEnv } from "@tarsy/runtime";
+import { z } from "zod";
+
+export const EnvSchema = z.object({
+  LLM_SERVICE_HOST: z.string().min(1).default("0.0.0.0"),
+  LLM_SERVICE_PORT: z.coerce.number().int().min(0).max(65_535).default(50051),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /** YAML/JSON script for the scripted backend (optional; requests may carry one inline). */
+  LLM_SCRIPT_PATH: z.string().min(1).optional(),
+  THOUGHT_SIGNATURE_CACHE_SIZE: z.coerce.number().int().positive().default(10_000),
+  THOUGHT_SIGNATURE_TTL_MS: z.coerce.number().int().positive().default(3_600_000),
+  LLM_RETRY_MAX: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_RETRY_BASE_DELAY_MS: z.coerce.number().int().min(0).default(1000),
+  LLM_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(0).default(10_000),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  return parseEnv(EnvSchema, source);
+}
+
+/**
+ * Provider API keys are read from the environment variable each request's config names
+ * (api_key_env), at call time, and only here.
+ */
+export function envSecretLookup(source: Record<string, string | undefined> = process.env) {
+  return (name: string): string | undefined => source[name];
+}

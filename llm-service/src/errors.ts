@@ -1,0 +1,123 @@
+/**
+ * Errors a backend raises while talking to a provider. Each knows whether the service may
+ * retry it and becomes an ErrorInfo chunk ({ message, code, retryable }) on the wire.
+ */
+export abstract class LlmServiceError extends Error {
+  abstract readonly code: ErrorCode;
+  abstract readonly retryable: boolean;
+}
+
+export type ErrorCode =
+  | "rate_limited"
+  | "provider_unavailable"
+  | "empty_response"
+  | "auth"
+  | "invalid_config"
+  | "invalid_request"
+  | "script_exhausted"
+  | "cancelled";
+
+/** HTTP 429 from the provider. */
+export class RateLimitedError extends LlmServiceError {
+  readonly code = "rate_limited" as const;
+  readonly retryable = true as const;
+}
+
+/** 5xx, network failure, or a stream that dropped before any output. */
+export class ProviderUnavailableError extends LlmServiceError {
+  readonly code = "provider_unavailable" as const;
+  readonly retryable = true as const;
+}
+
+/** The provider answered with nothing: no text, thinking, tool call or code. */
+export class EmptyResponseError extends LlmServiceError {
+  readonly code = "empty_response" as const;
+  readonly retryable = true as const;
+}
+
+/** 401/403: the key is missing, wrong or lacks permission. */
+export class AuthError extends LlmServiceError {
+  readonly code = "auth" as const;
+  readonly retryable = false as const;
+}
+
+/** The LLM configuration cannot work (missing env var, unknown provider, bad base URL …). */
+export class ConfigError extends LlmServiceError {
+  readonly code = "invalid_config" as const;
+  readonly retryable = false as const;
+}
+
+/** 400/404/422: the provider rejected the request itself (unknown model, bad schema …). */
+export class ProviderRequestError extends LlmServiceError {
+  readonly code = "invalid_request" as const;
+  readonly retryable = false as const;
+}
+
+/** The scripted backend has no entry left for this request. */
+export class ScriptExhaustedError extends LlmServiceError {
+  readonly code = "script_exhausted" as const;
+  readonly retryable = false as const;
+}
+
+/** The caller went away (gRPC cancel or deadline); nothing is sent back. */
+export class CancelledError extends LlmServiceError {
+  readonly code = "cancelled" as const;
+  readonly retryable = false as const;
+}
+
+export interface ClassifyContext {
+  provider: string;
+  apiKeyEnv: string;
+  /** Every secret value that must never appear in a message (the API key). */
+  secrets: string[];
+  signal: AbortSignal;
+}
+
+/** Removes secret values from a provider's message (OpenAI echoes a prefix of bad keys). */
+export function scrubSecrets(text: string, secrets: string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join("[REDACTED]");
+  }
+  return out;
+}
+
+function statusOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const e = err as { statusCode?: unknown; status?: unknown };
+  if (typeof e.statusCode === "number") return e.statusCode;
+  if (typeof e.status === "number") return e.status;
+  return undefined;
+}
+
+function shortMessage(err: unknown): string {
+  const raw = err instanceof Error ? err.message : String(err);
+  return raw.length > 500 ? `${raw.slice(0, 500)}…` : raw;
+}
+
+/** Maps any SDK/network error to one LlmServiceError with an actionable message. */
+export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceError {
+  if (err instanceof LlmServiceError) return err;
+  if (ctx.signal.aborted) return new CancelledError("request cancelled by the caller");
+  const status = statusOf(err);
+  const detail = scrubSecrets(shortMessage(err), ctx.secrets);
+  const where = `provider ${ctx.provider}`;
+  if (status === 401 || status === 403) {
+    return new AuthError(
+      `${where} rejected the API key (HTTP ${status}): check that environment variable ` +
+        `${ctx.apiKeyEnv || "(none configured)"} of llm-service holds a valid key with access ` +
+        `to this model, or set llm_config.api_key_env to the variable that does. Provider said: ${detail}`,
+    );
+  }
+  if (status === 429)
+    return new RateLimitedError(`${where} rate limited the request (HTTP 429): ${detail}`);
+  if (status === 408 || (status !== undefined && status >= 500)) {
+    return new ProviderUnavailableError(`${where} failed (HTTP ${status}): ${detail}`);
+  }
+  if (status !== undefined && status >= 400) {
+    return new ProviderRequestError(
+      `${where} rejected the request (HTTP ${status}); check the model name, base_url and tool schemas: ${detail}`,
+    );
+  }
+  return new ProviderUnavailableError(`${where} call failed: ${detail}`);
+}

@@ -1,0 +1,34 @@
+import { readFileSync } from "node:fs";
+import { createLogger, runService } from "@tarsy/runtime";
+import { parseScript } from "./backends/script.ts";
+import { envSecretLookup, loadEnv } from "./env.ts";
+import { createLlmServer } from "./server.ts";
+
+const env = loadEnv();
+const logger = createLogger({ service: "llm-service", level: env.LOG_LEVEL });
+const script = env.LLM_SCRIPT_PATH
+  ? parseScript(readFileSync(env.LLM_SCRIPT_PATH, "utf8"), env.LLM_SCRIPT_PATH)
+  : undefined;
+
+await runService(
+  async () => {
+    const server = createLlmServer({
+      logger,
+      getSecret: envSecretLookup(),
+      retry: {
+        maxRetries: env.LLM_RETRY_MAX,
+        baseDelayMs: env.LLM_RETRY_BASE_DELAY_MS,
+        maxDelayMs: env.LLM_RETRY_MAX_DELAY_MS,
+      },
+      thoughtSignatures: {
+        maxEntries: env.THOUGHT_SIGNATURE_CACHE_SIZE,
+        ttlMs: env.THOUGHT_SIGNATURE_TTL_MS,
+      },
+      ...(script ? { script } : {}),
+    });
+    const port = await server.listen(env.LLM_SERVICE_HOST, env.LLM_SERVICE_PORT);
+    logger.info({ host: env.LLM_SERVICE_HOST, port }, "llm-service listening");
+    return { stop: () => server.shutdown(env.SHUTDOWN_TIMEOUT_MS - 1000) };
+  },
+  { logger, shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS },
+);

@@ -1,0 +1,78 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Logger } from "@tarsy/runtime";
+import {
+  CancelledError,
+  type ClassifyContext,
+  classifyError,
+  type LlmServiceError,
+} from "./errors.ts";
+import type { Chunk } from "./request.ts";
+
+export interface RetryPolicy {
+  /** Retries after the first attempt (3 = up to 4 attempts). */
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: 3,
+  baseDelayMs: 1000,
+  maxDelayMs: 10_000,
+};
+
+/** Exponential backoff with full jitter in [delay/2, delay]. */
+export function backoffDelay(policy: RetryPolicy, retry: number): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+export interface RetryOptions {
+  policy: RetryPolicy;
+  classify: Omit<ClassifyContext, "signal">;
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/**
+ * Runs `attempt` and re-runs it on transient errors (429, 5xx, network, empty response),
+ * but only while nothing has reached the caller yet: a stream that already produced output
+ * is never replayed (the caller would see duplicated text). Throws the classified error
+ * when retries are exhausted, the error is permanent, or the caller went away; backoff
+ * sleeps end at once on cancellation.
+ */
+export async function* withRetry(
+  attempt: () => AsyncIterable<Chunk>,
+  options: RetryOptions,
+): AsyncGenerator<Chunk> {
+  const { policy, signal, logger } = options;
+  const ctx: ClassifyContext = { ...options.classify, signal };
+  for (let retry = 0; ; retry++) {
+    let emitted = false;
+    try {
+      for await (const chunk of attempt()) {
+        emitted = true;
+        yield chunk;
+      }
+      return;
+    } catch (err) {
+      const classified: LlmServiceError = classifyError(err, ctx);
+      if (signal.aborted) throw new CancelledError("request cancelled by the caller");
+      if (!classified.retryable || emitted) throw classified;
+      if (retry >= policy.maxRetries) {
+        classified.message = `${classified.message} (gave up after ${retry + 1} attempts)`;
+        throw classified;
+      }
+      const delayMs = backoffDelay(policy, retry);
+      logger.warn(
+        { code: classified.code, retry: retry + 1, delayMs },
+        "transient provider error; retrying",
+      );
+      try {
+        await sleep(delayMs, undefined, { signal });
+      } catch {
+        throw new CancelledError("request cancelled by the caller");
+      }
+    }
+  }
+}

@@ -1,0 +1,184 @@
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "@tarsy/runtime";
+import { createAiSdkBackend } from "./backends/ai-sdk.ts";
+import { resolveApiKey } from "./backends/credentials.ts";
+import { createGoogleNativeBackend } from "./backends/google-native.ts";
+import type { Script } from "./backends/script.ts";
+import { createScriptedBackend } from "./backends/scripted.ts";
+import type { Backend, SecretLookup } from "./backends/types.ts";
+import { CancelledError, classifyError, type LlmServiceError } from "./errors.ts";
+import { createHealthService } from "./health.ts";
+import { loadProtos } from "./proto.ts";
+import { type Chunk, type GenerateRequest, GenerateRequestSchema } from "./request.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetry } from "./retry.ts";
+import { createThoughtSignatureCache } from "./thought-signatures.ts";
+
+export const LLM_SERVICE_NAME = "llm.v1.LLMService";
+
+export interface LlmServerOptions {
+  logger: Logger;
+  /** Reads the environment variable a request's api_key_env names. */
+  getSecret: SecretLookup;
+  retry?: Partial<RetryPolicy>;
+  thoughtSignatures?: { maxEntries: number; ttlMs: number };
+  /** Script for the scripted backend (from LLM_SCRIPT_PATH). */
+  script?: Script;
+}
+
+export interface LlmServer {
+  /** Binds host:port (port 0 = any free port) and returns the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Reports NOT_SERVING, lets in-flight streams finish (bounded), then stops. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+type GenerateCall = grpc.ServerWritableStream<unknown, unknown>;
+
+function resolveBackendName(request: GenerateRequest): string {
+  if (request.llm_config.provider === "scripted") return "scripted";
+  return request.llm_config.backend || "langchain";
+}
+
+async function write(call: GenerateCall, message: unknown): Promise<void> {
+  if (!call.write(message)) await new Promise<void>((resolve) => call.once("drain", resolve));
+}
+
+export function createLlmServer(options: LlmServerOptions): LlmServer {
+  const { logger } = options;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const signatures = createThoughtSignatureCache(
+    options.thoughtSignatures ?? { maxEntries: 10_000, ttlMs: 3_600_000 },
+  );
+  const backends = new Map<string, Backend>(
+    [
+      createAiSdkBackend({ getSecret: options.getSecret }),
+      createGoogleNativeBackend({ getSecret: options.getSecret, signatures }),
+      createScriptedBackend(options.script ? { defaultScript: options.script } : {}),
+    ].map((b) => [b.name, b]),
+  );
+  const health = createHealthService({ "": "SERVING", [LLM_SERVICE_NAME]: "SERVING" });
+  const inFlight = new Set<Promise<void>>();
+
+  const generate = async (call: GenerateCall): Promise<void> => {
+    const parsed = GenerateRequestSchema.safeParse(call.request);
+    if (!parsed.success) {
+      const details = parsed.error.issues
+        .map((i) => `${i.path.join(".")}: ${i.message}`)
+        .join("; ");
+      call.emit("error", {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `invalid GenerateRequest: ${details}`,
+      });
+      return;
+    }
+    const request = parsed.data;
+    const backendName = resolveBackendName(request);
+    const backend = backends.get(backendName);
+    const log = logger.child({
+      session_id: request.session_id,
+      execution_id: request.execution_id,
+      agent_name: request.agent_name,
+      backend: backendName,
+      provider: request.llm_config.provider,
+      model: request.llm_config.model,
+    });
+    if (!backend) {
+      call.emit("error", {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: `unknown llm_config.backend "${backendName}": use langchain, google-native or scripted`,
+      });
+      return;
+    }
+    const abort = new AbortController();
+    const onCancel = () => abort.abort();
+    call.on("cancelled", onCancel);
+    const started = performance.now();
+    let chunks = 0;
+    log.debug(
+      { messages: request.messages.length, tools: request.tools.length },
+      "generate started",
+    );
+    // Only the key's env var name is known here; the value is read inside the backend and
+    // added to the scrub list so that no provider message can echo it back.
+    const { apiKeyEnv, apiKey } = resolveApiKey(request.llm_config, options.getSecret, true);
+    const classify = {
+      provider: request.llm_config.provider,
+      apiKeyEnv,
+      secrets: apiKey ? [apiKey] : [],
+    };
+    const ctx = { signal: abort.signal, logger: log };
+    const stream: AsyncIterable<Chunk> = withRetry(() => backend.generate(request, ctx), {
+      policy: backend.retriesTransientErrors ? policy : { ...policy, maxRetries: 0 },
+      classify,
+      signal: abort.signal,
+      logger: log,
+    });
+    try {
+      for await (const chunk of stream) {
+        if (abort.signal.aborted) break;
+        chunks++;
+        await write(call, chunk);
+      }
+      if (abort.signal.aborted) throw new CancelledError("request cancelled by the caller");
+      await write(call, { is_final: true });
+      call.end();
+      log.info({ chunks, ms: Math.round(performance.now() - started) }, "generate finished");
+    } catch (err) {
+      const error: LlmServiceError = classifyError(err, { ...classify, signal: abort.signal });
+      if (error.code === "cancelled" || abort.signal.aborted) {
+        log.info({ chunks }, "generate cancelled by the caller; provider request aborted");
+        return;
+      }
+      log.warn(
+        { code: error.code, retryable: error.retryable, error: error.message },
+        "generate failed",
+      );
+      await write(call, {
+        error: { message: error.message, code: error.code, retryable: error.retryable },
+        is_final: true,
+      });
+      call.end();
+    } finally {
+      call.off("cancelled", onCancel);
+    }
+  };
+
+  const protos = loadProtos();
+  const server = new grpc.Server();
+  server.addService(protos.llmService, {
+    Generate: (call: GenerateCall) => {
+      const task = generate(call).catch((err: unknown) => {
+        log(err);
+        call.emit("error", {
+          code: grpc.status.INTERNAL,
+          details: "internal error in llm-service",
+        });
+      });
+      inFlight.add(task);
+      void task.finally(() => inFlight.delete(task));
+    },
+  });
+  server.addService(protos.healthService, health.handlers);
+  const log = (err: unknown) => logger.error({ err }, "unexpected error in Generate");
+
+  return {
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        server.bindAsync(
+          `${host}:${port}`,
+          grpc.ServerCredentials.createInsecure(),
+          (err, bound) => (err ? reject(err) : resolve(bound)),
+        );
+      }),
+    async shutdown(graceMs = 10_000) {
+      health.setStatus("", "NOT_SERVING");
+      health.setStatus(LLM_SERVICE_NAME, "NOT_SERVING");
+      const drained = Promise.allSettled([...inFlight]);
+      const timer = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([drained, timer]);
+      const graceful = new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await Promise.race([graceful, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      server.forceShutdown();
+    },
+  };
+}

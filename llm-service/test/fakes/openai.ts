@@ -1,0 +1,71 @@
+import type { SseEvent } from "./http.ts";
+
+/** OpenAI /v1/chat/completions streaming chunks (stream_options.include_usage). */
+function chunk(delta: Record<string, unknown>, finishReason: string | null = null): SseEvent {
+  return {
+    data: {
+      id: "chatcmpl-fake",
+      object: "chat.completion.chunk",
+      created: 1_700_000_000,
+      model: "gpt-fake",
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    },
+  };
+}
+
+export interface OpenAiStreamSpec {
+  text?: string[];
+  /** reasoning_content deltas (xAI / DeepSeek / vLLM style, openai-compatible). */
+  reasoning?: string[];
+  /** Each call's arguments arrive split in two deltas, as OpenAI streams them. */
+  toolCalls?: { id: string; name: string; arguments: string }[];
+  usage?: { prompt: number; completion: number; reasoning?: number };
+}
+
+export function openAiStream(spec: OpenAiStreamSpec): (SseEvent | string)[] {
+  const events: (SseEvent | string)[] = [chunk({ role: "assistant", content: "" })];
+  for (const r of spec.reasoning ?? []) events.push(chunk({ reasoning_content: r }));
+  for (const t of spec.text ?? []) events.push(chunk({ content: t }));
+  (spec.toolCalls ?? []).forEach((call, index) => {
+    const half = Math.floor(call.arguments.length / 2);
+    events.push(
+      chunk({
+        tool_calls: [
+          {
+            index,
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments.slice(0, half) },
+          },
+        ],
+      }),
+    );
+    events.push(
+      chunk({ tool_calls: [{ index, function: { arguments: call.arguments.slice(half) } }] }),
+    );
+  });
+  events.push(chunk({}, spec.toolCalls?.length ? "tool_calls" : "stop"));
+  if (spec.usage) {
+    events.push({
+      data: {
+        id: "chatcmpl-fake",
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: "gpt-fake",
+        choices: [],
+        usage: {
+          prompt_tokens: spec.usage.prompt,
+          completion_tokens: spec.usage.completion,
+          total_tokens: spec.usage.prompt + spec.usage.completion,
+          completion_tokens_details: { reasoning_tokens: spec.usage.reasoning ?? 0 },
+        },
+      },
+    });
+  }
+  events.push("[DONE]");
+  return events;
+}
+
+export const openAiError = (type: string, message: string) => ({
+  error: { message, type, param: null, code: type },
+});

@@ -1,0 +1,246 @@
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { fromGrpcError, LlmCancelledError, LlmInvalidResponseError } from "./errors.ts";
+import {
+  type GenerateInput,
+  GenerateInputSchema,
+  GenerateResponseWireSchema,
+  type LlmChunk,
+} from "./types.ts";
+
+const PROTO_DIR = fileURLToPath(new URL("../../../proto", import.meta.url));
+const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+export interface LlmClientOptions {
+  /** host:port of llm-service, e.g. "127.0.0.1:50051". */
+  address: string;
+  /** Extra grpc-js channel options. */
+  channelOptions?: grpc.ChannelOptions;
+}
+
+export interface GenerateOptions {
+  /** Aborting cancels the gRPC call; llm-service aborts the provider request at once. */
+  signal?: AbortSignal;
+  /** Absolute deadline (Date or epoch ms). */
+  deadline?: Date | number;
+}
+
+export type HealthStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNKNOWN";
+
+export interface LlmClient {
+  /**
+   * Streams the answer to one conversation. Provider failures are `error` chunks (with
+   * `retryable`); failures of the call itself throw an LlmClientError subclass.
+   */
+  generate(input: GenerateInput, options?: GenerateOptions): AsyncIterable<LlmChunk>;
+  /** grpc.health.v1 Check for the LLM service. */
+  health(options?: { deadline?: Date | number }): Promise<HealthStatus>;
+  close(): void;
+}
+
+type GrpcCtor = new (
+  address: string,
+  creds: grpc.ChannelCredentials,
+  options?: grpc.ChannelOptions,
+) => grpc.Client;
+
+function loadCtor(file: string, path: string[]): GrpcCtor {
+  let node: unknown = grpc.loadPackageDefinition(
+    protoLoader.loadSync(`${PROTO_DIR}/${file}`, LOADER_OPTIONS),
+  );
+  for (const part of path) node = (node as Record<string, unknown>)[part];
+  return node as GrpcCtor;
+}
+
+function toWire(input: GenerateInput): Record<string, unknown> {
+  const req = GenerateInputSchema.parse(input);
+  const c = req.config;
+  return {
+    session_id: req.sessionId,
+    execution_id: req.executionId,
+    agent_name: req.agentName,
+    messages: req.messages.map((m) => ({
+      role: m.role,
+      content: m.content,
+      tool_calls: m.toolCalls ?? [],
+      tool_call_id: m.toolCallId ?? "",
+      tool_name: m.toolName ?? "",
+    })),
+    tools: req.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters_schema:
+        t.parameters === undefined
+          ? ""
+          : typeof t.parameters === "string"
+            ? t.parameters
+            : JSON.stringify(t.parameters),
+    })),
+    llm_config: {
+      provider: c.provider,
+      model: c.model,
+      api_key_env: c.apiKeyEnv ?? "",
+      base_url: c.baseUrl ?? "",
+      backend: c.backend,
+      temperature: c.temperature,
+      max_tokens: c.maxTokens,
+      thinking_budget: c.thinkingBudget,
+      thinking_level: c.thinkingLevel ?? "",
+      native_tools: {
+        google_search: c.nativeTools?.googleSearch ?? false,
+        code_execution: c.nativeTools?.codeExecution ?? false,
+        url_context: c.nativeTools?.urlContext ?? false,
+      },
+      script: c.script ?? "",
+      vertex_project: c.vertexProject ?? "",
+      vertex_location: c.vertexLocation ?? "",
+    },
+  };
+}
+
+function fromWire(raw: unknown): { chunk?: LlmChunk; final: boolean } {
+  const parsed = GenerateResponseWireSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new LlmInvalidResponseError(`invalid GenerateResponse: ${parsed.error.message}`);
+  const m = parsed.data;
+  const final = m.is_final;
+  switch (m.content) {
+    case "text":
+      return m.text ? { chunk: { type: "text", content: m.text.content }, final } : { final };
+    case "thinking":
+      return m.thinking
+        ? { chunk: { type: "thinking", content: m.thinking.content }, final }
+        : { final };
+    case "tool_call":
+      return m.tool_call
+        ? {
+            chunk: {
+              type: "tool_call",
+              callId: m.tool_call.call_id,
+              name: m.tool_call.name,
+              arguments: m.tool_call.arguments,
+            },
+            final,
+          }
+        : { final };
+    case "code_execution":
+      return m.code_execution
+        ? { chunk: { type: "code_execution", ...m.code_execution }, final }
+        : { final };
+    case "grounding":
+      return m.grounding
+        ? {
+            chunk: {
+              type: "grounding",
+              webSearchQueries: m.grounding.web_search_queries,
+              sources: m.grounding.sources,
+              urlContextUrls: m.grounding.url_context_urls,
+            },
+            final,
+          }
+        : { final };
+    case "usage":
+      return m.usage
+        ? {
+            chunk: {
+              type: "usage",
+              inputTokens: m.usage.input_tokens,
+              outputTokens: m.usage.output_tokens,
+              totalTokens: m.usage.total_tokens,
+              thinkingTokens: m.usage.thinking_tokens,
+            },
+            final,
+          }
+        : { final };
+    case "error":
+      return m.error ? { chunk: { type: "error", ...m.error }, final } : { final };
+    default:
+      return { final };
+  }
+}
+
+class GrpcLlmClient implements LlmClient {
+  readonly #llm: grpc.Client;
+  readonly #health: grpc.Client;
+
+  constructor(options: LlmClientOptions) {
+    const creds = grpc.credentials.createInsecure();
+    const LlmService = loadCtor("llm_service.proto", ["llm", "v1", "LLMService"]);
+    const Health = loadCtor("health.proto", ["grpc", "health", "v1", "Health"]);
+    this.#llm = new LlmService(options.address, creds, options.channelOptions);
+    // Same address, shared subchannel pool: one HTTP/2 connection serves both.
+    this.#health = new Health(options.address, creds, options.channelOptions);
+  }
+
+  async *generate(input: GenerateInput, options: GenerateOptions = {}): AsyncGenerator<LlmChunk> {
+    const request = toWire(input);
+    const { signal } = options;
+    if (signal?.aborted) throw new LlmCancelledError("llm call cancelled before it started");
+    const callOptions: grpc.CallOptions =
+      options.deadline !== undefined ? { deadline: options.deadline } : {};
+    const method = (
+      this.#llm as unknown as Record<
+        string,
+        (...args: unknown[]) => grpc.ClientReadableStream<unknown>
+      >
+    ).Generate;
+    if (!method) throw new LlmInvalidResponseError("proto has no Generate method");
+    const call = method.call(this.#llm, request, new grpc.Metadata(), callOptions);
+    const onAbort = () => call.cancel();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    let finished = false;
+    try {
+      for await (const raw of call) {
+        const { chunk, final } = fromWire(raw);
+        if (chunk) yield chunk;
+        if (final) {
+          finished = true;
+          break;
+        }
+      }
+      if (!finished)
+        throw new LlmInvalidResponseError("llm-service ended the stream without a final chunk");
+    } catch (err) {
+      if (err instanceof LlmInvalidResponseError) throw err;
+      if (signal?.aborted)
+        throw new LlmCancelledError("llm call cancelled by the caller", undefined, { cause: err });
+      throw fromGrpcError(err);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      // Stops the call if the consumer left the loop early (break / throw in the loop body).
+      if (!finished) call.cancel();
+    }
+  }
+
+  health(options: { deadline?: Date | number } = {}): Promise<HealthStatus> {
+    const deadline = options.deadline ?? Date.now() + 5000;
+    const check = (this.#health as unknown as Record<string, (...args: unknown[]) => void>).Check;
+    return new Promise((resolve, reject) => {
+      if (!check) return reject(new LlmInvalidResponseError("proto has no Check method"));
+      check.call(
+        this.#health,
+        { service: "llm.v1.LLMService" },
+        new grpc.Metadata(),
+        { deadline },
+        (err: grpc.ServiceError | null, res: { status: HealthStatus }) =>
+          err ? reject(fromGrpcError(err)) : resolve(res.status),
+      );
+    });
+  }
+
+  close(): void {
+    this.#llm.close();
+    this.#health.close();
+  }
+}
+
+export function createLlmClient(options: LlmClientOptions): LlmClient {
+  return new GrpcLlmClient(options);
+}

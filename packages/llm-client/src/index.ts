@@ -1,0 +1,31 @@
+export {
+  createLlmClient,
+  type GenerateOptions,
+  type HealthStatus,
+  type LlmClient,
+  type LlmClientOptions,
+} from "./client.ts";
+export {
+  LlmCancelledError,
+  LlmClientError,
+  type LlmClientErrorCode,
+  LlmDeadlineExceededError,
+  LlmInvalidArgumentError,
+  LlmInvalidResponseError,
+  LlmRpcError,
+  LlmUnavailableError,
+} from "./errors.ts";
+export {
+  type ConversationMessage,
+  ConversationMessageSchema,
+  type GenerateInput,
+  GenerateInputSchema,
+  type LlmBackend,
+  type LlmChunk,
+  type LlmChunkType,
+  type LlmConfig,
+  LlmConfigSchema,
+  type ToolCall,
+  type ToolDefinition,
+  ToolDefinitionSchema,
+} from "./types.ts";
