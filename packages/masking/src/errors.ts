@@ -1,0 +1,50 @@
+/** Base class of every error this package throws; `code` tells them apart. */
+export abstract class MaskingError extends Error {
+  abstract readonly code: MaskingErrorCode;
+}
+
+export type MaskingErrorCode =
+  | "MASKING_INVALID_PATTERN"
+  | "MASKING_UNKNOWN_PATTERN"
+  | "MASKING_UNKNOWN_GROUP"
+  | "MASKING_INVALID_CONFIG";
+
+/** A regular expression (built-in override or custom pattern) that does not compile. */
+export class InvalidPatternError extends MaskingError {
+  readonly code = "MASKING_INVALID_PATTERN" as const;
+  constructor(
+    readonly patternName: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`masking pattern "${patternName}" is invalid: ${reason}`, options);
+    this.name = "InvalidPatternError";
+  }
+}
+
+/** A config names a pattern that is neither a built-in regex nor a code masker. */
+export class UnknownPatternError extends MaskingError {
+  readonly code = "MASKING_UNKNOWN_PATTERN" as const;
+  constructor(readonly patternName: string) {
+    super(`unknown masking pattern "${patternName}"`);
+    this.name = "UnknownPatternError";
+  }
+}
+
+/** A config names a pattern group that does not exist. */
+export class UnknownGroupError extends MaskingError {
+  readonly code = "MASKING_UNKNOWN_GROUP" as const;
+  constructor(readonly groupName: string) {
+    super(`unknown masking pattern group "${groupName}"`);
+    this.name = "UnknownGroupError";
+  }
+}
+
+/** A masking config object that does not have the expected shape. */
+export class InvalidMaskingConfigError extends MaskingError {
+  readonly code = "MASKING_INVALID_CONFIG" as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "InvalidMaskingConfigError";
+  }
+}

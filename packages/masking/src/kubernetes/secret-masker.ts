@@ -1,0 +1,220 @@
+import type { CodeMasker, MaskOutcome } from "../masker.ts";
+import { JsonScanError, scanJson } from "./json-scan.ts";
+import {
+  applyEdits,
+  getPair,
+  getString,
+  type SourceEdit,
+  type SourceMap,
+  type SourceNode,
+  type SourceScalar,
+} from "./tree.ts";
+import { parseYamlDocument } from "./yaml-tree.ts";
+
+/** What every value of a Secret's `data` / `stringData` becomes. */
+export const MASKED_SECRET_VALUE = "[MASKED_SECRET_DATA]";
+/** The replacement as it is written into YAML or JSON (quoted: valid in both). */
+const MASKED_LITERAL = JSON.stringify(MASKED_SECRET_VALUE);
+
+const YAML_SECRET_KIND =
+  /^[ \t-]*["']?kind["']?[ \t]*:[ \t]*["']?Secret(?:List)?["']?[ \t]*(?:#[^\r\n]*)?\r?$/m;
+const JSON_SECRET_KIND = /"kind"\s*:\s*"Secret(?:List)?"/;
+const ESCAPED_JSON_SECRET_KIND = /\\"kind\\"\s*:\s*\\"Secret\\"/;
+const DOCUMENT_SEPARATOR = /^---(?=[ \t]|\r?$)/gm;
+const LAST_APPLIED_HINT = "Secret";
+
+/**
+ * Masks the `data` and `stringData` values of Kubernetes Secrets (kind Secret, SecretList, and
+ * Secrets inside a List) in YAML (multi-document) or JSON, including a Secret held as JSON in an
+ * annotation such as `kubectl.kubernetes.io/last-applied-configuration`. Keys are kept, other
+ * kinds (ConfigMap, …) are untouched, and only the masked values change in the text: everything
+ * else keeps its original formatting. Documents that do not parse are left for the regexes.
+ */
+export function createKubernetesSecretMasker(): CodeMasker {
+  return {
+    name: "kubernetes_secret",
+    appliesTo: (content) =>
+      content.includes("Secret") &&
+      (YAML_SECRET_KIND.test(content) ||
+        JSON_SECRET_KIND.test(content) ||
+        ESCAPED_JSON_SECRET_KIND.test(content)),
+    mask: maskKubernetesSecrets,
+  };
+}
+
+export function maskKubernetesSecrets(content: string): MaskOutcome {
+  const edits: SourceEdit[] = [];
+  const counter = { redactions: 0 };
+
+  const first = firstNonSpace(content);
+  if (first === "{" || first === "[") {
+    const root = tryScanJson(content);
+    if (root) {
+      collectDocument(root, content, edits, counter);
+      return { content: applyEdits(content, edits), redactions: counter.redactions };
+    }
+  }
+
+  for (const chunk of splitDocuments(content)) {
+    if (!mayHoldSecret(chunk.text)) continue;
+    const root = parseYamlDocument(chunk.text, chunk.offset);
+    if (root) collectDocument(root, content, edits, counter);
+  }
+  return { content: applyEdits(content, edits), redactions: counter.redactions };
+}
+
+interface Counter {
+  redactions: number;
+}
+
+function collectDocument(root: SourceNode, source: string, edits: SourceEdit[], counter: Counter) {
+  if (root.type === "map") collectResource(root, source, edits, counter);
+  else if (root.type === "seq") {
+    // A bare JSON array of resources.
+    for (const item of root.items)
+      if (item.type === "map") collectResource(item, source, edits, counter);
+  }
+}
+
+function collectResource(
+  resource: SourceMap,
+  source: string,
+  edits: SourceEdit[],
+  counter: Counter,
+) {
+  const kind = getString(resource, "kind");
+  if (kind === "Secret") {
+    maskSecret(resource, edits, counter);
+    maskAnnotations(resource, source, edits, counter);
+    return;
+  }
+  if (kind?.endsWith("List")) {
+    const items = getPair(resource, "items");
+    if (items?.type !== "seq") return;
+    for (const item of items.items) {
+      if (item.type === "map" && getString(item, "kind") === "Secret") {
+        maskSecret(item, edits, counter);
+        maskAnnotations(item, source, edits, counter);
+      }
+    }
+  }
+}
+
+function maskSecret(secret: SourceMap, edits: SourceEdit[], counter: Counter) {
+  for (const field of ["data", "stringData"]) {
+    const values = getPair(secret, field);
+    if (values?.type !== "map") continue;
+    for (const pair of values.pairs) {
+      const value = pair.value;
+      if (!value || isNullScalar(value)) continue;
+      edits.push({ start: value.start, end: value.end, replacement: MASKED_LITERAL });
+      counter.redactions += 1;
+    }
+  }
+}
+
+/** Masks a Secret serialized as JSON inside an annotation (last-applied-configuration). */
+function maskAnnotations(secret: SourceMap, source: string, edits: SourceEdit[], counter: Counter) {
+  const metadata = getPair(secret, "metadata");
+  if (metadata?.type !== "map") return;
+  const annotations = getPair(metadata, "annotations");
+  if (annotations?.type !== "map") return;
+  for (const pair of annotations.pairs) {
+    const node = pair.value;
+    if (node?.type !== "scalar") continue;
+    const value = node.text();
+    if (!value?.includes(LAST_APPLIED_HINT)) continue;
+    const embedded = parseJsonObject(value);
+    if (embedded?.kind !== "Secret") continue;
+    const masked = maskSecretObject(embedded);
+    if (masked === 0) continue;
+    counter.redactions += masked;
+    edits.push({
+      start: node.start,
+      end: node.end,
+      replacement: encodeString(
+        node,
+        source,
+        JSON.stringify(embedded) + (value.endsWith("\n") && node.style !== "block" ? "\n" : ""),
+      ),
+    });
+  }
+}
+
+function maskSecretObject(secret: Record<string, unknown>): number {
+  let masked = 0;
+  for (const field of ["data", "stringData"]) {
+    const values = secret[field];
+    if (!values || typeof values !== "object" || Array.isArray(values)) continue;
+    const record = values as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      if (record[key] === null) continue;
+      record[key] = MASKED_SECRET_VALUE;
+      masked += 1;
+    }
+  }
+  return masked;
+}
+
+/** Writes `value` back in the style of the scalar it replaces. */
+function encodeString(node: SourceScalar, source: string, value: string): string {
+  if (node.style === "block") {
+    const original = source.slice(node.start, node.end);
+    const headerEnd = original.indexOf("\n");
+    if (headerEnd !== -1) {
+      const indent = /^[ \t]*/.exec(original.slice(headerEnd + 1))?.[0] ?? "  ";
+      return `${original.slice(0, headerEnd)}\n${indent}${value}`;
+    }
+  }
+  // A JSON string literal is also a valid YAML double-quoted scalar.
+  return JSON.stringify(value);
+}
+
+function isNullScalar(node: SourceNode): boolean {
+  return node.type === "scalar" && node.text() === null && node.end === node.start;
+}
+
+function parseJsonObject(value: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function tryScanJson(content: string): SourceNode | null {
+  try {
+    return scanJson(content);
+  } catch (error) {
+    if (error instanceof JsonScanError) return null;
+    throw error;
+  }
+}
+
+function mayHoldSecret(text: string): boolean {
+  return (
+    text.includes("Secret") &&
+    (YAML_SECRET_KIND.test(text) ||
+      JSON_SECRET_KIND.test(text) ||
+      ESCAPED_JSON_SECRET_KIND.test(text))
+  );
+}
+
+/** Splits a YAML stream at `---` lines, so only documents that mention a Secret get parsed. */
+function splitDocuments(content: string): { text: string; offset: number }[] {
+  const starts = [0];
+  for (const match of content.matchAll(DOCUMENT_SEPARATOR)) {
+    if (match.index > 0) starts.push(match.index);
+  }
+  return starts.map((start, i) => ({
+    text: content.slice(start, starts[i + 1] ?? content.length),
+    offset: start,
+  }));
+}
+
+function firstNonSpace(content: string): string | undefined {
+  return /\S/.exec(content)?.[0];
+}

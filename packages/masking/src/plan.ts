@@ -1,0 +1,96 @@
+import type { CustomMaskingPattern, MaskingPatternDefinition } from "./config.ts";
+import { UnknownGroupError, UnknownPatternError } from "./errors.ts";
+import type { CodeMasker, MaskOutcome } from "./masker.ts";
+import { type CompiledPattern, compilePattern } from "./regex.ts";
+
+/** The resolved, compiled form of one masking config: what runs on every call. */
+export interface MaskingPlan {
+  readonly codeMaskers: readonly CodeMasker[];
+  readonly patterns: readonly CompiledPattern[];
+  apply(content: string): MaskOutcome;
+}
+
+/** Everything a plan is built from: compiled once per service. */
+export interface PatternCatalog {
+  /** Compiled named patterns in application order. */
+  readonly patterns: ReadonlyMap<string, CompiledPattern>;
+  readonly groups: Record<string, readonly string[]>;
+  readonly codeMaskers: ReadonlyMap<string, CodeMasker>;
+}
+
+export function compileCatalog(
+  definitions: Record<string, MaskingPatternDefinition>,
+  groups: Record<string, readonly string[]>,
+  codeMaskers: readonly CodeMasker[],
+): PatternCatalog {
+  const patterns = new Map<string, CompiledPattern>();
+  for (const [name, definition] of Object.entries(definitions)) {
+    patterns.set(name, compilePattern(name, definition.pattern, definition.replacement));
+  }
+  const maskers = new Map(codeMaskers.map((masker) => [masker.name, masker]));
+  const catalog: PatternCatalog = { patterns, groups, codeMaskers: maskers };
+  for (const [group, members] of Object.entries(groups)) {
+    for (const member of members) {
+      if (!patterns.has(member) && !maskers.has(member)) {
+        throw new UnknownPatternError(`${member} (in group ${group})`);
+      }
+    }
+  }
+  return catalog;
+}
+
+/**
+ * Resolves group and pattern names and compiles custom patterns. Order of application: code
+ * maskers, then custom patterns (the config's explicit intent), then the selected built-ins in
+ * catalog order (specific shapes before broad sweeps).
+ */
+export function buildPlan(
+  catalog: PatternCatalog,
+  selection: {
+    groups: readonly string[];
+    patterns: readonly string[];
+    custom: readonly CustomMaskingPattern[];
+  },
+): MaskingPlan {
+  const selected = new Set<string>();
+  for (const group of selection.groups) {
+    const members = Object.hasOwn(catalog.groups, group) ? catalog.groups[group] : undefined;
+    if (!members) throw new UnknownGroupError(group);
+    for (const member of members) selected.add(member);
+  }
+  for (const name of selection.patterns) {
+    if (!catalog.patterns.has(name) && !catalog.codeMaskers.has(name)) {
+      throw new UnknownPatternError(name);
+    }
+    selected.add(name);
+  }
+
+  const codeMaskers = [...catalog.codeMaskers.values()].filter((masker) =>
+    selected.has(masker.name),
+  );
+  const patterns: CompiledPattern[] = selection.custom.map((custom) =>
+    compilePattern(custom.name, custom.pattern, custom.replacement),
+  );
+  for (const [name, pattern] of catalog.patterns) if (selected.has(name)) patterns.push(pattern);
+
+  return {
+    codeMaskers,
+    patterns,
+    apply(content: string): MaskOutcome {
+      let text = content;
+      let redactions = 0;
+      for (const masker of codeMaskers) {
+        if (!masker.appliesTo(text)) continue;
+        const outcome = masker.mask(text);
+        text = outcome.content;
+        redactions += outcome.redactions;
+      }
+      for (const pattern of patterns) {
+        const outcome = pattern.apply(text);
+        text = outcome.text;
+        redactions += outcome.count;
+      }
+      return { content: text, redactions };
+    },
+  };
+}

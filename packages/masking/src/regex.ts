@@ -1,0 +1,217 @@
+import { type CustomMaskingPattern, CustomMaskingPatternSchema } from "./config.ts";
+import { InvalidPatternError } from "./errors.ts";
+
+/** A pattern ready to run: a global RegExp plus a compiled replacement template. */
+export interface CompiledPattern {
+  readonly name: string;
+  readonly regex: RegExp;
+  /** Replaces every match; returns the new text and how many matches were replaced. */
+  apply(text: string): { text: string; count: number };
+}
+
+type ReplacementPart =
+  | { kind: "literal"; text: string }
+  | { kind: "group"; index: number }
+  | { kind: "named"; name: string }
+  | { kind: "match" }
+  | { kind: "before" }
+  | { kind: "after" };
+
+const LEADING_FLAGS = /^\(\?([a-zA-Z]+)\)/;
+const SUPPORTED_FLAGS: Record<string, string> = { i: "i", m: "m", s: "s" };
+
+/**
+ * Translates the regex dialect of TARSy configs (Go RE2 / Python) into a JavaScript RegExp:
+ * a leading inline flag group `(?i)`, `(?s)`, `(?m)` becomes RegExp flags and `(?P<name>` becomes
+ * `(?<name>`. Everything else must already be valid JavaScript regex syntax.
+ */
+export function translatePattern(source: string): { source: string; flags: string } {
+  let body = source;
+  const flags = new Set<string>();
+  const leading = LEADING_FLAGS.exec(body);
+  if (leading) {
+    for (const flag of leading[1] ?? "") {
+      const mapped = SUPPORTED_FLAGS[flag];
+      if (!mapped) throw new Error(`inline flag "${flag}" is not supported (use i, m or s)`);
+      flags.add(mapped);
+    }
+    body = body.slice(leading[0].length);
+  }
+  body = body.replaceAll("(?P<", "(?<");
+  return { source: body, flags: [...flags].sort().join("") };
+}
+
+/** Compiles one named pattern; throws InvalidPatternError when it cannot be used safely. */
+export function compilePattern(
+  name: string,
+  pattern: string,
+  replacement: string,
+): CompiledPattern {
+  let regex: RegExp;
+  let groupCount: number;
+  try {
+    const translated = translatePattern(pattern);
+    regex = new RegExp(translated.source, `${translated.flags}g`);
+    const probe = new RegExp(`(?:${translated.source})|`, translated.flags).exec("");
+    groupCount = (probe?.length ?? 1) - 1;
+  } catch (error) {
+    throw new InvalidPatternError(name, errorMessage(error), { cause: error });
+  }
+  regex.lastIndex = 0;
+  if (regex.test("")) {
+    throw new InvalidPatternError(name, "the pattern matches the empty string");
+  }
+  regex.lastIndex = 0;
+  const parts = compileReplacement(name, replacement, groupCount, namedGroups(regex.source));
+  const constant =
+    parts.length === 0
+      ? ""
+      : parts.length === 1 && parts[0]?.kind === "literal"
+        ? parts[0].text
+        : null;
+
+  return {
+    name,
+    regex,
+    apply(text: string) {
+      let count = 0;
+      const result = text.replace(regex, (...args: unknown[]) => {
+        const match = args[0] as string;
+        if (match.length === 0) return "";
+        count += 1;
+        if (constant !== null) return constant;
+        return expand(parts, args, groupCount);
+      });
+      return { text: result, count };
+    },
+  };
+}
+
+/**
+ * Checks a custom pattern from config: its shape, that the regex compiles (in the dialect
+ * accepted by `translatePattern`), does not match the empty string, and that the replacement
+ * only refers to groups that exist. Throws InvalidPatternError (or a zod error for the shape).
+ */
+export function validateCustomPattern(pattern: CustomMaskingPattern): void {
+  const parsed = CustomMaskingPatternSchema.parse(pattern);
+  compilePattern(parsed.name, parsed.pattern, parsed.replacement);
+}
+
+function namedGroups(source: string): Set<string> {
+  const names = new Set<string>();
+  for (const match of source.matchAll(/\(\?<([A-Za-z_$][\w$]*)>/g)) {
+    if (match[1]) names.add(match[1]);
+  }
+  return names;
+}
+
+/**
+ * Parses a replacement template. Supports the JavaScript forms ($$, $&, $`, $', $n, $nn,
+ * $<name>) and the Go form ${n} / ${name}. A reference to a group that does not exist is an
+ * error rather than literal text, so typos in config surface at validation time.
+ */
+function compileReplacement(
+  patternName: string,
+  template: string,
+  groupCount: number,
+  names: Set<string>,
+): ReplacementPart[] {
+  const parts: ReplacementPart[] = [];
+  let literal = "";
+  const flush = () => {
+    if (literal) parts.push({ kind: "literal", text: literal });
+    literal = "";
+  };
+  const reference = (ref: string) => {
+    if (/^\d+$/.test(ref)) {
+      const index = Number(ref);
+      if (index < 1 || index > groupCount) {
+        throw new InvalidPatternError(patternName, `replacement refers to missing group $${ref}`);
+      }
+      flush();
+      parts.push({ kind: "group", index });
+      return;
+    }
+    if (!names.has(ref)) {
+      throw new InvalidPatternError(patternName, `replacement refers to missing group "${ref}"`);
+    }
+    flush();
+    parts.push({ kind: "named", name: ref });
+  };
+
+  let i = 0;
+  while (i < template.length) {
+    const char = template[i];
+    const next = template[i + 1];
+    if (char !== "$" || next === undefined) {
+      literal += char;
+      i += 1;
+      continue;
+    }
+    if (next === "$") {
+      literal += "$";
+      i += 2;
+    } else if (next === "&" || next === "`" || next === "'") {
+      flush();
+      parts.push({ kind: next === "&" ? "match" : next === "`" ? "before" : "after" });
+      i += 2;
+    } else if (next === "<" || next === "{") {
+      const close = template.indexOf(next === "<" ? ">" : "}", i + 2);
+      if (close === -1) throw new InvalidPatternError(patternName, "unterminated group reference");
+      reference(template.slice(i + 2, close));
+      i = close + 1;
+    } else if (next >= "0" && next <= "9") {
+      const two = template.slice(i + 1, i + 3);
+      const useTwo = /^\d\d$/.test(two) && Number(two) >= 1 && Number(two) <= groupCount;
+      reference(useTwo ? two : next);
+      i += useTwo ? 3 : 2;
+    } else {
+      literal += "$";
+      i += 1;
+    }
+  }
+  flush();
+  return parts;
+}
+
+function expand(parts: ReplacementPart[], args: unknown[], groupCount: number): string {
+  let out = "";
+  for (const part of parts) {
+    switch (part.kind) {
+      case "literal":
+        out += part.text;
+        break;
+      case "group":
+        out += (args[part.index] as string | undefined) ?? "";
+        break;
+      case "named": {
+        const groups = args[groupCount + 3] as Record<string, string | undefined> | undefined;
+        out += groups?.[part.name] ?? "";
+        break;
+      }
+      case "match":
+        out += args[0] as string;
+        break;
+      case "before": {
+        const offset = args[groupCount + 1] as number;
+        out += (args[groupCount + 2] as string).slice(0, offset);
+        break;
+      }
+      case "after": {
+        const offset = args[groupCount + 1] as number;
+        const whole = args[groupCount + 2] as string;
+        out += whole.slice(offset + (args[0] as string).length);
+        break;
+      }
+      default: {
+        const exhaustive: never = part;
+        throw new Error(`unhandled replacement part ${String(exhaustive)}`);
+      }
+    }
+  }
+  return out;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
