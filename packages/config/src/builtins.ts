@@ -1,0 +1,203 @@
+import { SUMMARIZATION_DEFAULTS } from "./schema.ts";
+import type {
+  AgentConfig,
+  ChainConfig,
+  DefaultsConfig,
+  LlmProviderConfig,
+  McpServerConfig,
+  QueueConfig,
+  SystemConfig,
+} from "./types.ts";
+
+/** Built-in definitions; tarsy.yaml / llm-providers.yaml replace any of them by name. */
+
+export const BUILTIN_FILE = "<built-in>";
+
+export const DEFAULT_ITERATION_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_ITERATIONS = 20;
+export const DEFAULT_ALERT_TYPE = "kubernetes";
+export const DEFAULT_CHAT_AGENT = "ChatAgent";
+export const DEFAULT_SYNTHESIS_AGENT = "SynthesisAgent";
+export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
+
+export const DEFAULT_RUNBOOK = `# Generic troubleshooting guide
+
+1. Read the alert: which system or service is affected, since when, how badly.
+2. Gather context with the available tools: current state, recent changes, events and logs.
+3. Find the root cause; prefer evidence over assumptions and say what you could not check.
+4. Assess the impact and its scope.
+5. Recommend safe next steps (investigation or remediation) and their risks.
+`;
+
+export function builtinDefaults(): DefaultsConfig {
+  return {
+    llm_provider: "google-default",
+    max_iterations: DEFAULT_MAX_ITERATIONS,
+    alert_type: DEFAULT_ALERT_TYPE,
+    runbook: DEFAULT_RUNBOOK,
+    alert_masking: { enabled: true, pattern_group: "security" },
+    iteration_timeout_ms: DEFAULT_ITERATION_TIMEOUT_MS,
+  };
+}
+
+const MINUTE = 60_000;
+
+export function builtinQueue(): QueueConfig {
+  return {
+    worker_count: 5,
+    max_concurrent_sessions: 5,
+    poll_interval_ms: 1000,
+    poll_interval_jitter_ms: 500,
+    session_timeout_ms: 15 * MINUTE,
+    chat_timeout_ms: 15 * MINUTE,
+    graceful_shutdown_timeout_ms: 15 * MINUTE,
+    orphan_detection_interval_ms: 5 * MINUTE,
+    orphan_threshold_ms: 5 * MINUTE,
+    heartbeat_interval_ms: 30_000,
+  };
+}
+
+export function builtinSystem(): SystemConfig {
+  return { allowed_ws_origins: [] };
+}
+
+const KUBERNETES_INSTRUCTIONS = `For Kubernetes operations:
+- In multi-cluster setups (when a 'configuration_contexts_list' tool exists), list the contexts first and pick the right one before anything else.
+- Prefer namespaced queries; cluster-wide listings can be huge.
+- Cluster-scoped kinds (Namespace, Node, ClusterRole, PersistentVolume) take no namespace parameter; namespaced kinds (Pod, Deployment, Service, ConfigMap) require one. A "could not find the requested resource" error usually means this was wrong.`;
+
+export function builtinMcpServers(
+  env: Readonly<Record<string, string | undefined>>,
+): McpServerConfig[] {
+  const kubeconfig = env.KUBECONFIG;
+  return [
+    {
+      id: "kubernetes-server",
+      transport: {
+        type: "stdio",
+        command: "npx",
+        args: [
+          "-y",
+          "kubernetes-mcp-server",
+          "--read-only",
+          "--disable-destructive",
+          // Without KUBECONFIG the server uses its own default (in-cluster or ~/.kube/config).
+          ...(kubeconfig ? ["--kubeconfig", kubeconfig] : []),
+        ],
+        env: {},
+      },
+      instructions: KUBERNETES_INSTRUCTIONS,
+      data_masking: {
+        enabled: true,
+        pattern_groups: ["kubernetes"],
+        patterns: ["certificate", "token", "email"],
+        custom_patterns: [],
+      },
+      summarization: { ...SUMMARIZATION_DEFAULTS },
+    },
+  ];
+}
+
+export function builtinAgents(): AgentConfig[] {
+  return [
+    {
+      name: "KubernetesAgent",
+      description: "Kubernetes-specialised investigation agent",
+      mcp_servers: ["kubernetes-server"],
+      builtin: true,
+    },
+    {
+      name: DEFAULT_CHAT_AGENT,
+      description: "Answers follow-up questions about a finished investigation",
+      mcp_servers: ["kubernetes-server"],
+      builtin: true,
+    },
+    {
+      name: DEFAULT_SYNTHESIS_AGENT,
+      description: "Merges the results of parallel investigations",
+      mcp_servers: [],
+      custom_instructions: `You are an incident commander combining several parallel investigations of the same alert.
+Weigh each investigation by the quality of its evidence and reasoning; set aside claims without support.
+Where they disagree, say which evidence is stronger and why.
+Produce one root-cause analysis of the alert and one set of actionable recommendations.
+Focus on the alert, not on comparing the investigators.`,
+      builtin: true,
+    },
+    {
+      name: EXEC_SUMMARY_AGENT,
+      description: "Writes the short executive summary of a finished session",
+      mcp_servers: [],
+      builtin: true,
+    },
+  ];
+}
+
+export function builtinChains(): ChainConfig[] {
+  return [
+    {
+      id: "kubernetes-agent-chain",
+      alert_types: ["kubernetes"],
+      description: "Single-stage Kubernetes analysis",
+      stages: [{ name: "analysis", agents: [{ name: "KubernetesAgent" }], replicas: 1 }],
+      chat: { enabled: true },
+      builtin: true,
+    },
+  ];
+}
+
+export function builtinLlmProviders(): LlmProviderConfig[] {
+  return [
+    {
+      name: "google-default",
+      type: "google",
+      model: "gemini-2.5-pro",
+      api_key_env: "GOOGLE_API_KEY",
+      max_tool_result_tokens: 950_000,
+      native_tools: { google_search: true, code_execution: false, url_context: true },
+      builtin: true,
+    },
+    {
+      name: "openai-default",
+      type: "openai",
+      model: "gpt-5",
+      api_key_env: "OPENAI_API_KEY",
+      max_tool_result_tokens: 250_000,
+      builtin: true,
+    },
+    {
+      name: "anthropic-default",
+      type: "anthropic",
+      model: "claude-sonnet-4-20250514",
+      api_key_env: "ANTHROPIC_API_KEY",
+      max_tool_result_tokens: 150_000,
+      builtin: true,
+    },
+    {
+      name: "xai-default",
+      type: "xai",
+      model: "grok-4",
+      api_key_env: "XAI_API_KEY",
+      max_tool_result_tokens: 200_000,
+      builtin: true,
+    },
+    {
+      name: "vertexai-default",
+      type: "vertexai",
+      model: "claude-sonnet-4-5@20250929",
+      project_env: "GOOGLE_CLOUD_PROJECT",
+      location_env: "GOOGLE_CLOUD_LOCATION",
+      max_tool_result_tokens: 150_000,
+      builtin: true,
+    },
+  ];
+}
+
+/** The environment variable a provider type reads its key from when `api_key_env` is unset. */
+export const DEFAULT_API_KEY_ENV: Partial<Record<LlmProviderConfig["type"], string>> = {
+  google: "GOOGLE_API_KEY",
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+  xai: "XAI_API_KEY",
+};
+
+export const DEFAULT_MAX_TOOL_RESULT_TOKENS = 100_000;

@@ -1,0 +1,65 @@
+/** One problem found while loading the configuration: where it is and what is wrong. */
+export interface ConfigIssue {
+  /** The file the problem is in (`<built-in>` for built-in definitions). */
+  file: string;
+  /** Dotted path inside the file, e.g. `agent_chains.k8s.stages[0].agents[1].name`. */
+  path: string;
+  message: string;
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  return issue.path
+    ? `${issue.file}: ${issue.path}: ${issue.message}`
+    : `${issue.file}: ${issue.message}`;
+}
+
+/** Base of every error this package throws. */
+export abstract class TarsyConfigError extends Error {
+  abstract readonly code: string;
+}
+
+/** Loading failed; `issues` lists every problem found, not just the first. */
+export class ConfigError extends TarsyConfigError {
+  readonly code = "CONFIG_INVALID" as const;
+  constructor(readonly issues: readonly ConfigIssue[]) {
+    super(
+      `invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"}):\n  ${issues
+        .map(formatIssue)
+        .join("\n  ")}`,
+    );
+    this.name = "ConfigError";
+  }
+}
+
+/** No chain handles the alert type (and the default alert type did not help). */
+export class ChainNotFoundError extends TarsyConfigError {
+  readonly code = "CHAIN_NOT_FOUND" as const;
+  constructor(readonly alertType: string) {
+    super(`no chain handles alert type "${alertType}"`);
+    this.name = "ChainNotFoundError";
+  }
+}
+
+export type ReferenceKind = "agent" | "chain" | "stage" | "llm_provider" | "mcp_server";
+
+/** A name used at run time is not in the loaded registries. */
+export class UnknownReferenceError extends TarsyConfigError {
+  readonly code = "UNKNOWN_REFERENCE" as const;
+  constructor(
+    readonly kind: ReferenceKind,
+    readonly names: readonly string[],
+    context: string,
+  ) {
+    super(`${context}: unknown ${kind} ${names.map((n) => `"${n}"`).join(", ")}`);
+    this.name = "UnknownReferenceError";
+  }
+}
+
+/** A chat was requested for a chain whose chat is disabled. */
+export class ChatDisabledError extends TarsyConfigError {
+  readonly code = "CHAT_DISABLED" as const;
+  constructor(readonly chainId: string) {
+    super(`chat is disabled for chain "${chainId}"`);
+    this.name = "ChatDisabledError";
+  }
+}

@@ -1,0 +1,170 @@
+import { DEFAULT_API_KEY_ENV, DEFAULT_MAX_TOOL_RESULT_TOKENS } from "./builtins.ts";
+import {
+  type RawAgent,
+  type RawChain,
+  type RawDefaults,
+  type RawLlmProvider,
+  type RawMcpServer,
+  type RawQueue,
+  type RawSystem,
+  SUMMARIZATION_DEFAULTS,
+} from "./schema.ts";
+import type {
+  AgentConfig,
+  ChainConfig,
+  DefaultsConfig,
+  LlmProviderConfig,
+  McpServerConfig,
+  QueueConfig,
+  StageConfig,
+  SystemConfig,
+} from "./types.ts";
+
+/** Turns parsed YAML entries into the typed registry entries (defaults filled in). */
+
+/** Copies only the keys whose value is defined, so optional fields stay absent. */
+function defined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]: Exclude<T[K], undefined>;
+  };
+}
+
+export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
+  const t = raw.transport;
+  const transport: McpServerConfig["transport"] =
+    t.type === "stdio"
+      ? { type: "stdio", command: t.command ?? "", args: t.args ?? [], env: t.env ?? {} }
+      : {
+          type: t.type,
+          url: t.url ?? "",
+          ...defined({ bearer_token: t.bearer_token || undefined, timeout_ms: t.timeout }),
+          verify_ssl: t.verify_ssl ?? true,
+          custom_headers: { ...t.headers, ...t.custom_headers },
+        };
+  const masking = raw.data_masking;
+  return {
+    id,
+    transport,
+    ...defined({ instructions: raw.instructions }),
+    data_masking: masking
+      ? {
+          enabled: masking.enabled,
+          pattern_groups: masking.pattern_groups,
+          patterns: masking.patterns,
+          custom_patterns: masking.custom_patterns.map((p, index) => ({
+            name: p.name ?? `custom_${index + 1}`,
+            pattern: p.pattern,
+            replacement: p.replacement,
+            ...defined({ description: p.description }),
+          })),
+        }
+      : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
+    summarization: raw.summarization ?? { ...SUMMARIZATION_DEFAULTS },
+  };
+}
+
+export function toAgent(name: string, raw: RawAgent): AgentConfig {
+  return {
+    name,
+    ...defined({
+      description: raw.description,
+      custom_instructions: raw.custom_instructions,
+      llm_backend: raw.llm_backend,
+      iteration_strategy: raw.iteration_strategy,
+      max_iterations: raw.max_iterations,
+      native_tools: raw.native_tools,
+    }),
+    mcp_servers: raw.mcp_servers,
+    builtin: false,
+  };
+}
+
+export function toChain(id: string, raw: RawChain): ChainConfig {
+  const stages: StageConfig[] = raw.stages.map((stage) => ({
+    name: stage.name,
+    agents: (stage.agents ?? (stage.agent ? [{ name: stage.agent }] : [])).map((a) => defined(a)),
+    replicas: stage.replicas,
+    ...defined({
+      success_policy: stage.success_policy,
+      max_iterations: stage.max_iterations,
+      iteration_timeout_ms: stage.iteration_timeout,
+      synthesis: stage.synthesis && defined(stage.synthesis),
+    }),
+  }));
+  return {
+    id,
+    alert_types: raw.alert_types,
+    ...defined({
+      description: raw.description,
+      llm_provider: raw.llm_provider,
+      llm_backend: raw.llm_backend,
+      iteration_strategy: raw.iteration_strategy,
+      executive_summary_provider: raw.executive_summary_provider,
+      max_iterations: raw.max_iterations,
+      mcp_servers: raw.mcp_servers,
+    }),
+    stages,
+    chat: raw.chat ? defined(raw.chat) : { enabled: true },
+    builtin: false,
+  };
+}
+
+export function toLlmProvider(name: string, raw: RawLlmProvider): LlmProviderConfig {
+  return {
+    name,
+    type: raw.type,
+    model: raw.model,
+    ...defined({
+      api_key_env: raw.api_key_env ?? DEFAULT_API_KEY_ENV[raw.type],
+      base_url: raw.base_url || undefined,
+      temperature: raw.temperature,
+      native_tools: raw.native_tools,
+      project_env: raw.project_env,
+      location_env: raw.location_env,
+    }),
+    max_tool_result_tokens: raw.max_tool_result_tokens ?? DEFAULT_MAX_TOOL_RESULT_TOKENS,
+    builtin: false,
+  };
+}
+
+export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): DefaultsConfig {
+  if (!raw) return base;
+  return {
+    ...base,
+    ...defined({
+      llm_provider: raw.llm_provider,
+      llm_backend: raw.llm_backend,
+      iteration_strategy: raw.iteration_strategy,
+      max_iterations: raw.max_iterations,
+      success_policy: raw.success_policy,
+      alert_type: raw.alert_type,
+      runbook: raw.runbook,
+      alert_masking: raw.alert_masking,
+      iteration_timeout_ms: raw.iteration_timeout,
+    }),
+  };
+}
+
+export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConfig {
+  if (!raw) return base;
+  return {
+    ...base,
+    ...defined({
+      worker_count: raw.worker_count,
+      max_concurrent_sessions: raw.max_concurrent_sessions,
+      poll_interval_ms: raw.poll_interval,
+      poll_interval_jitter_ms: raw.poll_interval_jitter,
+      session_timeout_ms: raw.session_timeout,
+      chat_timeout_ms: raw.chat_timeout,
+      graceful_shutdown_timeout_ms: raw.graceful_shutdown_timeout,
+      orphan_detection_interval_ms: raw.orphan_detection_interval,
+      orphan_threshold_ms: raw.orphan_threshold,
+      heartbeat_interval_ms: raw.heartbeat_interval,
+    }),
+  };
+}
+
+export function toSystem(base: SystemConfig, raw: RawSystem | undefined): SystemConfig {
+  if (!raw) return base;
+  return { ...base, ...defined(raw) };
+}

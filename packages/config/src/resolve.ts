@@ -1,0 +1,284 @@
+import {
+  DEFAULT_CHAT_AGENT,
+  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_SYNTHESIS_AGENT,
+  EXEC_SUMMARY_AGENT,
+} from "./builtins.ts";
+import { ChatDisabledError, UnknownReferenceError } from "./errors.ts";
+import type {
+  AgentConfig,
+  ChainConfig,
+  IterationStrategy,
+  LlmBackend,
+  LlmProviderConfig,
+  LlmProviderType,
+  NativeToolsConfig,
+  StageAgentConfig,
+  StageConfig,
+  TarsyConfig,
+} from "./types.ts";
+
+/** What an agent execution runs with, after the hierarchy has been applied. */
+export interface ResolvedAgentConfig {
+  /** The registry name (for replicas, the base name; the display name is separate). */
+  agent_name: string;
+  llm_provider_name: string;
+  llm_provider: LlmProviderConfig;
+  llm_backend: LlmBackend;
+  max_iterations: number;
+  iteration_timeout_ms: number;
+  mcp_servers: string[];
+  custom_instructions?: string;
+  native_tools?: NativeToolsConfig;
+}
+
+/** A level of the hierarchy that may set the backend, either directly or through a strategy. */
+interface BackendLevel {
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+}
+
+/** TARSy's iteration strategies map to backends: native thinking needs the Google SDK. */
+export function backendForStrategy(strategy: IterationStrategy): LlmBackend {
+  return strategy === "native-thinking" || strategy === "synthesis-native-thinking"
+    ? "google-native"
+    : "langchain";
+}
+
+/** The backend when no level sets one: Gemini natively, scripted for scripted, else LangChain. */
+export function defaultBackendFor(providerType: LlmProviderType): LlmBackend {
+  if (providerType === "google") return "google-native";
+  if (providerType === "scripted") return "scripted";
+  return "langchain";
+}
+
+/** Whether llm-service can run this backend against this provider type. */
+export function isBackendCompatible(backend: LlmBackend, providerType: LlmProviderType): boolean {
+  if (providerType === "scripted") return backend === "scripted";
+  if (backend === "scripted") return false;
+  if (backend === "google-native") return providerType === "google" || providerType === "vertexai";
+  return true;
+}
+
+function backendOf(level: BackendLevel | undefined): LlmBackend | undefined {
+  if (!level) return undefined;
+  if (level.llm_backend) return level.llm_backend;
+  return level.iteration_strategy ? backendForStrategy(level.iteration_strategy) : undefined;
+}
+
+/** The first level (highest priority first) that sets a backend, else the provider's default. */
+function pickBackend(
+  levelsHighestFirst: (BackendLevel | undefined)[],
+  provider: LlmProviderConfig,
+): LlmBackend {
+  for (const level of levelsHighestFirst) {
+    const backend = backendOf(level);
+    if (backend) return backend;
+  }
+  return defaultBackendFor(provider.type);
+}
+
+function nonEmpty(list: readonly string[] | undefined): string[] | undefined {
+  return list && list.length > 0 ? [...list] : undefined;
+}
+
+function mergeNativeTools(
+  provider: LlmProviderConfig,
+  agent: AgentConfig,
+): NativeToolsConfig | undefined {
+  if (!provider.native_tools && !agent.native_tools) return undefined;
+  return { ...provider.native_tools, ...agent.native_tools };
+}
+
+export function getAgent(config: TarsyConfig, name: string, context: string): AgentConfig {
+  const agent = config.agents.get(name);
+  if (!agent) throw new UnknownReferenceError("agent", [name], context);
+  return agent;
+}
+
+export function getLlmProvider(
+  config: TarsyConfig,
+  name: string,
+  context: string,
+): LlmProviderConfig {
+  const provider = config.llmProviders.get(name);
+  if (!provider) throw new UnknownReferenceError("llm_provider", [name], context);
+  return provider;
+}
+
+export function getStage(chain: ChainConfig, stageIndex: number): StageConfig {
+  const stage = chain.stages[stageIndex];
+  if (!stage) throw new UnknownReferenceError("stage", [String(stageIndex)], `chain "${chain.id}"`);
+  return stage;
+}
+
+/**
+ * Resolves one stage agent: defaults → agent definition → chain → stage → stage-agent.
+ * - provider: stage-agent → chain → defaults
+ * - backend: stage-agent → chain → agent → defaults (llm_backend, or iteration_strategy), else
+ *   the provider type's default
+ * - max_iterations: stage-agent → stage → chain → agent → defaults → 20
+ * - mcp_servers: stage-agent → chain → agent (a non-empty list replaces, never merges)
+ * - iteration timeout: stage → defaults (120 s)
+ */
+export function resolveAgentConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  stageIndex: number,
+  agentRef: StageAgentConfig,
+): ResolvedAgentConfig {
+  const stage = getStage(chain, stageIndex);
+  const context = `chain "${chain.id}" stage "${stage.name}"`;
+  const agent = getAgent(config, agentRef.name, context);
+  const providerName = agentRef.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: pickBackend([agentRef, chain, agent, config.defaults], provider),
+    max_iterations:
+      agentRef.max_iterations ??
+      stage.max_iterations ??
+      chain.max_iterations ??
+      agent.max_iterations ??
+      config.defaults.max_iterations ??
+      DEFAULT_MAX_ITERATIONS,
+    iteration_timeout_ms: stage.iteration_timeout_ms ?? config.defaults.iteration_timeout_ms,
+    mcp_servers: nonEmpty(agentRef.mcp_servers) ??
+      nonEmpty(chain.mcp_servers) ?? [...agent.mcp_servers],
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+    ...optionalNativeTools(mergeNativeTools(provider, agent)),
+  };
+}
+
+function optionalNativeTools(tools: NativeToolsConfig | undefined): {
+  native_tools?: NativeToolsConfig;
+} {
+  return tools ? { native_tools: tools } : {};
+}
+
+/**
+ * Resolves the synthesis agent of a stage (run after a stage with more than one execution):
+ * agent `synthesis.agent` or SynthesisAgent; provider synthesis → chain → defaults; backend
+ * synthesis → chain → agent → defaults. Synthesis gets the agent definition's tools only.
+ */
+export function resolveSynthesisConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  stageIndex: number,
+): ResolvedAgentConfig {
+  const stage = getStage(chain, stageIndex);
+  const synthesis = stage.synthesis ?? {};
+  const context = `chain "${chain.id}" stage "${stage.name}" synthesis`;
+  const agent = getAgent(config, synthesis.agent ?? DEFAULT_SYNTHESIS_AGENT, context);
+  const providerName = synthesis.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: pickBackend([synthesis, chain, agent, config.defaults], provider),
+    max_iterations:
+      stage.max_iterations ??
+      chain.max_iterations ??
+      agent.max_iterations ??
+      config.defaults.max_iterations,
+    iteration_timeout_ms: stage.iteration_timeout_ms ?? config.defaults.iteration_timeout_ms,
+    mcp_servers: [...agent.mcp_servers],
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+    ...optionalNativeTools(mergeNativeTools(provider, agent)),
+  };
+}
+
+/** Every MCP server the chain's stages use (chain-level list first), without duplicates. */
+export function aggregateChainMcpServers(config: TarsyConfig, chain: ChainConfig): string[] {
+  const servers = new Set<string>(chain.mcp_servers ?? []);
+  for (const stage of chain.stages) {
+    for (const agentRef of stage.agents) {
+      const agent = config.agents.get(agentRef.name);
+      if (!agent) continue;
+      const list =
+        nonEmpty(agentRef.mcp_servers) ?? nonEmpty(chain.mcp_servers) ?? agent.mcp_servers;
+      for (const id of list) servers.add(id);
+    }
+  }
+  return [...servers];
+}
+
+/**
+ * Resolves the chat agent of a chain (follow-up questions after an investigation):
+ * agent `chat.agent` or ChatAgent; provider chat → chain → defaults; backend and
+ * max_iterations chat → chain → agent → defaults; MCP servers `chat.mcp_servers`, else the
+ * union of the chain's stage servers, else the agent's own. A per-alert `mcp_selection`
+ * still replaces the result (apply `resolveMcpSelection`).
+ */
+export function resolveChatAgentConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+): ResolvedAgentConfig {
+  const chat = chain.chat;
+  if (!chat.enabled) throw new ChatDisabledError(chain.id);
+  const context = `chain "${chain.id}" chat`;
+  const agent = getAgent(config, chat.agent ?? DEFAULT_CHAT_AGENT, context);
+  const providerName = chat.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: pickBackend([chat, chain, agent, config.defaults], provider),
+    max_iterations:
+      chat.max_iterations ??
+      chain.max_iterations ??
+      agent.max_iterations ??
+      config.defaults.max_iterations,
+    iteration_timeout_ms: config.defaults.iteration_timeout_ms,
+    mcp_servers: nonEmpty(chat.mcp_servers) ??
+      nonEmpty(aggregateChainMcpServers(config, chain)) ?? [...agent.mcp_servers],
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+    ...optionalNativeTools(mergeNativeTools(provider, agent)),
+  };
+}
+
+export interface ResolvedExecutiveSummaryConfig {
+  agent_name: string;
+  llm_provider_name: string;
+  llm_provider: LlmProviderConfig;
+  llm_backend: LlmBackend;
+  custom_instructions?: string;
+}
+
+/**
+ * The executive summary LLM call: provider `executive_summary_provider` → chain
+ * `llm_provider` → defaults; backend chain → ExecSummaryAgent → defaults. When that backend
+ * cannot drive the chosen provider (e.g. google-native with an OpenAI summary provider), the
+ * provider's own default backend is used.
+ */
+export function resolveExecutiveSummaryConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+): ResolvedExecutiveSummaryConfig {
+  const context = `chain "${chain.id}" executive summary`;
+  const agent = getAgent(config, EXEC_SUMMARY_AGENT, context);
+  const providerName =
+    chain.executive_summary_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  let backend = pickBackend([chain, agent, config.defaults], provider);
+  if (!isBackendCompatible(backend, provider.type)) backend = defaultBackendFor(provider.type);
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: backend,
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+  };
+}

@@ -1,0 +1,311 @@
+import { z } from "zod";
+import { parseDuration } from "./duration.ts";
+import {
+  customPatternProblem,
+  isKnownMaskingPattern,
+  isKnownPatternGroup,
+} from "./masking-names.ts";
+import {
+  ITERATION_STRATEGIES,
+  LLM_BACKENDS,
+  LLM_PROVIDER_TYPES,
+  SUCCESS_POLICIES,
+  TRANSPORT_TYPES,
+} from "./types.ts";
+
+/**
+ * zod schemas of the YAML as users write it (TARSy's format). Objects are strict: an
+ * unrecognised key becomes a warning (see `parse.ts`), never a silent typo.
+ */
+
+const DURATION_HINT = "expected a duration such as 500ms, 30s, 40m or 1h";
+
+export const DurationSchema = z
+  .union([z.string(), z.literal(0)], { error: DURATION_HINT })
+  .transform((value, ctx) => {
+    const ms = typeof value === "number" ? 0 : parseDuration(value);
+    if (ms === undefined) {
+      ctx.addIssue({ code: "custom", message: `invalid duration "${value}": ${DURATION_HINT}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+/** `timeout: 30` (seconds, as TARSy writes it) or a duration string. */
+const SecondsOrDurationSchema = z
+  .union([z.number().positive(), z.string()], { error: DURATION_HINT })
+  .transform((value, ctx) => {
+    const ms = typeof value === "number" ? Math.round(value * 1000) : parseDuration(value);
+    if (ms === undefined || ms <= 0) {
+      ctx.addIssue({ code: "custom", message: `invalid timeout "${value}": ${DURATION_HINT}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const PositiveInt = z.number().int().min(1);
+const Name = z.string().min(1, "must not be empty");
+const NameList = z.array(Name);
+const Backend = z.enum(LLM_BACKENDS);
+const Strategy = z.enum(ITERATION_STRATEGIES);
+/** Values of env and header maps: YAML may type `PORT: 3000` as a number. */
+const StringMap = z.record(
+  z.string(),
+  z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v)),
+);
+
+const NativeToolsSchema = z.strictObject({
+  google_search: z.boolean().optional(),
+  code_execution: z.boolean().optional(),
+  url_context: z.boolean().optional(),
+});
+
+const TransportSchema = z
+  .strictObject({
+    type: z.enum(TRANSPORT_TYPES),
+    command: z.string().optional(),
+    args: z.array(z.union([z.string(), z.number()]).transform((v) => String(v))).optional(),
+    env: StringMap.optional(),
+    url: z.string().optional(),
+    bearer_token: z.string().optional(),
+    verify_ssl: z.boolean().optional(),
+    timeout: SecondsOrDurationSchema.optional(),
+    custom_headers: StringMap.optional(),
+    /** TARSy's older name for `custom_headers`. */
+    headers: StringMap.optional(),
+  })
+  .superRefine((t, ctx) => {
+    if (t.type === "stdio") {
+      if (!t.command) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["command"],
+          message: "is required for stdio transport",
+        });
+      }
+      return;
+    }
+    if (!t.url) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["url"],
+        message: `is required for ${t.type} transport`,
+      });
+    } else if (!URL.canParse(t.url)) {
+      ctx.addIssue({ code: "custom", path: ["url"], message: `"${t.url}" is not a valid URL` });
+    }
+  });
+
+const CustomPatternSchema = z
+  .strictObject({
+    name: z.string().min(1).optional(),
+    pattern: Name,
+    replacement: z.string(),
+    description: z.string().optional(),
+  })
+  .superRefine((p, ctx) => {
+    const problem = customPatternProblem(p.name ?? "custom_pattern", p.pattern, p.replacement);
+    if (problem) ctx.addIssue({ code: "custom", path: ["pattern"], message: problem });
+  });
+
+const DataMaskingSchema = z.strictObject({
+  /** A `data_masking` block means masking unless it says `enabled: false`. */
+  enabled: z.boolean().default(true),
+  pattern_groups: z
+    .array(
+      Name.refine(isKnownPatternGroup, {
+        error: (issue) => `unknown masking pattern group "${String(issue.input)}"`,
+      }),
+    )
+    .default([]),
+  patterns: z
+    .array(
+      Name.refine(isKnownMaskingPattern, {
+        error: (issue) => `unknown masking pattern "${String(issue.input)}"`,
+      }),
+    )
+    .default([]),
+  custom_patterns: z.array(CustomPatternSchema).default([]),
+});
+
+export const SUMMARIZATION_DEFAULTS = {
+  enabled: true,
+  size_threshold_tokens: 5000,
+  summary_max_token_limit: 1000,
+} as const;
+
+const SummarizationSchema = z.strictObject({
+  enabled: z.boolean().default(SUMMARIZATION_DEFAULTS.enabled),
+  size_threshold_tokens: z
+    .number()
+    .int()
+    .min(100)
+    .default(SUMMARIZATION_DEFAULTS.size_threshold_tokens),
+  summary_max_token_limit: z
+    .number()
+    .int()
+    .min(50)
+    .default(SUMMARIZATION_DEFAULTS.summary_max_token_limit),
+});
+
+export const McpServerSchema = z.strictObject({
+  transport: TransportSchema,
+  instructions: z.string().optional(),
+  data_masking: DataMaskingSchema.optional(),
+  summarization: SummarizationSchema.optional(),
+});
+export type RawMcpServer = z.output<typeof McpServerSchema>;
+
+export const AgentSchema = z.strictObject({
+  description: z.string().optional(),
+  mcp_servers: NameList.default([]),
+  custom_instructions: z.string().optional(),
+  llm_backend: Backend.optional(),
+  iteration_strategy: Strategy.optional(),
+  max_iterations: PositiveInt.optional(),
+  native_tools: NativeToolsSchema.optional(),
+});
+export type RawAgent = z.output<typeof AgentSchema>;
+
+const StageAgentSchema = z.preprocess(
+  (value) => (typeof value === "string" ? { name: value } : value),
+  z.strictObject({
+    name: Name,
+    llm_provider: Name.optional(),
+    llm_backend: Backend.optional(),
+    iteration_strategy: Strategy.optional(),
+    max_iterations: PositiveInt.optional(),
+    mcp_servers: NameList.optional(),
+  }),
+);
+
+const SynthesisSchema = z.strictObject({
+  agent: Name.optional(),
+  llm_backend: Backend.optional(),
+  iteration_strategy: Strategy.optional(),
+  llm_provider: Name.optional(),
+});
+
+const StageSchema = z
+  .strictObject({
+    name: Name,
+    /** TARSy's older single-agent form: `agent: KubernetesAgent`. */
+    agent: Name.optional(),
+    agents: z.array(StageAgentSchema).min(1, "must list at least one agent").optional(),
+    replicas: PositiveInt.default(1),
+    success_policy: z.enum(SUCCESS_POLICIES).optional(),
+    max_iterations: PositiveInt.optional(),
+    iteration_timeout: DurationSchema.optional(),
+    synthesis: SynthesisSchema.optional(),
+  })
+  .superRefine((stage, ctx) => {
+    if (!stage.agents && !stage.agent) {
+      ctx.addIssue({ code: "custom", path: ["agents"], message: "is required" });
+    }
+    if (stage.agents && stage.agent) {
+      ctx.addIssue({ code: "custom", path: ["agent"], message: "use either agent or agents" });
+    }
+    if (stage.replicas > 1 && (stage.agents?.length ?? 1) > 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["replicas"],
+        message: "replicas can only be used with a single agent",
+      });
+    }
+  });
+
+const ChatSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  agent: Name.optional(),
+  llm_backend: Backend.optional(),
+  iteration_strategy: Strategy.optional(),
+  llm_provider: Name.optional(),
+  mcp_servers: NameList.optional(),
+  max_iterations: PositiveInt.optional(),
+});
+
+export const ChainSchema = z.strictObject({
+  alert_types: z.array(Name).min(1, "must list at least one alert type"),
+  description: z.string().optional(),
+  llm_provider: Name.optional(),
+  llm_backend: Backend.optional(),
+  iteration_strategy: Strategy.optional(),
+  executive_summary_provider: Name.optional(),
+  max_iterations: PositiveInt.optional(),
+  mcp_servers: NameList.optional(),
+  stages: z.array(StageSchema).min(1, "must have at least one stage"),
+  chat: ChatSchema.optional(),
+});
+export type RawChain = z.output<typeof ChainSchema>;
+
+export const LlmProviderSchema = z.strictObject({
+  type: z.enum(LLM_PROVIDER_TYPES),
+  model: Name,
+  api_key_env: Name.optional(),
+  base_url: z
+    .string()
+    .refine((url) => url === "" || URL.canParse(url), { error: "is not a valid URL" })
+    .optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  max_tool_result_tokens: PositiveInt.optional(),
+  native_tools: NativeToolsSchema.optional(),
+  project_env: Name.optional(),
+  location_env: Name.optional(),
+});
+export type RawLlmProvider = z.output<typeof LlmProviderSchema>;
+
+export const DefaultsSchema = z.strictObject({
+  llm_provider: Name.optional(),
+  llm_backend: Backend.optional(),
+  iteration_strategy: Strategy.optional(),
+  max_iterations: PositiveInt.optional(),
+  success_policy: z.enum(SUCCESS_POLICIES).optional(),
+  alert_type: Name.optional(),
+  runbook: z.string().optional(),
+  alert_masking: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      pattern_group: Name.refine(isKnownPatternGroup, {
+        error: (issue) => `unknown masking pattern group "${String(issue.input)}"`,
+      }).default("security"),
+    })
+    .optional(),
+  iteration_timeout: DurationSchema.optional(),
+});
+export type RawDefaults = z.output<typeof DefaultsSchema>;
+
+export const QueueSchema = z.strictObject({
+  worker_count: PositiveInt.optional(),
+  max_concurrent_sessions: PositiveInt.optional(),
+  poll_interval: DurationSchema.optional(),
+  poll_interval_jitter: DurationSchema.optional(),
+  session_timeout: DurationSchema.optional(),
+  chat_timeout: DurationSchema.optional(),
+  graceful_shutdown_timeout: DurationSchema.optional(),
+  orphan_detection_interval: DurationSchema.optional(),
+  orphan_threshold: DurationSchema.optional(),
+  heartbeat_interval: DurationSchema.optional(),
+});
+export type RawQueue = z.output<typeof QueueSchema>;
+
+export const SystemSchema = z.strictObject({
+  allowed_ws_origins: z.array(Name).optional(),
+  dashboard_url: z.string().optional(),
+});
+export type RawSystem = z.output<typeof SystemSchema>;
+
+const Section = z.record(z.string(), z.unknown()).nullish();
+
+/** Top level of tarsy.yaml; each entry of the named sections is parsed on its own. */
+export const TarsyFileSchema = z.strictObject({
+  queue: z.unknown().optional(),
+  system: z.unknown().optional(),
+  defaults: z.unknown().optional(),
+  mcp_servers: Section,
+  agents: Section,
+  agent_chains: Section,
+});
+
+export const ProvidersFileSchema = z.strictObject({
+  llm_providers: Section,
+});

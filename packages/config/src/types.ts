@@ -1,0 +1,238 @@
+/**
+ * The loaded TARSy configuration. Objects keep the YAML's snake_case field names; every
+ * duration is parsed to milliseconds and stored in a field named `*_ms` in place of the
+ * YAML string (e.g. `queue.session_timeout: 15m` → `queue.session_timeout_ms: 900000`).
+ */
+
+export const LLM_BACKENDS = ["google-native", "langchain", "scripted"] as const;
+export type LlmBackend = (typeof LLM_BACKENDS)[number];
+
+/** TARSy's older `iteration_strategy` values; each maps to a backend (see `backendForStrategy`). */
+export const ITERATION_STRATEGIES = [
+  "react",
+  "react-stage",
+  "react-final-analysis",
+  "native-thinking",
+  "synthesis",
+  "synthesis-native-thinking",
+  "langchain",
+] as const;
+export type IterationStrategy = (typeof ITERATION_STRATEGIES)[number];
+
+export const SUCCESS_POLICIES = ["all", "any"] as const;
+export type SuccessPolicy = (typeof SUCCESS_POLICIES)[number];
+
+export const LLM_PROVIDER_TYPES = [
+  "google",
+  "openai",
+  "anthropic",
+  "xai",
+  "vertexai",
+  "openai-compatible",
+  "scripted",
+] as const;
+export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number];
+
+export const TRANSPORT_TYPES = ["stdio", "http", "sse"] as const;
+export type TransportType = (typeof TRANSPORT_TYPES)[number];
+
+/** Gemini native tools; `true` enables one. Absent means the provider default. */
+export interface NativeToolsConfig {
+  google_search?: boolean;
+  code_execution?: boolean;
+  url_context?: boolean;
+}
+
+export interface StdioTransport {
+  type: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface HttpTransport {
+  type: "http" | "sse";
+  url: string;
+  bearer_token?: string;
+  verify_ssl: boolean;
+  /** From the YAML's `timeout` (seconds, or a duration string). */
+  timeout_ms?: number;
+  custom_headers: Record<string, string>;
+}
+
+export interface CustomMaskingPattern {
+  name: string;
+  pattern: string;
+  replacement: string;
+  description?: string;
+}
+
+export interface McpDataMasking {
+  enabled: boolean;
+  pattern_groups: string[];
+  patterns: string[];
+  custom_patterns: CustomMaskingPattern[];
+}
+
+export interface McpSummarization {
+  enabled: boolean;
+  size_threshold_tokens: number;
+  summary_max_token_limit: number;
+}
+
+export interface McpServerConfig {
+  id: string;
+  transport: StdioTransport | HttpTransport;
+  instructions?: string;
+  data_masking: McpDataMasking;
+  summarization: McpSummarization;
+}
+
+export interface AgentConfig {
+  name: string;
+  description?: string;
+  mcp_servers: string[];
+  custom_instructions?: string;
+  llm_backend?: LlmBackend;
+  /** Kept for TARSy configs that still use it; `llm_backend` wins at the same level. */
+  iteration_strategy?: IterationStrategy;
+  max_iterations?: number;
+  native_tools?: NativeToolsConfig;
+  builtin: boolean;
+}
+
+/** One entry of `stages[].agents[]`: an agent reference with per-stage overrides. */
+export interface StageAgentConfig {
+  name: string;
+  llm_provider?: string;
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+  max_iterations?: number;
+  mcp_servers?: string[];
+}
+
+export interface SynthesisConfig {
+  agent?: string;
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+  llm_provider?: string;
+}
+
+export interface StageConfig {
+  name: string;
+  agents: StageAgentConfig[];
+  /** Runs the single agent N times as `{Name}-1..N`; 1 means no replicas. */
+  replicas: number;
+  success_policy?: SuccessPolicy;
+  max_iterations?: number;
+  /** Per-iteration LLM timeout override for this stage. */
+  iteration_timeout_ms?: number;
+  synthesis?: SynthesisConfig;
+}
+
+export interface ChatConfig {
+  /** Chat is on unless a chain sets `chat.enabled: false`. */
+  enabled: boolean;
+  agent?: string;
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+  llm_provider?: string;
+  mcp_servers?: string[];
+  max_iterations?: number;
+}
+
+export interface ChainConfig {
+  id: string;
+  alert_types: string[];
+  description?: string;
+  llm_provider?: string;
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+  executive_summary_provider?: string;
+  max_iterations?: number;
+  mcp_servers?: string[];
+  stages: StageConfig[];
+  chat: ChatConfig;
+  builtin: boolean;
+}
+
+export interface LlmProviderConfig {
+  name: string;
+  type: LlmProviderType;
+  model: string;
+  /** Name of the environment variable that holds the key (never the key itself). */
+  api_key_env?: string;
+  base_url?: string;
+  temperature?: number;
+  max_tool_result_tokens: number;
+  native_tools?: NativeToolsConfig;
+  /** Vertex AI: environment variables holding the GCP project and location. */
+  project_env?: string;
+  location_env?: string;
+  builtin: boolean;
+}
+
+export interface AlertMaskingDefaults {
+  enabled: boolean;
+  pattern_group: string;
+}
+
+export interface DefaultsConfig {
+  llm_provider: string;
+  llm_backend?: LlmBackend;
+  iteration_strategy?: IterationStrategy;
+  max_iterations: number;
+  /** Unset means stages fall back to `any`. */
+  success_policy?: SuccessPolicy;
+  alert_type: string;
+  runbook: string;
+  alert_masking: AlertMaskingDefaults;
+  /** Per-iteration LLM call timeout (default 120 s). */
+  iteration_timeout_ms: number;
+}
+
+export interface QueueConfig {
+  worker_count: number;
+  max_concurrent_sessions: number;
+  poll_interval_ms: number;
+  poll_interval_jitter_ms: number;
+  session_timeout_ms: number;
+  chat_timeout_ms: number;
+  graceful_shutdown_timeout_ms: number;
+  orphan_detection_interval_ms: number;
+  orphan_threshold_ms: number;
+  heartbeat_interval_ms: number;
+}
+
+export interface SystemConfig {
+  /** Origins a browser WebSocket may connect from; empty means same-origin only. */
+  allowed_ws_origins: string[];
+  dashboard_url?: string;
+}
+
+/** Which file defined each entry (`<built-in>` for built-ins), for messages and summaries. */
+export interface ConfigSources {
+  defaults: string;
+  agents: ReadonlyMap<string, string>;
+  chains: ReadonlyMap<string, string>;
+  mcpServers: ReadonlyMap<string, string>;
+  llmProviders: ReadonlyMap<string, string>;
+}
+
+export interface TarsyConfig {
+  configDir: string;
+  defaults: DefaultsConfig;
+  queue: QueueConfig;
+  system: SystemConfig;
+  agents: ReadonlyMap<string, AgentConfig>;
+  chains: ReadonlyMap<string, ChainConfig>;
+  mcpServers: ReadonlyMap<string, McpServerConfig>;
+  llmProviders: ReadonlyMap<string, LlmProviderConfig>;
+  sources: ConfigSources;
+}
+
+export interface ConfigWarning {
+  file: string;
+  path: string;
+  message: string;
+}

@@ -1,0 +1,140 @@
+import type { ConfigIssue } from "./errors.ts";
+import { formatPath } from "./interpolate.ts";
+import {
+  isBackendCompatible,
+  type ResolvedAgentConfig,
+  resolveAgentConfig,
+  resolveChatAgentConfig,
+  resolveSynthesisConfig,
+} from "./resolve.ts";
+import type { ChainConfig, TarsyConfig } from "./types.ts";
+
+/** Entries that failed to parse: references to them are not reported a second time. */
+export interface InvalidNames {
+  agents: ReadonlySet<string>;
+  chains: ReadonlySet<string>;
+  mcpServers: ReadonlySet<string>;
+  llmProviders: ReadonlySet<string>;
+}
+
+type Segment = string | number;
+
+/** Cross-entry checks: references, alert type conflicts, backend/provider compatibility. */
+export function validateReferences(config: TarsyConfig, invalid: InvalidNames): ConfigIssue[] {
+  const sources = config.sources;
+  const issues: ConfigIssue[] = [];
+  const report = (file: string, path: Segment[], message: string) =>
+    issues.push({ file, path: formatPath(path), message });
+
+  const checkServers = (file: string, path: Segment[], ids: readonly string[] | undefined) => {
+    ids?.forEach((id, index) => {
+      if (!config.mcpServers.has(id) && !invalid.mcpServers.has(id)) {
+        report(file, [...path, index], `unknown MCP server "${id}"`);
+      }
+    });
+  };
+  const checkAgent = (file: string, path: Segment[], name: string | undefined) => {
+    if (name !== undefined && !config.agents.has(name) && !invalid.agents.has(name)) {
+      report(file, path, `unknown agent "${name}"`);
+    }
+  };
+  const checkProvider = (file: string, path: Segment[], name: string | undefined) => {
+    if (name !== undefined && !config.llmProviders.has(name) && !invalid.llmProviders.has(name)) {
+      report(file, path, `unknown LLM provider "${name}"`);
+    }
+  };
+
+  for (const agent of config.agents.values()) {
+    const file = sources.agents.get(agent.name) ?? "";
+    checkServers(file, ["agents", agent.name, "mcp_servers"], agent.mcp_servers);
+  }
+
+  checkProvider(sources.defaults, ["defaults", "llm_provider"], config.defaults.llm_provider);
+
+  const claimedBy = new Map<string, string>();
+  for (const chain of config.chains.values()) {
+    const file = sources.chains.get(chain.id) ?? "";
+    const base: Segment[] = ["agent_chains", chain.id];
+    checkProvider(file, [...base, "llm_provider"], chain.llm_provider);
+    checkProvider(file, [...base, "executive_summary_provider"], chain.executive_summary_provider);
+    checkServers(file, [...base, "mcp_servers"], chain.mcp_servers);
+    chain.alert_types.forEach((alertType, index) => {
+      const other = claimedBy.get(alertType);
+      if (other !== undefined && other !== chain.id) {
+        report(
+          file,
+          [...base, "alert_types", index],
+          `alert type "${alertType}" is already handled by chain "${other}"`,
+        );
+      } else {
+        claimedBy.set(alertType, chain.id);
+      }
+    });
+    const stageNames = new Set<string>();
+    chain.stages.forEach((stage, stageIndex) => {
+      const stagePath: Segment[] = [...base, "stages", stageIndex];
+      if (stageNames.has(stage.name)) {
+        report(file, [...stagePath, "name"], `duplicate stage name "${stage.name}"`);
+      }
+      stageNames.add(stage.name);
+      stage.agents.forEach((agent, agentIndex) => {
+        const agentPath: Segment[] = [...stagePath, "agents", agentIndex];
+        checkAgent(file, [...agentPath, "name"], agent.name);
+        checkProvider(file, [...agentPath, "llm_provider"], agent.llm_provider);
+        checkServers(file, [...agentPath, "mcp_servers"], agent.mcp_servers);
+        checkBackend(file, agentPath, () => resolveAgentConfig(config, chain, stageIndex, agent));
+      });
+      if (stage.synthesis) {
+        checkAgent(file, [...stagePath, "synthesis", "agent"], stage.synthesis.agent);
+        checkProvider(
+          file,
+          [...stagePath, "synthesis", "llm_provider"],
+          stage.synthesis.llm_provider,
+        );
+      }
+      if (stage.agents.length > 1 || stage.replicas > 1) {
+        checkBackend(file, [...stagePath, "synthesis"], () =>
+          resolveSynthesisConfig(config, chain, stageIndex),
+        );
+      }
+    });
+    checkChat(chain, file, base);
+  }
+
+  const defaultType = config.defaults.alert_type;
+  if (!claimedBy.has(defaultType) && !(invalid.chains.size > 0)) {
+    report(
+      sources.defaults,
+      ["defaults", "alert_type"],
+      `no chain handles the default alert type "${defaultType}"`,
+    );
+  }
+  return issues;
+
+  function checkChat(chain: ChainConfig, file: string, base: Segment[]) {
+    const chat = chain.chat;
+    checkAgent(file, [...base, "chat", "agent"], chat.agent);
+    checkProvider(file, [...base, "chat", "llm_provider"], chat.llm_provider);
+    checkServers(file, [...base, "chat", "mcp_servers"], chat.mcp_servers);
+    if (chat.enabled) {
+      checkBackend(file, [...base, "chat"], () => resolveChatAgentConfig(config, chain));
+    }
+  }
+
+  /** Reports a backend the resolved provider cannot run; unknown references are reported above. */
+  function checkBackend(file: string, path: Segment[], resolve: () => ResolvedAgentConfig) {
+    let resolved: ResolvedAgentConfig;
+    try {
+      resolved = resolve();
+    } catch {
+      return;
+    }
+    if (!isBackendCompatible(resolved.llm_backend, resolved.llm_provider.type)) {
+      report(
+        file,
+        path,
+        `llm_backend "${resolved.llm_backend}" cannot run LLM provider "${resolved.llm_provider_name}" (type ${resolved.llm_provider.type})`,
+      );
+    }
+  }
+}
