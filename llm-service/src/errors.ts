@@ -95,6 +95,16 @@ function shortMessage(err: unknown): string {
   return raw.length > 500 ? `${raw.slice(0, 500)}…` : raw;
 }
 
+/** AI SDK errors that no retry can fix (the request itself is wrong). */
+const PERMANENT_SDK_ERRORS = new Set([
+  "AI_InvalidPromptError",
+  "AI_InvalidArgumentError",
+  "AI_UnsupportedFunctionalityError",
+  "AI_LoadAPIKeyError",
+  "AI_LoadSettingError",
+  "AI_NoSuchModelError",
+]);
+
 /** Maps any SDK/network error to one LlmServiceError with an actionable message. */
 export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceError {
   if (err instanceof LlmServiceError) return err;
@@ -102,7 +112,9 @@ export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceErr
   const status = statusOf(err);
   const detail = scrubSecrets(shortMessage(err), ctx.secrets);
   const where = `provider ${ctx.provider}`;
-  if (status === 401 || status === 403) {
+  // Gemini answers a bad key with 400 INVALID_ARGUMENT "API key not valid" (API_KEY_INVALID).
+  const badKey = status === 400 && /API_KEY_INVALID|API key not valid/i.test(detail);
+  if (status === 401 || status === 403 || badKey) {
     return new AuthError(
       `${where} rejected the API key (HTTP ${status}): check that environment variable ` +
         `${ctx.apiKeyEnv || "(none configured)"} of llm-service holds a valid key with access ` +
@@ -119,5 +131,12 @@ export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceErr
       `${where} rejected the request (HTTP ${status}); check the model name, base_url and tool schemas: ${detail}`,
     );
   }
+  const name = err instanceof Error ? err.name : "";
+  if (PERMANENT_SDK_ERRORS.has(name)) {
+    return new ProviderRequestError(
+      `${where}: the request cannot be sent as configured: ${detail}`,
+    );
+  }
+  // Network failures, dropped or malformed streams: transient.
   return new ProviderUnavailableError(`${where} call failed: ${detail}`);
 }

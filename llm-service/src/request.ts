@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConfigError } from "./errors.ts";
 
 /** Messages decoded from GenerateRequest (proto-loader: keepCase, defaults). */
 const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
@@ -87,9 +88,14 @@ export type Chunk =
 /** Parses JSON-schema tool parameters; an empty string means "no parameters". */
 export function parseParametersSchema(tool: ToolDefinition): Record<string, unknown> {
   if (!tool.parameters_schema.trim()) return { type: "object", properties: {} };
-  const parsed: unknown = JSON.parse(tool.parameters_schema);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(tool.parameters_schema);
+  } catch {
+    throw new ConfigError(`tool ${tool.name}: parameters_schema is not valid JSON`);
+  }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`tool ${tool.name}: parameters_schema must be a JSON object`);
+    throw new ConfigError(`tool ${tool.name}: parameters_schema must be a JSON object`);
   }
   return parsed as Record<string, unknown>;
 }

@@ -43,7 +43,12 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
     if (inline) {
       const cached = inlineScripts.get(inline);
       if (cached) return cached;
-      const script = parseScript(inline, "llm_config.script");
+      let script: Script;
+      try {
+        script = parseScript(inline, "llm_config.script");
+      } catch (err) {
+        throw new ConfigError((err as Error).message);
+      }
       inlineScripts.set(inline, script);
       if (inlineScripts.size > 256) inlineScripts.delete(inlineScripts.keys().next().value ?? "");
       return script;

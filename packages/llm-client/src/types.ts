@@ -35,7 +35,8 @@ export const LlmConfigSchema = z.object({
   /** Name of the env var of llm-service that holds the key (never the key itself). */
   apiKeyEnv: z.string().optional(),
   baseUrl: z.string().optional(),
-  backend: LlmBackendSchema.default("langchain"),
+  /** "langchain" (default), "google-native" or "scripted"; llm-service validates it. */
+  backend: z.string().default("langchain"),
   temperature: z.number().optional(),
   maxTokens: z.number().int().positive().optional(),
   thinkingBudget: z.number().int().nonnegative().optional(),

@@ -1,0 +1,69 @@
+import { createServer } from "node:net";
+import { createLlmClient, LlmInvalidArgumentError, LlmUnavailableError } from "@tarsy/llm-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { baseInput, collect, type Harness, startHarness } from "./harness.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address() as { port: number };
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+describe("llm-client over real gRPC", () => {
+  it("reports SERVING through the standard health service", async () => {
+    expect(await h.client.health()).toBe("SERVING");
+  });
+
+  it("maps a refused connection to LlmUnavailableError", async () => {
+    const client = createLlmClient({ address: `127.0.0.1:${await freePort()}` });
+    try {
+      await expect(
+        collect(
+          client.generate(
+            baseInput({ provider: "scripted", backend: "scripted", script: "- text: x" }),
+          ),
+        ),
+      ).rejects.toBeInstanceOf(LlmUnavailableError);
+      await expect(client.health()).rejects.toBeInstanceOf(LlmUnavailableError);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("maps a request the service rejects to LlmInvalidArgumentError with its reason", async () => {
+    const error = await collect(
+      h.client.generate(baseInput({ provider: "openai", backend: "no-such-backend" })),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmInvalidArgumentError);
+    expect((error as Error).message).toContain("no-such-backend");
+  });
+
+  it("cancels the call on the service when the consumer stops reading early", async () => {
+    const script = "- text: abcdefghij\n  chunk_size: 1\n  chunk_delay_ms: 100\n";
+    const input = baseInput(
+      { provider: "scripted", backend: "scripted", script },
+      { sessionId: "early-break" },
+    );
+    const started = Date.now();
+    for await (const chunk of h.client.generate(input)) {
+      expect(chunk).toEqual({ type: "text", content: "a" });
+      break;
+    }
+    await expect
+      .poll(() => h.logLines.some((l) => l.includes("generate cancelled by the caller")), {
+        timeout: 2000,
+      })
+      .toBe(true);
+    expect(Date.now() - started).toBeLessThan(900); // not the 10 × 100 ms the full answer takes
+  });
+});
