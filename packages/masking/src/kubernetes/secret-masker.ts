@@ -16,9 +16,9 @@ export const MASKED_SECRET_VALUE = "[MASKED_SECRET_DATA]";
 /** The replacement as it is written into YAML or JSON (quoted: valid in both). */
 const MASKED_LITERAL = JSON.stringify(MASKED_SECRET_VALUE);
 
-const YAML_SECRET_KIND =
-  /^[ \t-]*["']?kind["']?[ \t]*:[ \t]*["']?Secret(?:List)?["']?[ \t]*(?:#[^\r\n]*)?\r?$/m;
-const JSON_SECRET_KIND = /"kind"\s*:\s*"Secret(?:List)?"/;
+/** `kind: Secret` / `"kind": "Secret"` as a mapping entry (block or flow), not in prose. */
+const SECRET_KIND =
+  /(?:^[ \t-]*|[{,][ \t]*)["']?kind["']?[ \t]*:[ \t]*["']?Secret(?:List)?["']?[ \t]*(?:[,}]|#[^\r\n]*|\r?$)/m;
 const ESCAPED_JSON_SECRET_KIND = /\\"kind\\"\s*:\s*\\"Secret\\"/;
 const DOCUMENT_SEPARATOR = /^---(?=[ \t]|\r?$)/gm;
 const LAST_APPLIED_HINT = "Secret";
@@ -33,11 +33,7 @@ const LAST_APPLIED_HINT = "Secret";
 export function createKubernetesSecretMasker(): CodeMasker {
   return {
     name: "kubernetes_secret",
-    appliesTo: (content) =>
-      content.includes("Secret") &&
-      (YAML_SECRET_KIND.test(content) ||
-        JSON_SECRET_KIND.test(content) ||
-        ESCAPED_JSON_SECRET_KIND.test(content)),
+    appliesTo: mayHoldSecret,
     mask: maskKubernetesSecrets,
   };
 }
@@ -195,12 +191,7 @@ function tryScanJson(content: string): SourceNode | null {
 }
 
 function mayHoldSecret(text: string): boolean {
-  return (
-    text.includes("Secret") &&
-    (YAML_SECRET_KIND.test(text) ||
-      JSON_SECRET_KIND.test(text) ||
-      ESCAPED_JSON_SECRET_KIND.test(text))
-  );
+  return text.includes("Secret") && (SECRET_KIND.test(text) || ESCAPED_JSON_SECRET_KIND.test(text));
 }
 
 /** Splits a YAML stream at `---` lines, so only documents that mention a Secret get parsed. */

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { createKubernetesSecretMasker, maskKubernetesSecrets } from "./secret-masker.ts";
+
+const masker = createKubernetesSecretMasker();
+const M = "[MASKED_SECRET_DATA]";
+
+describe("kubernetes_secret masker", () => {
+  it.each([
+    {
+      name: "SecretList in YAML",
+      input:
+        "apiVersion: v1\nkind: SecretList\nitems:\n- kind: Secret\n  data:\n    a: c2VjcmV0MQ==\n- kind: Secret\n  data:\n    b: c2VjcmV0Mg==\n",
+      secrets: ["c2VjcmV0MQ==", "c2VjcmV0Mg=="],
+      redactions: 2,
+    },
+    {
+      name: "bare JSON array of resources",
+      input:
+        '[{"kind":"Secret","data":{"k":"c2VjcmV0"}},{"kind":"ConfigMap","data":{"k":"plain"}}]',
+      secrets: ["c2VjcmV0"],
+      redactions: 1,
+    },
+    {
+      name: "multi-line stringData block scalar",
+      input:
+        "kind: Secret\nstringData:\n  app.conf: |\n    user=admin\n    pass=Sup3rS3cret\n  other: x\nmetadata:\n  name: s\n",
+      secrets: ["Sup3rS3cret", "user=admin"],
+      redactions: 2,
+    },
+    {
+      name: "JSON string values with escapes",
+      input: '{"kind": "Secret", "data": {"a": "x\\"y\\\\z-SECRETVALUE", "b\\u0041": "QUJD"}}',
+      secrets: ["SECRETVALUE", "QUJD"],
+      redactions: 2,
+    },
+    {
+      name: "flow-style YAML with quoted keys",
+      input: '{"kind": Secret, data: {"token": \'dG9rZW4=\', pw: "cHc="}}',
+      secrets: ["dG9rZW4=", "cHc="],
+      redactions: 2,
+    },
+    {
+      name: "CRLF line endings",
+      input: "kind: Secret\r\ndata:\r\n  password: cGFzc3dvcmQ=\r\nmetadata:\r\n  name: crlf\r\n",
+      secrets: ["cGFzc3dvcmQ="],
+      redactions: 1,
+    },
+    {
+      name: "Secret in the third document of a stream",
+      input:
+        "kind: ConfigMap\ndata:\n  a: keep-me\n---\nkind: Service\nspec: {}\n---\nkind: Secret\ndata:\n  z: c2VjcmV0eg==\n",
+      secrets: ["c2VjcmV0eg=="],
+      redactions: 1,
+    },
+  ])("$name", ({ input, secrets, redactions }) => {
+    expect(masker.appliesTo(input)).toBe(true);
+    const result = masker.mask(input);
+    for (const secret of secrets) expect(result.content).not.toContain(secret);
+    expect(result.redactions).toBe(redactions);
+    expect(result.content).toContain(M);
+  });
+
+  it("keeps keys, comments and untouched documents exactly as written", () => {
+    const input = [
+      "# fetched by kubernetes-mcp-server",
+      "kind: ConfigMap",
+      "data:",
+      "  color:   blue    # spacing kept",
+      "---",
+      "kind: Secret",
+      "data:",
+      "  password: aHVudGVyMg==  # rotated weekly",
+      "  empty:",
+      "metadata: {name: creds}",
+      "",
+    ].join("\n");
+    const result = maskKubernetesSecrets(input);
+    expect(result.content).toBe(input.replace("aHVudGVyMg==", `"${M}"`));
+    expect(result.redactions).toBe(1);
+    const docs = parseAllDocuments(result.content).map((doc) => doc.toJS());
+    expect(docs[1]).toEqual({
+      kind: "Secret",
+      data: { password: M, empty: null },
+      metadata: { name: "creds" },
+    });
+  });
+
+  it("masks a Secret held in the last-applied-configuration annotation, keeping it valid JSON", () => {
+    const applied = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s", annotations: {} },
+      stringData: { password: "Pl41nTextPassw0rd" },
+    });
+    const input = `kind: Secret\nmetadata:\n  name: s\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '${applied}'\ndata:\n  password: UGw0MW5UZXh0UGFzc3cwcmQ=\n`;
+    const result = maskKubernetesSecrets(input);
+    expect(result.content).not.toContain("Pl41nTextPassw0rd");
+    expect(result.redactions).toBe(2);
+    const doc = parse(result.content) as { metadata: { annotations: Record<string, string> } };
+    const annotation = doc.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"];
+    expect(JSON.parse(annotation ?? "")).toMatchObject({ stringData: { password: M } });
+  });
+
+  it("leaves other kinds alone, even with a ConfigMap in last-applied-configuration", () => {
+    const applied = JSON.stringify({ kind: "ConfigMap", data: { mode: "Secret-less" } });
+    const input = JSON.stringify(
+      {
+        kind: "ConfigMap",
+        data: { mode: "Secret-less" },
+        metadata: { annotations: { x: applied } },
+      },
+      null,
+      2,
+    );
+    expect(maskKubernetesSecrets(input)).toEqual({ content: input, redactions: 0 });
+  });
+
+  it.each([
+    { name: "truncated JSON", input: '{"kind": "Secret", "data": {"a": "c2VjcmV0"' },
+    { name: "YAML with a tab indent", input: "kind: Secret\ndata:\n\tpassword: c2VjcmV0\n" },
+    {
+      name: "prose before the YAML",
+      input: "Here is the Secret:\nkind: Secret\n  data: {a: c2VjcmV0}\n",
+    },
+  ])("returns unparseable input unchanged for the regexes: $name", ({ input }) => {
+    expect(maskKubernetesSecrets(input)).toEqual({ content: input, redactions: 0 });
+  });
+
+  it("does not apply to text that merely mentions Secrets", () => {
+    const events =
+      'Warning  FailedMount  secret "db" not found; create the Secret (kind: Secret) first';
+    expect(masker.appliesTo(events)).toBe(false);
+    expect(masker.appliesTo("kind: SecretProviderClass\n")).toBe(false);
+    expect(maskKubernetesSecrets(events)).toEqual({ content: events, redactions: 0 });
+  });
+});
