@@ -1,0 +1,139 @@
+/**
+ * TimelineEvent (what the user sees). Sequence numbers come from a per-session counter on
+ * the session row, bumped atomically, so parallel agents of one session never collide.
+ * Numbers strictly increase in allocation order; a failed insert leaves a gap.
+ */
+import type { TimelineEventStatus, TimelineEventType } from "@tarsy/contracts";
+import type { DbClient } from "./client.ts";
+import { SessionNotFoundError } from "./errors.ts";
+import type { Prisma, TimelineEvent } from "./generated/prisma/client.ts";
+
+/** Hands out the session's next timeline sequence number (1, 2, 3, …). */
+export async function allocateTimelineSequence(
+  client: DbClient,
+  sessionId: string,
+): Promise<number> {
+  const rows = await client.$queryRaw<{ seq: number }[]>`
+    UPDATE alert_sessions SET timeline_sequence = timeline_sequence + 1
+    WHERE id = ${sessionId}::uuid RETURNING timeline_sequence AS seq`;
+  const row = rows[0];
+  if (row === undefined) throw new SessionNotFoundError(sessionId);
+  return row.seq;
+}
+
+export interface TimelineEventInput {
+  /** Optional caller-chosen uuid (lets a redelivered runner reuse its ids). */
+  readonly id?: string;
+  readonly sessionId: string;
+  /** Null for session-level events. */
+  readonly stageId?: string | null;
+  readonly executionId?: string | null;
+  readonly eventType: TimelineEventType;
+  /** Default `streaming` (content grows, then `completeTimelineEvent`). */
+  readonly status?: TimelineEventStatus;
+  readonly content?: string;
+  readonly metadata?: Prisma.InputJsonObject | null;
+}
+
+/** Creates an event with the next sequence number of its session. */
+export async function createTimelineEvent(
+  client: DbClient,
+  input: TimelineEventInput,
+): Promise<TimelineEvent> {
+  const sequenceNumber = await allocateTimelineSequence(client, input.sessionId);
+  return client.timelineEvent.create({
+    data: {
+      ...(input.id === undefined ? {} : { id: input.id }),
+      sessionId: input.sessionId,
+      stageId: input.stageId ?? null,
+      executionId: input.executionId ?? null,
+      sequenceNumber,
+      eventType: input.eventType,
+      status: input.status ?? "streaming",
+      content: input.content ?? "",
+      metadata: input.metadata ?? undefined,
+    },
+  });
+}
+
+/** Appends streamed text to a streaming event. Returns false if it is no longer streaming. */
+export async function appendTimelineContent(
+  client: DbClient,
+  eventId: string,
+  delta: string,
+): Promise<boolean> {
+  const count = await client.$executeRaw`
+    UPDATE timeline_events SET content = content || ${delta}, updated_at = now()
+    WHERE id = ${eventId}::uuid AND status = 'streaming'`;
+  return count === 1;
+}
+
+export interface CompleteTimelineEventInput {
+  /** Final content; omit to keep what was streamed. */
+  readonly content?: string;
+  /** Default `completed`. */
+  readonly status?: Exclude<TimelineEventStatus, "streaming">;
+  /** Merged into the existing metadata (keys given here win). */
+  readonly metadata?: Prisma.InputJsonObject;
+}
+
+/**
+ * Finishes a streaming event. Returns the event, or null if it was not streaming any more
+ * (already completed by an earlier delivery), so callers publish `completed` only once.
+ */
+export async function completeTimelineEvent(
+  client: DbClient,
+  eventId: string,
+  input: CompleteTimelineEventInput = {},
+): Promise<TimelineEvent | null> {
+  const metadata = input.metadata === undefined ? null : JSON.stringify(input.metadata);
+  const count = await client.$executeRaw`
+    UPDATE timeline_events SET
+      status = ${input.status ?? "completed"}::timeline_event_status,
+      content = COALESCE(${input.content ?? null}::text, content),
+      metadata = CASE WHEN ${metadata}::jsonb IS NULL THEN metadata
+                      ELSE COALESCE(metadata, '{}'::jsonb) || ${metadata}::jsonb END,
+      updated_at = now()
+    WHERE id = ${eventId}::uuid AND status = 'streaming'`;
+  if (count !== 1) return null;
+  return client.timelineEvent.findUnique({ where: { id: eventId } });
+}
+
+/**
+ * Ends every still-streaming event of an execution (or of the whole session) with `status`,
+ * e.g. after a cancel or timeout. Returns how many were ended.
+ */
+export async function endStreamingEvents(
+  client: DbClient,
+  scope: { readonly sessionId: string; readonly executionId?: string },
+  status: Exclude<TimelineEventStatus, "streaming">,
+): Promise<number> {
+  const { count } = await client.timelineEvent.updateMany({
+    where: {
+      sessionId: scope.sessionId,
+      status: "streaming",
+      ...(scope.executionId === undefined ? {} : { executionId: scope.executionId }),
+    },
+    data: { status },
+  });
+  return count;
+}
+
+/** The whole session's timeline, in sequence order (investigation and chat context). */
+export function listSessionTimeline(client: DbClient, sessionId: string): Promise<TimelineEvent[]> {
+  return client.timelineEvent.findMany({
+    where: { sessionId },
+    orderBy: { sequenceNumber: "asc" },
+  });
+}
+
+/** One execution's timeline, in sequence order (synthesis input). */
+export function listExecutionTimeline(
+  client: DbClient,
+  executionId: string,
+): Promise<TimelineEvent[]> {
+  return client.timelineEvent.findMany({
+    where: { executionId },
+    orderBy: { sequenceNumber: "asc" },
+  });
+}
