@@ -10,7 +10,7 @@ import {
   WORK_SUBJECTS,
 } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
-import { BusInvalidOptionsError, describeError } from "./errors.ts";
+import { BusInvalidOptionsError, BusNotFoundError, describeError } from "./errors.ts";
 import type { Naming } from "./naming.ts";
 import { formatIssues, publishPersistent } from "./publish.ts";
 
@@ -24,6 +24,11 @@ export interface ConsumeContext {
   working(): void;
   /** Fires when the consumer is stopping: finish quickly or throw to hand the work back. */
   signal: AbortSignal;
+  /**
+   * Asks for this message again after `delayMs` instead of acknowledging it when the handler
+   * returns (e.g. a deadline that is not due yet). Not a failure, but it uses a delivery.
+   */
+  retryLater(delayMs: number): void;
 }
 
 export type MessageHandler<K extends MessageKey> = (
@@ -114,7 +119,11 @@ export async function startWorkConsumer<C extends ConsumerKey>(
 ): Promise<WorkConsumer> {
   const def = CONSUMERS[key];
   const stream = deps.naming.stream(def.stream);
-  const consumer = await deps.js.consumers.get(stream, def.durable);
+  const consumer = await deps.js.consumers.get(stream, def.durable).catch((err: unknown) => {
+    throw new BusNotFoundError(`consumer ${stream}/${def.durable} not found; provision() first`, {
+      cause: err,
+    });
+  });
   const info = await consumer.info(true);
   const impl = new WorkConsumerImpl(deps, key, handlers as unknown as AnyHandlers, options, {
     ackWaitMs: Math.max(1, Math.round((info.config.ack_wait ?? 30e9) / 1e6)),
@@ -278,17 +287,22 @@ class WorkConsumerImpl implements WorkConsumer {
       if (!entry.settled) msg.working();
     };
     const timer = setInterval(working, Math.max(50, Math.floor(this.limits.ackWaitMs / 3)));
+    let retryInMs: number | undefined;
     const ctx: ConsumeContext = {
       deliveryCount,
       streamSeq,
       subject,
       working,
       signal: this.signal,
+      retryLater: (delayMs) => {
+        retryInMs = Math.max(0, Math.round(delayMs));
+      },
     };
     const handler = this.handlers[messageKey] as MessageHandler<MessageKey>;
     try {
       await handler(parsed.data as PayloadOf<MessageKey>, ctx);
-      this.settle(entry, (m) => m.ack());
+      if (retryInMs === undefined) this.settle(entry, (m) => m.ack());
+      else this.settle(entry, (m) => m.nak(retryInMs));
     } catch (err) {
       if (this.signal.aborted) {
         if (this.settle(entry, (m) => m.nak())) this.handedBack++;

@@ -282,4 +282,51 @@ describe("consume", () => {
     expect(await h.bus.listDeadLetters()).toEqual({ items: [], more: false });
     expect(await workLeft(h)).toBe(1);
   });
+
+  it("redelivers a message the handler deferred, after the delay, without counting it as a failure", async () => {
+    const h = await fresh({ consumers: { orchestrator: { maxDeliver: 2 } } });
+    const deliveries: { at: number; count: number }[] = [];
+    const noop = async () => {};
+    const worker = await h.bus.consume(
+      "orchestrator",
+      {
+        sessionSubmitted: noop,
+        chatSubmitted: noop,
+        cancelRequested: noop,
+        executionFinished: noop,
+        deadline: async (p, ctx) => {
+          deliveries.push({ at: Date.now(), count: ctx.deliveryCount });
+          const due = Date.parse(p.deadline_at) - Date.now();
+          if (due > 0) ctx.retryLater(due);
+        },
+      },
+      FAST,
+    );
+    workers.push(worker);
+    const deadlineAt = new Date(Date.now() + 700).toISOString();
+    await h.bus.publish("deadline", {
+      v: 1,
+      session_id: "s",
+      scope: "session",
+      deadline_at: deadlineAt,
+    });
+    await eventually(() => (deliveries.length === 2 ? true : undefined), 5_000, "deadline due");
+    expect(deliveries[1]!.at).toBeGreaterThanOrEqual(Date.parse(deadlineAt) - 20);
+    expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
+    await eventually(async () => ((await workLeft(h)) === 0 ? true : undefined));
+    expect((await h.bus.listDeadLetters()).items).toEqual([]);
+  });
+
+  it("refuses to consume before provisioning, and a handler map must cover every kind", async () => {
+    const h = await harness({}, false);
+    open.push(h);
+    await expect(
+      h.bus.consume("runner", { executionRequested: async () => {} }),
+    ).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    // Compile-time: leaving out a message kind of the consumer is a type error.
+    const incomplete = () =>
+      // @ts-expect-error executionFinished (and others) have no handler
+      h.bus.consume("orchestrator", { sessionSubmitted: async () => {} });
+    expect(typeof incomplete).toBe("function");
+  });
 });
