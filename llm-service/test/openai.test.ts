@@ -1,6 +1,12 @@
-import { LlmCancelledError } from "@tarsy/llm-client";
+import { LlmCancelledError, LlmDeadlineExceededError } from "@tarsy/llm-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type FakeProvider, respondJson, respondSse, startFakeProvider } from "./fakes/http.ts";
+import {
+  type FakeProvider,
+  type Responder,
+  respondJson,
+  respondSse,
+  startFakeProvider,
+} from "./fakes/http.ts";
 import { openAiError, openAiStream } from "./fakes/openai.ts";
 import {
   baseInput,
@@ -231,5 +237,44 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
     expect(textOf(chunks)).toBe("Likely OOM.");
     expect(fake.requests[0]?.path).toBe("/v1/chat/completions");
     expect(fake.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it("retries a connection dropped before any output", async () => {
+    const drop: Responder = async (res) => {
+      res.socket?.destroy();
+    };
+    fake.enqueue(
+      drop,
+      respondSse(openAiStream({ text: ["second try"], usage: { prompt: 1, completion: 1 } })),
+    );
+    const chunks = await collect(h.client.generate(baseInput(config())));
+    expect(textOf(chunks)).toBe("second try");
+    expect(fake.requests.length).toBe(2);
+  });
+
+  it("never replays a stream that dropped after output: the caller gets a retryable error", async () => {
+    const cutAfterOutput: Responder = async (res, req) => {
+      setTimeout(() => res.socket?.destroy(), 100);
+      await respondSse(openAiStream({ text: ["half an answer"] }).slice(0, 2), { hang: true })(
+        res,
+        req,
+      );
+    };
+    fake.enqueue(cutAfterOutput);
+    const chunks = await collect(h.client.generate(baseInput(config())));
+    expect(textOf(chunks)).toBe("half an answer");
+    expect(errorOf(chunks)).toMatchObject({ code: "provider_unavailable", retryable: true });
+    expect(fake.requests.length).toBe(1);
+  });
+
+  it("aborts the provider request when the caller's deadline passes", async () => {
+    fake.enqueue(respondSse(openAiStream({ text: ["slow "] }).slice(0, 2), { hang: true }));
+    const closed = fake.clientClosed();
+    const started = Date.now();
+    await expect(
+      collect(h.client.generate(baseInput(config()), { deadline: Date.now() + 400 })),
+    ).rejects.toBeInstanceOf(LlmDeadlineExceededError);
+    await closed;
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 });
