@@ -11,5 +11,4 @@ describe("catalog", () => {
       expect(owners[0]?.messages as readonly string[], key).toContain(key);
     }
   });
-
 });
