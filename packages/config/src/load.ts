@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import {
   BUILTIN_FILE,
   builtinAgents,
@@ -106,19 +106,22 @@ interface LoadState {
   issues: ConfigIssue[];
   warnings: ConfigWarning[];
   ignored: IgnoredKey[];
+  /** `file\0path` of values whose variable is missing: other problems there are consequences. */
+  missingAt: Set<string>;
 }
 
 /** Reads, interpolates and parses one YAML file; undefined when the file does not exist. */
 function readYaml(file: string, state: LoadState): unknown {
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file, "utf8");
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
   if (doc.errors.length > 0) {
     for (const error of doc.errors) {
-      const where = error.linePos?.[0];
+      const where = lineCounter.linePos(error.pos[0]);
       state.issues.push({
         file,
-        path: where ? `line ${where.line}, column ${where.col}` : "",
+        path: `line ${where.line}, column ${where.col}`,
         message: `YAML syntax error: ${error.message.split("\n")[0]}`,
       });
     }
@@ -134,6 +137,7 @@ function readYaml(file: string, state: LoadState): unknown {
       });
     } else {
       state.issues.push({ file, path: missing.path, message });
+      state.missingAt.add(`${file}\u0000${missing.path}`);
     }
   }
   return doc.toJS() ?? {};
@@ -166,7 +170,13 @@ function parseSection<T, S extends Parameters<typeof parseEntry>[0]>(
  * Throws a `ConfigError` listing every problem (file, path, message).
  */
 export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
-  const state: LoadState = { env: options.env, issues: [], warnings: [], ignored: [] };
+  const state: LoadState = {
+    env: options.env,
+    issues: [],
+    warnings: [],
+    ignored: [],
+    missingAt: new Set(),
+  };
   const tarsyFile = join(options.configDir, TARSY_FILE);
   const providersFile = join(options.configDir, PROVIDERS_FILE);
   if (!existsSync(options.configDir) || !statSync(options.configDir).isDirectory()) {
@@ -280,7 +290,12 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.issues.push(...validateReferences(config, invalid));
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
-  if (state.issues.length > 0) throw new ConfigError(state.issues);
+  const issues = state.issues.filter(
+    (issue) =>
+      !state.missingAt.has(`${issue.file}\u0000${issue.path}`) ||
+      issue.message.startsWith("environment variable"),
+  );
+  if (issues.length > 0) throw new ConfigError(issues);
   return { config, warnings: state.warnings };
 }
 

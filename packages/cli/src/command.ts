@@ -1,0 +1,34 @@
+import type { CliEnv } from "./env.ts";
+
+/** Where a command writes; tests and main pass real streams. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export interface CommandContext {
+  /** Arguments after the command's own words (`tarsy config check --x` → `["--x"]`). */
+  args: string[];
+  env: CliEnv;
+  io: CliIo;
+}
+
+/** Process exit codes shared by every command. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+
+export interface Command {
+  /** The words that select the command, e.g. `["config", "check"]`. */
+  path: readonly string[];
+  summary: string;
+  usage: string;
+  run(context: CommandContext): Promise<number> | number;
+}
+
+/** Thrown by commands for bad arguments; printed with the usage, exit code 2. */
+export class UsageError extends Error {
+  readonly code = "CLI_USAGE" as const;
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}

@@ -1,0 +1,153 @@
+import { execFile } from "node:child_process";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const BIN = resolve(import.meta.dirname, "../bin/tarsy.mjs");
+const EXAMPLES = resolve(import.meta.dirname, "../../../deploy/config");
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `tarsy` executable in a child process with only the given environment. */
+function tarsy(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "tarsy-cli-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function exampleDir(): string {
+  const dir = tempDir();
+  copyFileSync(join(EXAMPLES, "tarsy.yaml.example"), join(dir, "tarsy.yaml"));
+  copyFileSync(join(EXAMPLES, "llm-providers.yaml.example"), join(dir, "llm-providers.yaml"));
+  return dir;
+}
+
+describe("tarsy config check", () => {
+  it("validates the example files and prints a summary (exit 0)", async () => {
+    const dir = exampleDir();
+    const run = await tarsy(["config", "check", "--config-dir", dir], {
+      GOOGLE_API_KEY: "key",
+      MONITORING_TOKEN: "token",
+    });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Configuration: ${dir}`);
+    expect(run.stdout).toContain("Chains (5):");
+    expect(run.stdout).toContain("  kubernetes-agent-chain [overrides built-in]");
+    expect(run.stdout).toContain("    1. parallel-investigation (multi_agent, success policy any)");
+    expect(run.stdout).toContain(
+      "       - KubernetesAgent: claude (langchain), max 8 iterations, tools: kubernetes-server",
+    );
+    expect(run.stdout).toContain("       - KubernetesAgent-3: google-default (google-native)");
+    expect(run.stdout).toContain("    chat: disabled");
+    expect(run.stdout).toContain("Agents (6):");
+    expect(run.stdout).toContain("MCP servers (3):");
+    expect(run.stdout).toContain(
+      "  monitoring-server: http: http://monitoring-mcp.monitoring.svc:8080/mcp; masking email, token; summarize > 4000 tokens",
+    );
+    expect(run.stdout).toContain("LLM providers (11):");
+    expect(run.stdout).toContain("  scripted-demo: scripted scripted");
+    expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
+  });
+
+  it("reads TARSY_CONFIG_DIR and prints warnings on stderr without failing", async () => {
+    const dir = exampleDir();
+    const run = await tarsy(["config", "check"], { TARSY_CONFIG_DIR: dir });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`Configuration: ${dir}`);
+    expect(run.stderr).toContain("2 warnings:");
+    expect(run.stderr).toContain(
+      `warning: ${dir}/tarsy.yaml: mcp_servers.monitoring-server.transport.bearer_token: environment variable "MONITORING_TOKEN" is not set; using an empty value`,
+    );
+  });
+
+  it("works on the built-ins alone when the directory has no files", async () => {
+    const run = await tarsy(["config", "check", "-c", tempDir()], { GOOGLE_API_KEY: "key" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("  kubernetes-agent-chain [built-in]");
+    expect(run.stdout).toContain("LLM providers (5):");
+  });
+
+  it("prints every problem of a broken file and exits non-zero", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "tarsy.yaml"),
+      `
+defaults:
+  max_iterations: -2
+mcp_servers:
+  broken:
+    transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
+agent_chains:
+  k8s:
+    alert_types: [kubernetes]
+    stages:
+      - name: s
+        agents: [{ name: Nobody }]
+`,
+    );
+    const run = await tarsy(["config", "check", "--config-dir", dir]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    const file = join(dir, "tarsy.yaml");
+    expect(run.stderr).toContain(`Configuration in ${dir} is invalid: 4 problems`);
+    expect(run.stderr).toContain(
+      `error: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set`,
+    );
+    expect(run.stderr).toContain(
+      `error: ${file}: defaults.max_iterations: Too small: expected number to be >=1`,
+    );
+    expect(run.stderr).toContain(
+      `error: ${file}: agent_chains.k8s.stages[0].agents[0].name: unknown agent "Nobody"`,
+    );
+    expect(run.stderr).toContain(
+      `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
+    );
+  });
+
+  it("rejects unknown options with the usage (exit 2)", async () => {
+    const run = await tarsy(["config", "check", "--bogus"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("tarsy config check: Unknown option '--bogus'");
+    expect(run.stderr).toContain("Usage: tarsy config check [--config-dir DIR]");
+  });
+});
+
+describe("tarsy", () => {
+  it("lists its commands", async () => {
+    const help = await tarsy(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
+      "tarsy config check  validate the configuration and print a summary",
+    );
+    const none = await tarsy([]);
+    expect(none.code).toBe(2);
+    const unknown = await tarsy(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('tarsy: unknown command "frobnicate"');
+  });
+});
