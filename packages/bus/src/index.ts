@@ -1,4 +1,5 @@
 export { type Bus, type BusHealth, connectBus } from "./bus.ts";
+export { busOptionsFromEnv, type NatsEnv, NatsEnvShape } from "./from-env.ts";
 export {
   type BackoffOptions,
   backoffDelay,

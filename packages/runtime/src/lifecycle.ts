@@ -24,9 +24,7 @@ export async function runService(
   const { logger } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const timeoutMs = options.shutdownTimeoutMs ?? 30_000;
-  const service = await start();
-  logger.info("service started");
-
+  let service: RunningService | undefined;
   let stopping: Promise<void> | undefined;
   const shutdown = (reason: string): Promise<void> => {
     if (stopping) return stopping;
@@ -36,8 +34,8 @@ export async function runService(
       exit(1);
     }, timeoutMs);
     timer.unref();
-    stopping = service
-      .stop()
+    const current = service;
+    stopping = (current ? current.stop() : Promise.resolve())
       .then(() => {
         clearTimeout(timer);
         logger.info("service stopped");
@@ -57,6 +55,14 @@ export async function runService(
         () => exit(1),
       );
     });
+  }
+  // Signals are handled from the first moment, so a SIGTERM never kills the process unhandled.
+  service = await start();
+  if (stopping) {
+    // A signal arrived while starting: stop what was started.
+    await service.stop();
+  } else {
+    logger.info("service started");
   }
   return () => shutdown("requested");
 }

@@ -3,20 +3,18 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const root = fileURLToPath(new URL("../../..", import.meta.url));
+const fixture = fileURLToPath(new URL("./fixtures/service.ts", import.meta.url));
 
-/** Starts a service as a real process, waits for its start log line, sends SIGTERM. */
+/** Starts the fixture service as a real process, waits for its start line, sends SIGTERM. */
 async function startAndTerminate(
-  service: string,
+  args: string[],
 ): Promise<{ code: number | null; lines: string[] }> {
-  const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
-    cwd: `${root}/services/${service}`,
-    env: { ...process.env, LOG_LEVEL: "info" },
+  const child = spawn("node", ["--import", "tsx", fixture, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
   let buffer = "";
-  const started = new Promise<void>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     child.stdout.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
       const parts = buffer.split("\n");
@@ -24,25 +22,31 @@ async function startAndTerminate(
       lines.push(...parts);
       if (parts.some((l) => l.includes('"msg":"service started"'))) resolve();
     });
-    child.once("exit", (code) => reject(new Error(`${service} exited early (${code})`)));
+    child.once("exit", (code) => reject(new Error(`exited early (${code})`)));
   });
-  await started;
   child.kill("SIGTERM");
   const [code] = await once(child, "exit");
   lines.push(...buffer.split("\n").filter(Boolean));
   return { code: code as number | null, lines };
 }
 
-describe("service skeletons", () => {
-  for (const service of ["ingest-api", "orchestrator", "agent-runner", "stream-relay"]) {
-    it(`${service} starts, logs JSON with pino, and exits 0 on SIGTERM`, async () => {
-      const { code, lines } = await startAndTerminate(service);
-      expect(code).toBe(0);
-      const records = lines.map((l) => JSON.parse(l) as { service: string; msg: string });
-      expect(records.every((r) => r.service === service)).toBe(true);
-      expect(records.map((r) => r.msg)).toEqual(
-        expect.arrayContaining(["service started", "shutting down", "service stopped"]),
-      );
-    });
-  }
+describe("runService as a real process", () => {
+  it("starts, logs JSON with pino, finishes in-flight work on SIGTERM and exits 0", async () => {
+    const { code, lines } = await startAndTerminate(["300", "5000"]);
+    expect(code).toBe(0);
+    const records = lines.map((l) => JSON.parse(l) as { service: string; msg: string });
+    expect(records.every((r) => r.service === "fixture-service")).toBe(true);
+    expect(records.map((r) => r.msg)).toEqual([
+      "service started",
+      "shutting down",
+      "in-flight work finished",
+      "service stopped",
+    ]);
+  });
+
+  it("exits 1 when shutdown takes longer than its timeout", async () => {
+    const { code, lines } = await startAndTerminate(["3000", "200"]);
+    expect(code).toBe(1);
+    expect(lines.some((l) => l.includes("shutdown timed out"))).toBe(true);
+  });
 });

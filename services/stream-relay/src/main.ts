@@ -1,16 +1,38 @@
+import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { createLogger, runService } from "@tarsy/runtime";
+import { busEventLog } from "./bus-event-log.ts";
 import { loadEnv } from "./env.ts";
+import { startRelay } from "./server.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "stream-relay", level: env.LOG_LEVEL });
 
 await runService(
   async () => {
-    // Wired in full by the stream-relay capability; until then the process starts and stops cleanly.
-    const keepAlive = setInterval(() => {}, 60_000);
+    const bus = await connectBus(
+      busOptionsFromEnv(env, { name: "stream-relay", logger: logger.child({ component: "bus" }) }),
+    );
+    await bus.provision();
+    const relay = await startRelay(
+      busEventLog(bus, logger.child({ component: "event-log" })),
+      {
+        host: env.RELAY_HOST,
+        port: env.RELAY_PORT,
+        allowedOrigins: env.RELAY_ALLOWED_ORIGINS,
+        catchupLimit: env.RELAY_CATCHUP_LIMIT,
+        maxSubscriptions: env.RELAY_MAX_SUBSCRIPTIONS,
+        sendBufferLimitBytes: env.RELAY_SEND_BUFFER_LIMIT_BYTES,
+        slowClientGraceMs: env.RELAY_SLOW_CLIENT_GRACE_MS,
+        heartbeatMs: env.RELAY_HEARTBEAT_MS,
+        maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
+      },
+      logger.child({ component: "relay" }),
+      () => bus.isConnected(),
+    );
     return {
       async stop() {
-        clearInterval(keepAlive);
+        await relay.close();
+        await bus.drain();
       },
     };
   },

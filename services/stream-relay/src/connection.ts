@@ -1,0 +1,222 @@
+import { type Channel, WsClientActionSchema } from "@tarsy/contracts";
+import type { Logger } from "@tarsy/runtime";
+import WebSocket, { type RawData } from "ws";
+import { type ChannelTarget, channelTarget } from "./channels.ts";
+import type { EventLog } from "./event-log.ts";
+import type { FeedListener, SharedFeeds } from "./feeds.ts";
+import { encodeControlFrame, encodeEventFrame } from "./frames.ts";
+
+export interface ConnectionLimits {
+  /** Most events a catch-up (or the replay on subscribe) sends before answering overflow. */
+  catchupLimit: number;
+  maxSubscriptions: number;
+  /** Bytes queued for one client before it is dropped as too slow. */
+  sendBufferLimitBytes: number;
+  /**
+   * After a slow client is told to go (the close frame waits behind its queued data), how long
+   * it has to read up to it before the socket is cut. Nothing more is queued meanwhile.
+   */
+  slowClientGraceMs: number;
+}
+
+/** Close code for a client that does not read fast enough. */
+export const CLOSE_SLOW_CONSUMER = 4008;
+
+interface ChannelState {
+  target: ChannelTarget;
+  /** Highest event sequence sent to this client on this channel. */
+  cursor: number;
+  /** While the replay runs, live frames wait here (seq null for chunks). */
+  buffer: Array<[number | null, Buffer]> | null;
+  listener: FeedListener;
+}
+
+/** One WebSocket client: its channels, cursors and the protocol's actions. */
+export class ClientConnection {
+  private readonly channels = new Map<Channel, ChannelState>();
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    readonly id: string,
+    readonly user: string | null,
+    private readonly feeds: SharedFeeds,
+    private readonly log: EventLog,
+    private readonly limits: ConnectionLimits,
+    private readonly logger: Logger,
+  ) {
+    this.send(encodeControlFrame({ type: "connection.established", connection_id: id, user }));
+  }
+
+  get subscriptionCount(): number {
+    return this.channels.size;
+  }
+
+  /** Actions run one at a time, in the order the client sent them. */
+  handleMessage(data: RawData): void {
+    this.queue = this.queue
+      .then(() => this.dispatch(data))
+      .catch((err: unknown) => {
+        this.logger.error({ err }, "action failed");
+        this.send(
+          encodeControlFrame({ type: "error", code: "internal", message: "action failed" }),
+        );
+      });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const states = [...this.channels.values()];
+    this.channels.clear();
+    await Promise.all(states.map((s) => this.feeds.leave(s.target, s.listener)));
+  }
+
+  private async dispatch(data: RawData): Promise<void> {
+    if (this.closed) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data.toString());
+    } catch {
+      this.sendError("invalid_json", "frame is not valid JSON");
+      return;
+    }
+    const result = WsClientActionSchema.safeParse(parsed);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+      this.sendError("invalid_action", `${where}${issue?.message ?? "invalid action"}`);
+      return;
+    }
+    const action = result.data;
+    switch (action.action) {
+      case "ping":
+        this.send(encodeControlFrame({ type: "pong" }));
+        return;
+      case "subscribe":
+        if (this.channels.has(action.channel)) {
+          this.send(
+            encodeControlFrame({ type: "subscription.confirmed", channel: action.channel }),
+          );
+          return;
+        }
+        await this.subscribe(action.channel, 0);
+        return;
+      case "catchup":
+        await this.unsubscribe(action.channel);
+        await this.subscribe(action.channel, action.last_event_id);
+        return;
+      case "unsubscribe":
+        await this.unsubscribe(action.channel);
+        return;
+      default: {
+        const unreachable: never = action;
+        throw new Error(`unhandled action ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** Joins the live feed first, then replays what came after `afterSeq`, then flushes. */
+  private async subscribe(channel: Channel, afterSeq: number): Promise<void> {
+    if (this.channels.size >= this.limits.maxSubscriptions) {
+      this.send(
+        encodeControlFrame({
+          type: "subscription.error",
+          channel,
+          message: `too many subscriptions (limit ${this.limits.maxSubscriptions})`,
+        }),
+      );
+      return;
+    }
+    const target = channelTarget(channel);
+    const state: ChannelState = {
+      target,
+      cursor: afterSeq,
+      buffer: [],
+      listener: {
+        onEvent: (seq, frame) => {
+          if (state.buffer) state.buffer.push([seq, frame]);
+          else if (seq > state.cursor) {
+            state.cursor = seq;
+            this.send(frame);
+          }
+        },
+        onChunk: (frame) => {
+          if (state.buffer) state.buffer.push([null, frame]);
+          else this.send(frame);
+        },
+      },
+    };
+    this.channels.set(channel, state);
+    try {
+      await this.feeds.join(target, state.listener);
+    } catch (err) {
+      this.channels.delete(channel);
+      this.logger.error({ err, channel }, "could not open feed");
+      this.send(
+        encodeControlFrame({
+          type: "subscription.error",
+          channel,
+          message: "event log unavailable",
+        }),
+      );
+      return;
+    }
+    await this.replay(state);
+    this.send(encodeControlFrame({ type: "subscription.confirmed", channel }));
+    const pending = state.buffer ?? [];
+    state.buffer = null;
+    for (const [seq, frame] of pending) {
+      if (seq === null) this.send(frame);
+      else if (seq > state.cursor) {
+        state.cursor = seq;
+        this.send(frame);
+      }
+    }
+  }
+
+  private async replay(state: ChannelState): Promise<void> {
+    const { subject, channel } = state.target;
+    const { events, more } = await this.log.read(subject, state.cursor, this.limits.catchupLimit);
+    if (more) {
+      state.cursor = await this.log.lastSequence(subject);
+      this.send(
+        encodeControlFrame({ type: "catchup.overflow", channel, limit: this.limits.catchupLimit }),
+      );
+      return;
+    }
+    for (const event of events) {
+      if (event.seq <= state.cursor) continue;
+      state.cursor = event.seq;
+      this.send(encodeEventFrame(channel, event));
+    }
+  }
+
+  private async unsubscribe(channel: Channel): Promise<void> {
+    const state = this.channels.get(channel);
+    if (!state) return;
+    this.channels.delete(channel);
+    await this.feeds.leave(state.target, state.listener);
+  }
+
+  private sendError(code: string, message: string): void {
+    this.send(encodeControlFrame({ type: "error", code, message }));
+  }
+
+  /** Sends one frame, or drops the client when its send buffer is past the limit. */
+  private send(frame: string | Buffer): void {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.ws.bufferedAmount > this.limits.sendBufferLimitBytes) {
+      this.logger.warn(
+        { connection_id: this.id, buffered: this.ws.bufferedAmount },
+        "dropping slow client",
+      );
+      void this.close();
+      this.ws.close(CLOSE_SLOW_CONSUMER, "send buffer overflow: client too slow");
+      setTimeout(() => this.ws.terminate(), this.limits.slowClientGraceMs).unref();
+      return;
+    }
+    this.ws.send(frame, { binary: false });
+  }
+}

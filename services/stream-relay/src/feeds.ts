@@ -1,0 +1,93 @@
+import type { StreamChunk } from "@tarsy/contracts";
+import type { Logger } from "@tarsy/runtime";
+import type { ChannelTarget } from "./channels.ts";
+import type { EventLog, LiveFeed, StoredEvent, TransientSubscription } from "./event-log.ts";
+import { encodeChunkFrame, encodeEventFrame } from "./frames.ts";
+
+/** A client's interest in one channel: frames are encoded once and the same bytes go to every client. */
+export interface FeedListener {
+  onEvent(seq: number, frame: Buffer): void;
+  onChunk(frame: Buffer): void;
+}
+
+interface SharedFeed {
+  listeners: Set<FeedListener>;
+  ready: Promise<{ live: LiveFeed; chunks: TransientSubscription | null }>;
+}
+
+/**
+ * One live feed per channel per process, shared by every client watching it: made when the
+ * first client subscribes, dropped with the last. The relay's cost grows with what is watched.
+ */
+export class SharedFeeds {
+  private readonly feeds = new Map<string, SharedFeed>();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly logger: Logger,
+  ) {}
+
+  get size(): number {
+    return this.feeds.size;
+  }
+
+  /** Adds a listener; resolves once the shared feed is live (events after that reach it). */
+  async join(target: ChannelTarget, listener: FeedListener): Promise<void> {
+    let feed = this.feeds.get(target.channel);
+    if (!feed) {
+      const listeners = new Set<FeedListener>();
+      feed = { listeners, ready: this.open(target, listeners) };
+      this.feeds.set(target.channel, feed);
+      feed.ready.catch(() => {
+        if (this.feeds.get(target.channel) === feed) this.feeds.delete(target.channel);
+      });
+    }
+    feed.listeners.add(listener);
+    try {
+      await feed.ready;
+    } catch (err) {
+      feed.listeners.delete(listener);
+      throw err;
+    }
+  }
+
+  async leave(target: ChannelTarget, listener: FeedListener): Promise<void> {
+    const feed = this.feeds.get(target.channel);
+    if (!feed) return;
+    feed.listeners.delete(listener);
+    if (feed.listeners.size > 0) return;
+    this.feeds.delete(target.channel);
+    const { live, chunks } = await feed.ready.catch(() => ({ live: null, chunks: null }));
+    chunks?.stop();
+    await live?.stop();
+    this.logger.debug({ channel: target.channel }, "feed closed");
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.feeds.values()];
+    this.feeds.clear();
+    await Promise.all(
+      all.map(async (feed) => {
+        const opened = await feed.ready.catch(() => null);
+        opened?.chunks?.stop();
+        await opened?.live.stop();
+      }),
+    );
+  }
+
+  private async open(target: ChannelTarget, listeners: Set<FeedListener>) {
+    const live = await this.log.follow(target.subject, (event: StoredEvent) => {
+      const frame = Buffer.from(encodeEventFrame(target.channel, event));
+      for (const listener of listeners) listener.onEvent(event.seq, frame);
+    });
+    const chunks =
+      target.sessionId === null
+        ? null
+        : this.log.subscribeChunks(target.sessionId, (chunk: StreamChunk) => {
+            const frame = Buffer.from(encodeChunkFrame(target.channel, chunk));
+            for (const listener of listeners) listener.onChunk(frame);
+          });
+    this.logger.debug({ channel: target.channel, startsAfter: live.startsAfter }, "feed opened");
+    return { live, chunks };
+  }
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Logger } from "@tarsy/runtime";
+import { type WebSocket, WebSocketServer } from "ws";
+import { ClientConnection, type ConnectionLimits } from "./connection.ts";
+import type { EventLog } from "./event-log.ts";
+import { SharedFeeds } from "./feeds.ts";
+import { identityOf, isOriginAllowed } from "./origin.ts";
+
+export const WS_PATH = "/api/v1/ws";
+
+export interface RelayOptions extends ConnectionLimits {
+  host: string;
+  port: number;
+  allowedOrigins: readonly string[];
+  /** Interval of WebSocket pings; a peer that has not answered the previous one is dropped. */
+  heartbeatMs: number;
+  /** Largest frame a client may send. */
+  maxFrameBytes: number;
+}
+
+export interface Relay {
+  readonly url: string;
+  readonly connections: number;
+  /** Number of channels this process reads from the event log now. */
+  readonly feeds: number;
+  close(): Promise<void>;
+}
+
+export async function startRelay(
+  log: EventLog,
+  options: RelayOptions,
+  logger: Logger,
+  isReady: () => boolean = () => true,
+): Promise<Relay> {
+  const feeds = new SharedFeeds(log, logger.child({ component: "feeds" }));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes });
+  const clients = new Map<WebSocket, ClientConnection>();
+  const alive = new WeakSet<WebSocket>();
+
+  const server: Server = createServer((req, res) => {
+    const path = req.url?.split("?")[0];
+    if (path === "/health" || path === "/ready") {
+      const ready = path === "/health" || isReady();
+      res.writeHead(ready ? 200 : 503, { "content-type": "application/json" });
+      res.end(JSON.stringify({ status: ready ? "ok" : "not_ready", connections: clients.size }));
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: "not_found", message: `no route ${path}` } }));
+  });
+
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const reject = (status: string) => {
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+    };
+    if (req.url?.split("?")[0] !== WS_PATH) return reject("404 Not Found");
+    if (!isOriginAllowed(req, options.allowedOrigins)) {
+      logger.warn({ origin: req.headers.origin }, "rejected WebSocket from foreign origin");
+      return reject("403 Forbidden");
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+  });
+
+  wss.on("connection", (ws: WebSocket, req: IncomingMessage) => {
+    const id = randomUUID();
+    const user = identityOf(req);
+    const clientLogger = logger.child({ connection_id: id, user });
+    const client = new ClientConnection(ws, id, user, feeds, log, options, clientLogger);
+    clients.set(ws, client);
+    alive.add(ws);
+    clientLogger.info("client connected");
+    ws.on("pong", () => alive.add(ws));
+    ws.on("message", (data) => client.handleMessage(data));
+    ws.on("error", (err) => clientLogger.warn({ err }, "socket error"));
+    ws.on("close", (code, reason) => {
+      clients.delete(ws);
+      void client.close();
+      clientLogger.info({ code, reason: reason.toString() }, "client disconnected");
+    });
+  });
+
+  const heartbeat = setInterval(() => {
+    for (const ws of clients.keys()) {
+      if (!alive.has(ws)) {
+        logger.info("dropping client that missed a heartbeat");
+        ws.terminate();
+        continue;
+      }
+      alive.delete(ws);
+      ws.ping();
+    }
+  }, options.heartbeatMs);
+  heartbeat.unref();
+
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  const address = server.address() as AddressInfo;
+  const url = `ws://${address.address.includes(":") ? `[${address.address}]` : address.address}:${address.port}${WS_PATH}`;
+  logger.info({ url }, "relay listening");
+
+  return {
+    url,
+    get connections() {
+      return clients.size;
+    },
+    get feeds() {
+      return feeds.size;
+    },
+    async close() {
+      clearInterval(heartbeat);
+      for (const ws of clients.keys()) ws.close(1001, "server shutting down");
+      await Promise.all([...clients.values()].map((c) => c.close()));
+      await feeds.close();
+      wss.close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { natsTest } from "@tarsy/testkit";
+import { expect } from "vitest";
+import { connectClient, publishEvents, waitForEvents } from "./helpers.ts";
+
+const serviceDir = fileURLToPath(new URL("..", import.meta.url));
+
+natsTest(
+  "the relay runs as a process: serves a live session, then stops cleanly on SIGTERM",
+  async ({ nats }) => {
+    const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
+      cwd: serviceDir,
+      env: {
+        ...process.env,
+        NATS_URL: nats.url,
+        TARSY_SUBJECT_PREFIX: nats.prefix,
+        TARSY_STREAM_SUFFIX: nats.streamSuffix,
+        RELAY_HOST: "127.0.0.1",
+        RELAY_PORT: "0",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let buffer = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          buffer += chunk.toString();
+          const match = buffer.match(/"url":"(ws:\/\/[^"]+)"/);
+          if (match?.[1]) resolve(match[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`relay exited early (${code})`)));
+      });
+      const client = await connectClient(url);
+      const session = randomUUID();
+      client.send({ action: "subscribe", channel: `session:${session}` });
+      await client.waitFor((f) => f.type === "subscription.confirmed");
+      const seqs = await publishEvents(nats.bus, session, 3);
+      await waitForEvents(client, 3);
+      expect(client.eventIds()).toEqual(seqs);
+
+      child.kill("SIGTERM");
+      const [code] = await once(child, "exit");
+      expect(code).toBe(0);
+      expect((await client.closed).code).toBe(1001);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  },
+);
