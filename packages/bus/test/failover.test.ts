@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,10 +8,12 @@ import {
   captureLogger,
   eventually,
   executionRequested,
+  freePort,
   type Harness,
   harness,
   NATS_URL,
   sleep,
+  startNatsServer,
 } from "./support.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -30,28 +31,6 @@ function lines(child: ChildProcess): string[] {
     out.push(...parts);
   });
   return out;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
-
-function startNatsServer(port: number, storeDir: string): ChildProcess {
-  return spawn(
-    "/usr/sbin/nats-server",
-    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir],
-    {
-      stdio: "ignore",
-    },
-  );
 }
 
 describe("failover", () => {

@@ -1,4 +1,6 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
+import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import type {
   ExecutionRequested,
@@ -128,4 +130,28 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
+}
+
+/** A TCP port nobody listens on now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(),
+      );
+    });
+  });
+}
+
+/** A private nats-server (JetStream on) for tests that stop servers or need auth. */
+export function startNatsServer(port: number, storeDir: string, args: string[] = []): ChildProcess {
+  return spawn(
+    "/usr/sbin/nats-server",
+    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir, ...args],
+    {
+      stdio: "ignore",
+    },
+  );
 }
