@@ -1,0 +1,6 @@
+export {
+  type CallToolInput,
+  createMcpGatewayClient,
+  type McpGatewayClient,
+  type McpGatewayClientOptions,
+} from "./client.ts";

@@ -1,0 +1,97 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "@tarsy/config";
+import { InitFailedError, OperationTimeoutError, SessionClosedError } from "../errors.ts";
+import { createTransport, type TransportDeps } from "./transport.ts";
+
+const CLIENT_INFO = { name: "tarsy-mcp-gateway", version: "1.0.0" };
+
+/** One initialized MCP session with one server. */
+export interface McpConnection {
+  readonly serverId: string;
+  /** Distinct per session; tells a re-created session from the one it replaced. */
+  readonly sessionNo: number;
+  readonly pid: number | null;
+  isClosed(): boolean;
+  listTools(timeoutMs: number): Promise<Tool[]>;
+  callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+let sessionCounter = 0;
+
+/** Races an operation against a deadline; the deadline error is never retried. */
+async function withDeadline<T>(operation: string, ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new OperationTimeoutError(operation, ms)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts the transport and runs the MCP initialize handshake within `initTimeoutMs`. */
+export async function openConnection(
+  config: McpServerConfig,
+  deps: TransportDeps,
+  initTimeoutMs: number,
+): Promise<McpConnection> {
+  const opened = createTransport(config, deps);
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  let closed = false;
+  client.onclose = () => {
+    closed = true;
+  };
+  // Transport errors also surface as rejected requests; keep them off the process.
+  client.onerror = () => {};
+  const shutdown = async () => {
+    closed = true;
+    await client.close().catch(() => {});
+    await opened.dispose().catch(() => {});
+  };
+  try {
+    await withDeadline(
+      `initializing MCP server "${config.id}"`,
+      initTimeoutMs,
+      client.connect(opened.transport, { timeout: initTimeoutMs }),
+    );
+  } catch (err) {
+    await shutdown();
+    throw new InitFailedError(config.id, { cause: err });
+  }
+  const sessionNo = ++sessionCounter;
+  const ensureOpen = () => {
+    if (closed)
+      throw new SessionClosedError(`the session with "${config.id}" is closed: not connected`);
+  };
+  return {
+    serverId: config.id,
+    sessionNo,
+    pid: opened.pid(),
+    isClosed: () => closed,
+    async listTools(timeoutMs) {
+      ensureOpen();
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      return tools;
+    },
+    async callTool(name, args, timeoutMs) {
+      ensureOpen();
+      const result = await client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+      });
+      return result as CallToolResult;
+    },
+    close: shutdown,
+  };
+}

@@ -1,0 +1,36 @@
+import { NatsEnvShape } from "@tarsy/bus";
+import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
+import { parseEnv } from "@tarsy/runtime";
+import { z } from "zod";
+
+const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const EnvSchema = z.object({
+  ...NatsEnvShape,
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+  SHUTDOWN_TIMEOUT_MS: ms(30_000),
+  /** Directory with tarsy.yaml (mcp_servers) and llm-providers.yaml. */
+  TARSY_CONFIG_DIR: z.string().min(1).default(DEFAULT_CONFIG_DIR),
+  /** This replica's id in subjects; random when unset. */
+  MCP_GATEWAY_REPLICA_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional(),
+  MCP_INIT_TIMEOUT_MS: ms(30_000),
+  MCP_CALL_TIMEOUT_MS: ms(90_000),
+  MCP_LIST_TIMEOUT_MS: ms(10_000),
+  MCP_HEALTH_INTERVAL_MS: ms(15_000),
+  MCP_HEALTH_PING_TIMEOUT_MS: ms(5_000),
+  /** An execution's sessions unused this long are closed. */
+  MCP_SESSION_IDLE_TIMEOUT_MS: ms(15 * 60_000),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
+  return parseEnv(EnvSchema, source);
+}
+
+/** The environment stdio MCP servers inherit (config `env` entries override it). */
+export function inheritedEnvironment(): Readonly<Record<string, string | undefined>> {
+  return { ...process.env };
+}

@@ -1,0 +1,88 @@
+import type { Bus, RpcService } from "@tarsy/bus";
+import type { McpServerConfig } from "@tarsy/config";
+import type { McpReplicaRef } from "@tarsy/contracts";
+import type { MaskingService } from "@tarsy/masking";
+import type { Logger } from "@tarsy/runtime";
+import { createGatewayHandlers } from "./api/handlers.ts";
+import { replicaRef } from "./api/replica.ts";
+import { startGatewayService } from "./api/service.ts";
+import { ExecutionRegistry } from "./client/execution-registry.ts";
+import { HealthMonitor } from "./health.ts";
+import type { McpTimeouts } from "./timeouts.ts";
+import { ToolExecutor } from "./tool-executor.ts";
+import { SystemWarnings } from "./warnings.ts";
+
+export interface GatewayOptions {
+  bus: Bus;
+  servers: ReadonlyMap<string, McpServerConfig>;
+  masking: MaskingService;
+  logger: Logger;
+  timeouts: McpTimeouts;
+  healthIntervalMs: number;
+  idleTimeoutMs: number;
+  inheritedEnv: Readonly<Record<string, string | undefined>>;
+  replicaId?: string | undefined;
+}
+
+export interface Gateway {
+  readonly replica: McpReplicaRef;
+  readonly health: HealthMonitor;
+  readonly executions: ExecutionRegistry;
+  readonly warnings: SystemWarnings;
+  readonly service: RpcService;
+  /** Stops taking requests, lets those in flight finish, closes every MCP session. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one gateway replica: the health monitor's first check of every server (readiness),
+ * then the NATS service. Requests are served even before every server is up; the health
+ * reply says which are not.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const replica = replicaRef(options.replicaId);
+  const logger = options.logger.child({ replica: replica.id });
+  const sessionDeps = {
+    servers: options.servers,
+    initTimeoutMs: options.timeouts.initMs,
+    inheritedEnv: options.inheritedEnv,
+  };
+  const warnings = new SystemWarnings();
+  const health = new HealthMonitor({
+    deps: sessionDeps,
+    warnings,
+    logger: logger.child({ component: "mcp-health" }),
+    intervalMs: options.healthIntervalMs,
+    pingTimeoutMs: options.timeouts.healthPingMs,
+  });
+  const executions = new ExecutionRegistry({
+    deps: sessionDeps,
+    idleTimeoutMs: options.idleTimeoutMs,
+    logger: logger.child({ component: "executions" }),
+  });
+  const executor = new ToolExecutor({
+    servers: options.servers,
+    masking: options.masking,
+    timeouts: options.timeouts,
+    logger: logger.child({ component: "tool-executor" }),
+  });
+  await health.start();
+  const readiness = health.readiness();
+  if (readiness.ready)
+    logger.info({ servers: options.servers.size }, "every MCP server initialized");
+  else logger.error({ reason: readiness.reason }, "not ready");
+  const handlers = createGatewayHandlers({ replica, executions, executor, health, warnings });
+  const service = await startGatewayService(options.bus, replica, handlers);
+  logger.info({ subject_prefix: replica.subject_prefix }, "mcp-gateway serving");
+  return {
+    replica,
+    health,
+    executions,
+    warnings,
+    service,
+    async stop() {
+      await service.stop();
+      await Promise.all([executions.closeAll(), health.stop()]);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { loadConfig } from "@tarsy/config";
+import { createMaskingService } from "@tarsy/masking";
+import { createLogger, runService } from "@tarsy/runtime";
+import { inheritedEnvironment, loadEnv } from "./env.ts";
+import { startGateway } from "./gateway.ts";
+
+const env = loadEnv();
+const logger = createLogger({ service: "mcp-gateway", level: env.LOG_LEVEL });
+
+await runService(
+  async () => {
+    const { config, warnings } = loadConfig({
+      configDir: env.TARSY_CONFIG_DIR,
+      env: inheritedEnvironment(),
+    });
+    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const masking = createMaskingService({ logger: logger.child({ component: "masking" }) });
+    const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
+    const gateway = await startGateway({
+      bus,
+      servers: config.mcpServers,
+      masking,
+      logger,
+      timeouts: {
+        initMs: env.MCP_INIT_TIMEOUT_MS,
+        callMs: env.MCP_CALL_TIMEOUT_MS,
+        listMs: env.MCP_LIST_TIMEOUT_MS,
+        healthPingMs: env.MCP_HEALTH_PING_TIMEOUT_MS,
+      },
+      healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
+      idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
+      inheritedEnv: inheritedEnvironment(),
+      replicaId: env.MCP_GATEWAY_REPLICA_ID,
+    });
+    return {
+      async stop() {
+        await gateway.stop();
+        await bus.drain();
+      },
+    };
+  },
+  { logger, shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS },
+);

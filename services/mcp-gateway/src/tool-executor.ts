@@ -1,0 +1,186 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "@tarsy/config";
+import type { McpToolDefinition } from "@tarsy/contracts";
+import type { MaskingService } from "@tarsy/masking";
+import type { Logger } from "@tarsy/runtime";
+import { callWithRecovery, type RecoveryHooks } from "./call-with-recovery.ts";
+import type { OpenExecution } from "./client/execution-registry.ts";
+import { extractTextContent } from "./content.ts";
+import { describe } from "./errors.ts";
+import { maskToolContent } from "./masking.ts";
+import { parseActionInput } from "./params.ts";
+import { routeToolCall, toolAllowed } from "./router.ts";
+import type { McpTimeouts } from "./timeouts.ts";
+
+export interface ToolExecutorDeps {
+  servers: ReadonlyMap<string, McpServerConfig>;
+  masking: MaskingService;
+  timeouts: McpTimeouts;
+  logger: Logger;
+  recovery?: RecoveryHooks;
+}
+
+export interface ListToolsResult {
+  tools: McpToolDefinition[];
+  failedServers: Record<string, string>;
+}
+
+export interface ToolCallOutcome {
+  name: string;
+  server?: string;
+  tool?: string;
+  arguments?: Record<string, unknown>;
+  /** Masked text for the LLM. */
+  content: string;
+  isError: boolean;
+  redactions: number;
+  durationMs: number;
+}
+
+export function toToolDefinition(server: string, tool: Tool): McpToolDefinition {
+  return {
+    name: `${server}.${tool.name}`,
+    server,
+    tool: tool.name,
+    description: tool.description ?? "",
+    input_schema: (tool.inputSchema ?? { type: "object" }) as Record<string, unknown>,
+  };
+}
+
+/** Lists and calls tools for one execution: routing, argument parsing, recovery and masking. */
+export class ToolExecutor {
+  constructor(private readonly deps: ToolExecutorDeps) {}
+
+  /** Tools of the execution's servers (filtered); a failing server is reported, not fatal. */
+  async listTools(execution: OpenExecution): Promise<ListToolsResult> {
+    const { scope, sessions } = execution;
+    const done = execution.begin();
+    const failedServers: Record<string, string> = {};
+    const perServer = await Promise.all(
+      scope.servers.map(async (server) => {
+        if (!this.deps.servers.has(server)) {
+          failedServers[server] = `MCP server "${server}" is not configured`;
+          return [];
+        }
+        try {
+          const tools = await callWithRecovery(
+            sessions,
+            server,
+            () => sessions.listTools(server, this.deps.timeouts.listMs),
+            this.deps.recovery,
+          );
+          return tools
+            .filter((t) =>
+              toolAllowed(
+                { servers: scope.servers, toolFilters: scope.toolFilters },
+                server,
+                t.name,
+              ),
+            )
+            .map((t) => toToolDefinition(server, t));
+        } catch (err) {
+          failedServers[server] = describe(err);
+          this.deps.logger.warn(
+            {
+              execution_id: scope.executionId,
+              session_id: scope.sessionId,
+              server,
+              err: describe(err),
+            },
+            "listing MCP tools failed",
+          );
+          return [];
+        }
+      }),
+    ).finally(done);
+    return { tools: perServer.flat(), failedServers };
+  }
+
+  /** Executes one call. Every tool-level problem comes back as content with isError. */
+  async callTool(
+    execution: OpenExecution,
+    name: string,
+    rawArguments: string,
+  ): Promise<ToolCallOutcome> {
+    const started = performance.now();
+    const { scope, sessions } = execution;
+    const elapsed = () => Math.round(performance.now() - started);
+    const log = this.deps.logger.child({
+      execution_id: scope.executionId,
+      ...(scope.sessionId ? { session_id: scope.sessionId } : {}),
+    });
+    const route = routeToolCall(name, { servers: scope.servers, toolFilters: scope.toolFilters });
+    if (!route.ok) {
+      return { name, content: route.message, isError: true, redactions: 0, durationMs: elapsed() };
+    }
+    const { server, tool } = route.ref;
+    const config = this.deps.servers.get(server);
+    if (!config) {
+      return {
+        name,
+        server,
+        tool,
+        content: `MCP server "${server}" is not configured on the gateway`,
+        isError: true,
+        redactions: 0,
+        durationMs: elapsed(),
+      };
+    }
+    const args = parseActionInput(rawArguments);
+    const base = { name, server, tool, arguments: args };
+    const done = execution.begin();
+    try {
+      const known = sessions.cachedTools(server);
+      if (known && !known.some((t) => t.name === tool)) {
+        return {
+          ...base,
+          content: `tool "${tool}" not found on server "${server}". Available tools: ${known.map((t) => t.name).join(", ")}`,
+          isError: true,
+          redactions: 0,
+          durationMs: elapsed(),
+        };
+      }
+      const result = await callWithRecovery(
+        sessions,
+        server,
+        (connection) => connection.callTool(tool, args, this.deps.timeouts.callMs),
+        {
+          ...this.deps.recovery,
+          onRetry: (info) => {
+            log.warn(
+              { server, tool, action: info.action, err: describe(info.error) },
+              "retrying MCP call",
+            );
+            this.deps.recovery?.onRetry?.(info);
+          },
+        },
+      );
+      const masked = maskToolContent(this.deps.masking, config, extractTextContent(result), tool);
+      return {
+        ...base,
+        content: masked.content,
+        isError: result.isError === true,
+        redactions: masked.redactions,
+        durationMs: elapsed(),
+      };
+    } catch (err) {
+      log.warn({ server, tool, err: describe(err) }, "MCP tool call failed");
+      // Error text may echo server output: mask it like a result.
+      const masked = maskToolContent(
+        this.deps.masking,
+        config,
+        `MCP tool execution failed: ${describe(err)}`,
+        tool,
+      );
+      return {
+        ...base,
+        content: masked.content,
+        isError: true,
+        redactions: masked.redactions,
+        durationMs: elapsed(),
+      };
+    } finally {
+      done();
+    }
+  }
+}

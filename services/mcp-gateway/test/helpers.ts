@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createConnection, createServer } from "node:net";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { McpServerConfig } from "@tarsy/config";
+import { createMaskingService } from "@tarsy/masking";
+import { createLogger } from "@tarsy/runtime";
+import { createTestBus, type TestBus } from "@tarsy/testkit";
+import { type Gateway, startGateway } from "../src/gateway.ts";
+import { DEFAULT_TIMEOUTS, type McpTimeouts } from "../src/timeouts.ts";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = resolve(here, "../../..");
+export const TSX_BIN = resolve(REPO_ROOT, "node_modules/.bin/tsx");
+export const FIXTURE_SERVER = resolve(here, "servers/fixture-server.ts");
+export const EVERYTHING_MAIN = resolve(
+  here,
+  "../node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+export const KUBERNETES_MCP_BIN = resolve(here, "../node_modules/.bin/kubernetes-mcp-server");
+
+export const testLogger = () =>
+  createLogger({ service: "mcp-gateway-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+const NO_MASKING: McpServerConfig["data_masking"] = {
+  enabled: false,
+  pattern_groups: [],
+  patterns: [],
+  custom_patterns: [],
+};
+export const K8S_MASKING: McpServerConfig["data_masking"] = {
+  enabled: true,
+  pattern_groups: ["kubernetes", "security"],
+  patterns: [],
+  custom_patterns: [],
+};
+
+export function serverConfig(
+  id: string,
+  transport: McpServerConfig["transport"],
+  dataMasking: McpServerConfig["data_masking"] = NO_MASKING,
+): McpServerConfig {
+  return {
+    id,
+    transport,
+    data_masking: dataMasking,
+    summarization: { enabled: false, size_threshold_tokens: 5000, summary_max_token_limit: 1000 },
+  };
+}
+
+export function fixtureStdio(env: Record<string, string> = {}): McpServerConfig["transport"] {
+  return { type: "stdio", command: TSX_BIN, args: [FIXTURE_SERVER], env };
+}
+
+export function everythingStdio(): McpServerConfig["transport"] {
+  return { type: "stdio", command: process.execPath, args: [EVERYTHING_MAIN, "stdio"], env: {} };
+}
+
+export function httpTransport(
+  type: "http" | "sse",
+  url: string,
+  extra: Partial<{
+    bearer_token: string;
+    verify_ssl: boolean;
+    timeout_ms: number;
+    custom_headers: Record<string, string>;
+  }> = {},
+): McpServerConfig["transport"] {
+  return { type, url, verify_ssl: true, custom_headers: {}, ...extra };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Starts `server-everything` over HTTP (`streamableHttp` → /mcp, `sse` → /sse) and waits for it. */
+export async function startEverythingHttp(
+  mode: "streamableHttp" | "sse",
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [EVERYTHING_MAIN, mode], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: "ignore",
+  });
+  const path = mode === "sse" ? "/sse" : "/mcp";
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const ok = await new Promise<boolean>((res) => {
+      const sock = createConnection(port);
+      sock.once("connect", () => {
+        sock.destroy();
+        res(true);
+      });
+      sock.once("error", () => res(false));
+    });
+    if (ok) break;
+    if (Date.now() > deadline)
+      throw new Error(`server-everything ${mode} did not listen on ${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+export interface TestGateway {
+  gateway: Gateway;
+  testBus: TestBus;
+  stop(): Promise<void>;
+}
+
+export interface StartTestGatewayOptions {
+  timeouts?: Partial<McpTimeouts>;
+  healthIntervalMs?: number;
+  idleTimeoutMs?: number;
+  /** Serve on an existing test bus (a second replica). */
+  testBus?: TestBus;
+  replicaId?: string;
+}
+
+/** A real gateway replica on a NATS connection of its own (own subject prefix per test bus). */
+export async function startTestGateway(
+  servers: McpServerConfig[],
+  options: StartTestGatewayOptions = {},
+): Promise<TestGateway> {
+  const testBus = options.testBus ?? (await createTestBus({ skipProvision: true }));
+  const bus = options.testBus ? await testBus.connectAnother() : testBus.bus;
+  const gateway = await startGateway({
+    bus,
+    servers: new Map(servers.map((s) => [s.id, s])),
+    masking: createMaskingService(),
+    logger: testLogger(),
+    timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
+    healthIntervalMs: options.healthIntervalMs ?? 60_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
+    inheritedEnv: process.env,
+    replicaId: options.replicaId,
+  });
+  return {
+    gateway,
+    testBus,
+    async stop() {
+      await gateway.stop();
+      if (!options.testBus) await testBus.cleanup();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * An MCP server built with the real SDK for the gateway's tests. Run over stdio
+ * (`tsx fixture-server.ts`) or served over Streamable HTTP in-process (`serveFixtureHttp`).
+ */
+
+import { randomUUID } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { CONFIGMAP_YAML, SECRET_JSON, SECRET_YAML, TOKENS_TEXT } from "./fixtures.ts";
+
+const obj = (properties: Record<string, unknown> = {}) => ({ type: "object" as const, properties });
+
+const TOOLS = [
+  {
+    name: "get_secret_yaml",
+    description: "kubectl get secret -o yaml (multi-doc)",
+    inputSchema: obj(),
+  },
+  { name: "get_secret_json", description: "kubectl get secret -o json (List)", inputSchema: obj() },
+  { name: "env_dump", description: "tokens, passwords, keys, certs", inputSchema: obj() },
+  { name: "get_configmap", description: "a ConfigMap", inputSchema: obj() },
+  {
+    name: "crash_once",
+    description: "exits mid-call unless the marker file exists",
+    inputSchema: obj(),
+  },
+  { name: "hang", description: "never answers", inputSchema: obj() },
+  { name: "whoami", description: "process and session identity", inputSchema: obj() },
+  { name: "echo_args", description: "returns its arguments as JSON", inputSchema: obj() },
+  {
+    name: "big",
+    description: "returns `bytes` bytes of text",
+    inputSchema: obj({ bytes: { type: "number" } }),
+  },
+  { name: "fail", description: "returns an isError result", inputSchema: obj() },
+];
+
+const text = (t: string, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: t }],
+  ...(isError ? { isError: true } : {}),
+});
+
+export function createFixtureServer(sessionLabel: string): Server {
+  const server = new Server(
+    { name: "tarsy-fixture", version: "1.0.0" },
+    { capabilities: { tools: {} } },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    switch (request.params.name) {
+      case "get_secret_yaml":
+        return text(SECRET_YAML);
+      case "get_secret_json":
+        return text(SECRET_JSON);
+      case "env_dump":
+        return text(TOKENS_TEXT);
+      case "get_configmap":
+        return text(CONFIGMAP_YAML);
+      case "crash_once": {
+        const marker = process.env.CRASH_MARKER;
+        if (marker && !existsSync(marker)) {
+          writeFileSync(marker, String(process.pid));
+          process.exit(3);
+        }
+        return text(`survived pid=${process.pid}`);
+      }
+      case "hang":
+        return new Promise<CallToolResult>(() => {});
+      case "whoami":
+        return text(JSON.stringify({ pid: process.pid, session: sessionLabel }));
+      case "echo_args":
+        return text(JSON.stringify(args));
+      case "big":
+        return text("x".repeat(Number(args.bytes ?? 1000)));
+      case "fail":
+        return text("the backend said no", true);
+      default:
+        throw new Error(`unknown tool ${request.params.name}`);
+    }
+  });
+  return server;
+}
+
+export interface FixtureHttpServer {
+  url: string;
+  port: number;
+  /** Sessions created so far (one per MCP client session). */
+  sessions(): number;
+  close(): Promise<void>;
+}
+
+/** Serves the fixture over Streamable HTTP at `/mcp`; `port` 0 picks one. */
+export async function serveFixtureHttp(
+  port = 0,
+  options: { requireBearer?: string } = {},
+): Promise<FixtureHttpServer> {
+  const transports = new Map<string, StreamableHTTPServerTransport>();
+  let created = 0;
+  const http: HttpServer = createServer(async (req, res) => {
+    if (options.requireBearer && req.headers.authorization !== `Bearer ${options.requireBearer}`) {
+      res.writeHead(401).end("unauthorized");
+      return;
+    }
+    const sid = req.headers["mcp-session-id"];
+    let transport = typeof sid === "string" ? transports.get(sid) : undefined;
+    if (!transport) {
+      if (typeof sid === "string") {
+        res.writeHead(404).end("session not found");
+        return;
+      }
+      const label = `http-${++created}`;
+      const t = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          transports.set(id, t);
+        },
+      });
+      t.onclose = () => {
+        if (t.sessionId) transports.delete(t.sessionId);
+      };
+      await createFixtureServer(label).connect(t);
+      transport = t;
+    }
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
+  const actual = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${actual}/mcp`,
+    port: actual,
+    sessions: () => created,
+    async close() {
+      for (const t of transports.values()) await t.close().catch(() => {});
+      transports.clear();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  await createFixtureServer(`stdio-${process.pid}`).connect(new StdioServerTransport());
+}
