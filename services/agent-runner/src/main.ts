@@ -1,16 +1,48 @@
+import { hostname } from "node:os";
+import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { loadConfig } from "@tarsy/config";
+import { createDb } from "@tarsy/db";
+import { createLlmClient } from "@tarsy/llm-client";
 import { createLogger, runService } from "@tarsy/runtime";
-import { loadEnv } from "./env.ts";
+import { configEnv, loadEnv } from "./env.ts";
+import { createGatewayClient } from "./gateway.ts";
+import { createPostgresStore } from "./store.ts";
+import { startWorker } from "./worker.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "agent-runner", level: env.LOG_LEVEL });
 
 await runService(
   async () => {
-    // Wired in full by the agent-runner capability; until then the process starts and stops cleanly.
-    const keepAlive = setInterval(() => {}, 60_000);
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
+    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const runnerId = env.RUNNER_ID ?? `${hostname()}-${process.pid}`;
+    const bus = await connectBus(
+      busOptionsFromEnv(env, { name: `agent-runner-${runnerId}`, logger }),
+    );
+    await bus.provision();
+    const db = createDb({ url: env.DATABASE_URL, logger });
+    const llm = createLlmClient({ address: env.LLM_SERVICE_ADDRESS });
+    const worker = await startWorker(
+      {
+        config,
+        store: createPostgresStore(db),
+        bus,
+        llm,
+        tools: createGatewayClient(bus, logger),
+        logger,
+        runnerId,
+      },
+      { concurrency: env.RUNNER_CONCURRENCY, shutdownGraceMs: env.RUNNER_SHUTDOWN_GRACE_MS },
+    );
+    logger.info({ runner_id: runnerId, concurrency: env.RUNNER_CONCURRENCY }, "agent runner ready");
     return {
       async stop() {
-        clearInterval(keepAlive);
+        const report = await worker.stop();
+        logger.info(report, "worker stopped");
+        await bus.drain();
+        llm.close();
+        await db.close();
       },
     };
   },

@@ -1,0 +1,88 @@
+import { Conversation } from "../conversation.ts";
+import { IterationTimeoutError } from "../errors.ts";
+import { callLlm } from "../llm-call.ts";
+import type { ToolDefinition, ToolScope } from "../ports.ts";
+import { buildFunctionCallingMessages, forcedConclusionPrompt } from "../prompts/index.ts";
+import type { ControllerResult, RunContext } from "../run-context.ts";
+import { onIterationTimeout, toolLessCall } from "./single-call.ts";
+import { executeToolCall } from "./tool-execution.ts";
+
+/**
+ * The investigation loop with structured function calling (google-native and langchain
+ * backends). Chat runs the same loop with chat prompting. Each iteration is one LLM call with
+ * the tools bound: tool calls are executed and answered with `tool` messages; a response
+ * without tool calls is the final analysis. At `max_iterations` one more call without tools
+ * forces a conclusion.
+ */
+export async function runFunctionCalling(
+  run: RunContext,
+  tools: readonly ToolDefinition[],
+  scope: ToolScope,
+): Promise<ControllerResult> {
+  const { exec } = run;
+  const conversation = new Conversation(run.store, {
+    sessionId: exec.sessionId,
+    stageId: exec.stageId,
+    executionId: exec.executionId,
+  });
+  for (const message of buildFunctionCallingMessages(exec)) await conversation.append(message);
+  const finalType = exec.chat ? "chat_response" : "final_analysis";
+  let consecutiveTimeouts = 0;
+
+  for (let iteration = 1; iteration <= exec.config.maxIterations; iteration++) {
+    let response: Awaited<ReturnType<typeof callLlm>>;
+    try {
+      response = await callLlm(run, {
+        messages: conversation.messages,
+        tools,
+        interactionType: (r) => (r && r.toolCalls.length === 0 ? finalType : "iteration"),
+        iteration,
+        textEventType: "llm_response",
+        lastMessageId: conversation.lastMessageId,
+      });
+    } catch (err) {
+      if (!(err instanceof IterationTimeoutError)) throw err;
+      consecutiveTimeouts++;
+      await onIterationTimeout(run, err, consecutiveTimeouts, iteration);
+      continue;
+    }
+    consecutiveTimeouts = 0;
+
+    if (response.toolCalls.length === 0) {
+      // No tool calls: this is the answer. The streamed text event becomes the final analysis.
+      if (response.textEvent) {
+        await run.timeline.complete(response.textEvent, { eventType: "final_analysis" });
+      } else {
+        await run.timeline.create("final_analysis", {
+          status: "completed",
+          content: response.text,
+        });
+      }
+      await conversation.append({ role: "assistant", content: response.text });
+      return { finalAnalysis: response.text };
+    }
+
+    if (response.textEvent) await run.timeline.complete(response.textEvent);
+    await conversation.append({
+      role: "assistant",
+      content: response.text,
+      toolCalls: response.toolCalls,
+    });
+    for (const call of response.toolCalls) {
+      await executeToolCall(run, scope, conversation, call);
+    }
+  }
+
+  // Out of iterations: one more call, without tools, for the best conclusion so far.
+  await conversation.append({
+    role: "user",
+    content: forcedConclusionPrompt(exec.config.maxIterations),
+  });
+  const text = await toolLessCall(run, conversation, {
+    interactionType: "forced_conclusion",
+    eventType: "final_analysis",
+    eventMetadata: { forced_conclusion: true },
+    iteration: exec.config.maxIterations + 1,
+  });
+  return { finalAnalysis: text };
+}

@@ -1,0 +1,75 @@
+import { abortReasonOf } from "../errors.ts";
+import { callLlm } from "../llm-call.ts";
+import {
+  summarizationSystemPrompt,
+  summarizationUserPrompt,
+  summarizedResult,
+} from "../prompts/index.ts";
+import type { RunContext } from "../run-context.ts";
+import { estimateTokens, truncateForSummarization } from "../truncation.ts";
+
+export interface SummarizationResult {
+  content: string;
+  summarized: boolean;
+}
+
+/**
+ * Summarizes a tool result that exceeds its server's threshold (an `mcp_tool_summary`
+ * event streams the summary). Fail-open: when the summarization call fails or returns
+ * nothing, the raw result is used. Cancellation still propagates.
+ */
+export async function maybeSummarize(
+  run: RunContext,
+  input: { server: string; tool: string; raw: string; conversationContext: string },
+): Promise<SummarizationResult> {
+  const settings = run.exec.summarization.get(input.server);
+  const raw = { content: input.raw, summarized: false };
+  if (!settings?.enabled) return raw;
+  const tokens = estimateTokens(input.raw);
+  if (tokens <= settings.sizeThresholdTokens) return raw;
+
+  const messages = [
+    {
+      role: "system" as const,
+      content: summarizationSystemPrompt(input.server, input.tool, settings.summaryMaxTokenLimit),
+    },
+    {
+      role: "user" as const,
+      content: summarizationUserPrompt(
+        input.conversationContext,
+        input.server,
+        input.tool,
+        truncateForSummarization(input.raw),
+      ),
+    },
+  ];
+  const metadata = { server_name: input.server, tool_name: input.tool, original_tokens: tokens };
+  try {
+    const response = await callLlm(run, {
+      messages,
+      tools: [],
+      interactionType: "summarization",
+      iteration: null,
+      textEventType: "mcp_tool_summary",
+      textEventMetadata: metadata,
+      streamThinking: false,
+      lastMessageId: null,
+    });
+    const summary = response.text.trim();
+    if (!summary) {
+      if (response.textEvent) await run.timeline.complete(response.textEvent, { status: "failed" });
+      run.logger.warn(metadata, "summarization returned nothing; using the raw result");
+      return raw;
+    }
+    if (response.textEvent) await run.timeline.complete(response.textEvent);
+    return {
+      content: summarizedResult(input.server, input.tool, tokens, summary),
+      summarized: true,
+    };
+  } catch (err) {
+    const aborted = abortReasonOf(run.signal);
+    if (aborted) throw aborted;
+    run.logger.warn({ ...metadata, err }, "summarization failed; using the raw result");
+    return raw;
+  }
+}

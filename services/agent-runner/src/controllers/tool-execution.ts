@@ -1,0 +1,107 @@
+import type { ToolCall } from "@tarsy/llm-client";
+import type { Conversation } from "../conversation.ts";
+import { abortedEventStatus, abortReasonOf } from "../errors.ts";
+import type { ToolCallResult, ToolScope } from "../ports.ts";
+import type { RunContext } from "../run-context.ts";
+import { truncateForStorage } from "../truncation.ts";
+import { maybeSummarize } from "./summarize.ts";
+
+/** `server.tool` or the function-calling form `server__tool` → its parts. */
+export function splitToolName(name: string): { server: string; tool: string } {
+  const dot = name.indexOf(".");
+  if (dot > 0) return { server: name.slice(0, dot), tool: name.slice(dot + 1) };
+  const sep = name.indexOf("__");
+  if (sep > 0) return { server: name.slice(0, sep), tool: name.slice(sep + 2) };
+  return { server: "", tool: name };
+}
+
+function parseArguments(raw: string): unknown {
+  if (raw.trim() === "") return {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * One tool call of the LLM: an `llm_tool_call` event (arguments in metadata) completed with
+ * the storage-truncated result and `is_error`, an MCPInteraction record, summarization when
+ * the result is large, and the `tool` message the LLM sees next.
+ */
+export async function executeToolCall(
+  run: RunContext,
+  scope: ToolScope,
+  conversation: Conversation,
+  call: ToolCall,
+): Promise<void> {
+  const names = splitToolName(call.name);
+  const args = parseArguments(call.arguments);
+  const event = await run.timeline.create("llm_tool_call", {
+    metadata: {
+      server_name: names.server,
+      tool_name: names.tool,
+      arguments: args,
+      call_id: call.id,
+    },
+  });
+  const started = performance.now();
+  let result: ToolCallResult;
+  try {
+    result = await run.tools.callTool(
+      scope,
+      { callId: call.id, name: call.name, arguments: call.arguments },
+      run.signal,
+    );
+  } catch (err) {
+    const aborted = abortReasonOf(run.signal);
+    if (aborted) {
+      await run.timeline.complete(event, { status: abortedEventStatus(aborted) });
+      throw aborted;
+    }
+    // Infrastructure failure: the LLM sees it as a failed tool and carries on.
+    result = {
+      server: names.server,
+      tool: names.tool,
+      arguments: undefined,
+      content: `Tool call failed: ${err instanceof Error ? err.message : String(err)}`,
+      isError: true,
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+  const stored = truncateForStorage(result.content);
+  await run.timeline.complete(event, { content: stored, metadata: { is_error: result.isError } });
+  const server = result.server ?? names.server;
+  const tool = result.tool ?? names.tool;
+  await run.store.recordMcpInteraction({
+    sessionId: run.exec.sessionId,
+    stageId: run.exec.stageId,
+    executionId: run.exec.executionId,
+    interactionType: "tool_call",
+    serverName: server,
+    toolName: tool,
+    toolArguments:
+      result.arguments ??
+      (typeof args === "object" && args !== null && !Array.isArray(args)
+        ? (args as Record<string, unknown>)
+        : { input: args }),
+    toolResult: { content: stored, is_error: result.isError },
+    availableTools: null,
+    durationMs: result.durationMs,
+    errorMessage: result.isError ? stored : null,
+  });
+
+  const forLlm = await maybeSummarize(run, {
+    server,
+    tool,
+    raw: result.content,
+    conversationContext: conversation.contextForSummarization(),
+  });
+  await conversation.append({
+    role: "tool",
+    content: forLlm.content,
+    toolCallId: call.id,
+    toolName: call.name,
+  });
+  if (abortReasonOf(run.signal)) throw abortReasonOf(run.signal);
+}

@@ -1,0 +1,88 @@
+/** Errors of the agent runner. Each has a readonly string-literal `code`. */
+export type RunnerErrorCode =
+  | "EXECUTION_ABORTED"
+  | "ITERATION_TIMEOUT"
+  | "LLM_PROVIDER_ERROR"
+  | "LLM_CALL_FAILED"
+  | "EXECUTION_NOT_FOUND"
+  | "EXECUTION_CONFIG_INVALID"
+  | "TOOL_GATEWAY_FAILED";
+
+export abstract class RunnerError extends Error {
+  abstract readonly code: RunnerErrorCode;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Why an execution was stopped from outside. `shutdown` hands the work back for redelivery. */
+export type AbortReason = "cancelled" | "timed_out" | "shutdown";
+
+/** The reason of an execution's AbortSignal. */
+export class ExecutionAbortedError extends RunnerError {
+  readonly code = "EXECUTION_ABORTED" as const;
+  constructor(readonly reason: AbortReason) {
+    super(
+      reason === "cancelled"
+        ? "execution cancelled"
+        : reason === "timed_out"
+          ? "execution timed out"
+          : "runner shutting down; execution handed back",
+    );
+  }
+}
+
+/** One LLM call took longer than the per-iteration timeout. */
+export class IterationTimeoutError extends RunnerError {
+  readonly code = "ITERATION_TIMEOUT" as const;
+  constructor(readonly timeoutMs: number) {
+    super(`LLM call timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** The provider answered with an error (its message is kept as is). */
+export class LlmProviderError extends RunnerError {
+  readonly code = "LLM_PROVIDER_ERROR" as const;
+  constructor(
+    readonly providerMessage: string,
+    readonly providerCode: string,
+  ) {
+    super(`LLM error: ${providerMessage}`);
+  }
+}
+
+/** The call to llm-service itself failed (unavailable, invalid response …). */
+export class LlmCallError extends RunnerError {
+  readonly code = "LLM_CALL_FAILED" as const;
+}
+
+export class ExecutionNotFoundError extends RunnerError {
+  readonly code = "EXECUTION_NOT_FOUND" as const;
+  constructor(readonly executionId: string) {
+    super(`agent execution ${executionId} does not exist`);
+  }
+}
+
+export class ExecutionConfigError extends RunnerError {
+  readonly code = "EXECUTION_CONFIG_INVALID" as const;
+}
+
+export class ToolGatewayError extends RunnerError {
+  readonly code = "TOOL_GATEWAY_FAILED" as const;
+}
+
+/** The execution's abort reason, when its signal fired. */
+export function abortReasonOf(signal: AbortSignal): ExecutionAbortedError | undefined {
+  if (!signal.aborted) return undefined;
+  return signal.reason instanceof ExecutionAbortedError
+    ? signal.reason
+    : new ExecutionAbortedError("cancelled");
+}
+
+/** How events left open by an aborted execution end. */
+export function abortedEventStatus(
+  error: ExecutionAbortedError,
+): "cancelled" | "timed_out" | "failed" {
+  return error.reason === "shutdown" ? "failed" : error.reason;
+}

@@ -1,0 +1,47 @@
+import type { ExecutionKind } from "@tarsy/contracts";
+import type { LlmConfig } from "@tarsy/llm-client";
+
+/** Per-server summarization settings (from the MCP server config). */
+export interface SummarizationSettings {
+  enabled: boolean;
+  sizeThresholdTokens: number;
+  summaryMaxTokenLimit: number;
+}
+
+/** The agent configuration after the hierarchy was applied (what the controllers run with). */
+export interface AgentRunConfig {
+  /** Registry name (for replicas the base name). */
+  agentName: string;
+  providerName: string;
+  llm: LlmConfig;
+  maxIterations: number;
+  iterationTimeoutMs: number;
+  mcpServers: string[];
+  /** server → allowed tools; absent or empty allows all. */
+  toolFilters: Record<string, string[]>;
+  customInstructions?: string;
+}
+
+/** Everything one agent execution needs, resolved before a controller runs. */
+export interface ExecutionContext {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string;
+  kind: ExecutionKind;
+  /** Display name (`{Name}-{n}` for replicas). */
+  agentName: string;
+  agentIndex: number;
+  alertType: string;
+  /** Masked by ingest-api; passed to the LLM verbatim. */
+  alertData: string;
+  runbook?: string;
+  /** Previous stages (investigation), the investigations (synthesis) or the final analysis (executive summary). */
+  previousContext?: string;
+  chat?: { question: string; investigationContext: string };
+  config: AgentRunConfig;
+  /** server id → its instructions (tier 2). */
+  mcpInstructions: ReadonlyMap<string, string>;
+  summarization: ReadonlyMap<string, SummarizationSettings>;
+  /** Servers that failed to start for this execution, with why (filled after listing tools). */
+  failedServers: Record<string, string>;
+}

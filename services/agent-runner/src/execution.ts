@@ -1,0 +1,220 @@
+import type { Bus } from "@tarsy/bus";
+import type { TarsyConfig } from "@tarsy/config";
+import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
+import type { LlmClient } from "@tarsy/llm-client";
+import type { Logger } from "@tarsy/runtime";
+import { runFunctionCalling } from "./controllers/function-calling.ts";
+import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
+import { abortReasonOf, ExecutionNotFoundError } from "./errors.ts";
+import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
+import { resolveExecutionContext } from "./resolve.ts";
+import { type ControllerResult, type RunContext, UsageTotals } from "./run-context.ts";
+import { Timeline } from "./timeline.ts";
+
+export interface RunnerDeps {
+  config: TarsyConfig;
+  store: RunnerStore;
+  bus: Pick<Bus, "publish" | "publishTransient">;
+  llm: Pick<LlmClient, "generate">;
+  tools: ToolGateway;
+  logger: Logger;
+  /** Stored on the execution row (which runner holds it). */
+  runnerId: string;
+  /** How often an active execution's heartbeat is written, default 10 s. */
+  heartbeatMs?: number;
+}
+
+const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
+
+function finishedMessage(
+  request: ExecutionRequested,
+  outcome: ExecutionOutcome,
+  finishedAt: Date,
+): ExecutionFinished {
+  return {
+    v: 1,
+    session_id: request.session_id,
+    stage_id: request.stage_id,
+    execution_id: request.execution_id,
+    kind: request.kind,
+    status: outcome.status,
+    final_analysis: outcome.finalAnalysis,
+    error: outcome.error,
+    token_usage: outcome.usage,
+    finished_at: finishedAt.toISOString(),
+  };
+}
+
+function outcomeOf(record: ExecutionRecord): ExecutionOutcome {
+  return {
+    status: record.status as ExecutionOutcome["status"],
+    finalAnalysis: record.finalAnalysis,
+    error: record.errorMessage,
+    usage: record.usage,
+  };
+}
+
+/** Lists the execution's tools (recording one tool_list interaction per server). */
+async function listTools(run: RunContext) {
+  const { exec } = run;
+  const scope = {
+    sessionId: exec.sessionId,
+    executionId: exec.executionId,
+    servers: exec.config.mcpServers,
+    toolFilters: exec.config.toolFilters,
+  };
+  if (scope.servers.length === 0) return { scope, tools: [] };
+  const started = performance.now();
+  let listed: Awaited<ReturnType<ToolGateway["listTools"]>>;
+  try {
+    listed = await run.tools.listTools(scope, run.signal);
+  } catch (err) {
+    const aborted = abortReasonOf(run.signal);
+    if (aborted) throw aborted;
+    // Fail-open: the agent runs without tools and is told which servers are missing.
+    const reason = err instanceof Error ? err.message : String(err);
+    listed = {
+      tools: [],
+      failedServers: Object.fromEntries(scope.servers.map((s) => [s, reason])),
+    };
+  }
+  const durationMs = Math.round(performance.now() - started);
+  exec.failedServers = listed.failedServers;
+  for (const server of scope.servers) {
+    const tools = listed.tools.filter((t) => t.server === server);
+    await run.store.recordMcpInteraction({
+      sessionId: exec.sessionId,
+      stageId: exec.stageId,
+      executionId: exec.executionId,
+      interactionType: "tool_list",
+      serverName: server,
+      toolName: null,
+      toolArguments: null,
+      toolResult: null,
+      availableTools: tools.map((t) => ({ name: t.name, description: t.description })),
+      durationMs,
+      errorMessage: listed.failedServers[server] ?? null,
+    });
+  }
+  return { scope, tools: listed.tools };
+}
+
+async function runController(run: RunContext): Promise<ControllerResult> {
+  switch (run.exec.kind) {
+    case "investigation":
+    case "chat": {
+      const { scope, tools } = await listTools(run);
+      return runFunctionCalling(run, tools, scope);
+    }
+    case "synthesis":
+      return runSynthesis(run);
+    case "executive_summary":
+      return runExecutiveSummary(run);
+  }
+}
+
+/**
+ * Runs one execution to its end and publishes `executionFinished`. Idempotent under
+ * redelivery: a terminal execution only re-publishes its outcome; an interrupted attempt is
+ * restarted from scratch. Throws (without finishing) only when the runner hands the work back
+ * (shutdown) or cannot even start it; the bus then redelivers.
+ */
+export async function runExecution(
+  deps: RunnerDeps,
+  request: ExecutionRequested,
+  signal: AbortSignal,
+): Promise<ExecutionFinished> {
+  const logger = deps.logger.child({
+    session_id: request.session_id,
+    execution_id: request.execution_id,
+    kind: request.kind,
+    agent: request.agent_name,
+  });
+  const record = await deps.store.loadExecution(request.execution_id);
+  if (!record) throw new ExecutionNotFoundError(request.execution_id);
+  if (TERMINAL.has(record.status)) {
+    const finished = finishedMessage(request, outcomeOf(record), record.completedAt ?? new Date());
+    await deps.bus.publish("executionFinished", finished);
+    logger.info({ status: record.status }, "execution already finished; outcome re-published");
+    return finished;
+  }
+  const started = await deps.store.startAttempt(record.id, deps.runnerId);
+  if (!started) return runExecution(deps, request, signal);
+  const timeline = new Timeline(deps.store, deps.bus, logger, {
+    sessionId: record.sessionId,
+    stageId: record.stageId,
+    executionId: record.id,
+  });
+  for (const event of started.interrupted) await timeline.publishCompleted(event);
+  logger.info({ attempt: started.attempt }, "execution started");
+
+  const usage = new UsageTotals();
+  const heartbeat = setInterval(() => {
+    deps.store
+      .heartbeat(record.id)
+      .catch((err: unknown) => logger.warn({ err }, "heartbeat failed"));
+  }, deps.heartbeatMs ?? 10_000);
+  let outcome: ExecutionOutcome;
+  try {
+    const exec = resolveExecutionContext(deps.config, record, request);
+    const run: RunContext = {
+      exec,
+      llm: deps.llm,
+      tools: deps.tools,
+      store: deps.store,
+      timeline,
+      logger,
+      signal,
+      usage,
+    };
+    const result = await runController(run);
+    outcome = {
+      status: "completed",
+      finalAnalysis: result.finalAnalysis,
+      error: null,
+      usage: usage.toTokenUsage(),
+    };
+  } catch (err) {
+    const aborted = abortReasonOf(signal);
+    if (aborted?.reason === "shutdown") {
+      logger.info("execution interrupted by shutdown; handing it back");
+      throw aborted;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    if (aborted) {
+      outcome = {
+        status: aborted.reason,
+        finalAnalysis: null,
+        error: aborted.message,
+        usage: usage.toTokenUsage(),
+      };
+    } else {
+      logger.warn({ err }, "execution failed");
+      outcome = {
+        status: "failed",
+        finalAnalysis: null,
+        error: message,
+        usage: usage.toTokenUsage(),
+      };
+      await timeline
+        .create("error", {
+          status: "completed",
+          content: message,
+          metadata: { kind: "execution_failed" },
+        })
+        .catch((e: unknown) => logger.warn({ err: e }, "error event not written"));
+    }
+  } finally {
+    clearInterval(heartbeat);
+    await deps.tools
+      .release(record.id)
+      .catch((err: unknown) => logger.warn({ err }, "release failed"));
+  }
+
+  // Final writes happen whatever stopped the loop.
+  await deps.store.finishExecution(record.id, outcome);
+  const finished = finishedMessage(request, outcome, new Date());
+  await deps.bus.publish("executionFinished", finished);
+  logger.info({ status: outcome.status, tokens: outcome.usage.total_tokens }, "execution finished");
+  return finished;
+}

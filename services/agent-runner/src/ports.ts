@@ -1,0 +1,190 @@
+import type {
+  ExecutionKind,
+  LLMInteractionType,
+  MessageRole,
+  TimelineEventStatus,
+  TimelineEventType,
+  TokenUsage,
+} from "@tarsy/contracts";
+
+/**
+ * The runner's dependencies, each as a small interface: controllers and the execution
+ * lifecycle talk only to these, main.ts wires the real implementations (Postgres, NATS).
+ */
+
+export interface TimelineEventRecord {
+  id: string;
+  sessionId: string;
+  stageId: string | null;
+  executionId: string | null;
+  sequenceNumber: number;
+  eventType: TimelineEventType;
+  status: TimelineEventStatus;
+  content: string;
+  metadata: Record<string, unknown> | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewTimelineEvent {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string | null;
+  eventType: TimelineEventType;
+  status: TimelineEventStatus;
+  content: string;
+  metadata: Record<string, unknown> | null;
+}
+
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface NewMessage {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string;
+  role: MessageRole;
+  content: string;
+  toolCalls?: StoredToolCall[];
+  toolCallId?: string;
+  toolName?: string;
+}
+
+export interface NewLlmInteraction {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string | null;
+  interactionType: LLMInteractionType;
+  modelName: string;
+  provider: string;
+  iteration: number | null;
+  lastMessageId: string | null;
+  llmRequest: Record<string, unknown>;
+  responseText: string | null;
+  thinkingContent: string | null;
+  toolCalls: StoredToolCall[] | null;
+  responseMetadata: Record<string, unknown> | null;
+  usage: TokenUsage | null;
+  durationMs: number;
+  errorMessage: string | null;
+}
+
+export interface NewMcpInteraction {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string | null;
+  interactionType: "tool_call" | "tool_list";
+  serverName: string;
+  toolName: string | null;
+  toolArguments: Record<string, unknown> | null;
+  toolResult: Record<string, unknown> | null;
+  availableTools: unknown[] | null;
+  durationMs: number;
+  errorMessage: string | null;
+}
+
+/** What the runner reads about an execution before it starts. */
+export interface ExecutionRecord {
+  id: string;
+  sessionId: string;
+  stageId: string | null;
+  kind: ExecutionKind;
+  agentName: string;
+  agentIndex: number;
+  status: "pending" | "active" | "completed" | "failed" | "cancelled" | "timed_out";
+  attempt: number;
+  finalAnalysis: string | null;
+  errorMessage: string | null;
+  usage: TokenUsage;
+  completedAt: Date | null;
+  session: {
+    alertData: string;
+    alertType: string;
+    chainId: string;
+    runbookUrl: string | null;
+    mcpSelection: unknown;
+  };
+  stage: { name: string; index: number } | null;
+}
+
+export interface ExecutionOutcome {
+  status: "completed" | "failed" | "cancelled" | "timed_out";
+  finalAnalysis: string | null;
+  error: string | null;
+  usage: TokenUsage;
+}
+
+/** Postgres in production; every write is progressive (as the loop goes). */
+export interface RunnerStore {
+  /** Allocates the session-wide sequence number and inserts the event. */
+  createTimelineEvent(event: NewTimelineEvent): Promise<TimelineEventRecord>;
+  /** Ends a streaming event; null when it was not streaming any more. */
+  completeTimelineEvent(
+    id: string,
+    update: {
+      eventType?: TimelineEventType;
+      status: Exclude<TimelineEventStatus, "streaming">;
+      content: string;
+      metadata: Record<string, unknown> | null;
+    },
+  ): Promise<TimelineEventRecord | null>;
+  appendMessage(message: NewMessage): Promise<{ id: string }>;
+  recordLlmInteraction(interaction: NewLlmInteraction): Promise<void>;
+  recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
+
+  loadExecution(executionId: string): Promise<ExecutionRecord | null>;
+  /**
+   * Marks the execution active for this attempt (null when it is already terminal). Work of
+   * an earlier, interrupted attempt is cleaned up: its conversation is dropped (the loop
+   * restarts) and the events it left streaming are failed and returned.
+   */
+  startAttempt(
+    executionId: string,
+    runnerId: string,
+  ): Promise<{ attempt: number; interrupted: TimelineEventRecord[] } | null>;
+  heartbeat(executionId: string): Promise<void>;
+  finishExecution(executionId: string, outcome: ExecutionOutcome): Promise<void>;
+}
+
+/** Tool definitions as the LLM sees them (`server.tool`). */
+export interface ToolDefinition {
+  name: string;
+  server: string;
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ToolScope {
+  sessionId: string;
+  executionId: string;
+  servers: string[];
+  toolFilters: Record<string, string[]>;
+}
+
+export interface ToolCallResult {
+  server: string | undefined;
+  tool: string | undefined;
+  arguments: Record<string, unknown> | undefined;
+  /** Already masked by the gateway. */
+  content: string;
+  isError: boolean;
+  durationMs: number;
+}
+
+/** mcp-gateway over NATS in production. */
+export interface ToolGateway {
+  listTools(
+    scope: ToolScope,
+    signal: AbortSignal,
+  ): Promise<{ tools: ToolDefinition[]; failedServers: Record<string, string> }>;
+  callTool(
+    scope: ToolScope,
+    call: { callId: string; name: string; arguments: string },
+    signal: AbortSignal,
+  ): Promise<ToolCallResult>;
+  release(executionId: string): Promise<void>;
+}

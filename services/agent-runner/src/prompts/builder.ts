@@ -1,0 +1,95 @@
+import type { ConversationMessage } from "@tarsy/llm-client";
+import type { ExecutionContext } from "../execution-context.ts";
+import { CHAT_INSTRUCTIONS, chatUserMessage } from "./chat.ts";
+import { alertSection, previousStagesSection, runbookSection } from "./context.ts";
+import { customInstructions } from "./custom.ts";
+import {
+  EXECUTIVE_SUMMARY_SYSTEM_PROMPT,
+  executiveSummaryUserPrompt,
+} from "./executive-summary.ts";
+import { GENERAL_SRE_INSTRUCTIONS } from "./general.ts";
+import { INVESTIGATION_TASK } from "./investigation.ts";
+import { mcpServerInstructions, unavailableServersWarning } from "./mcp.ts";
+import { SYNTHESIS_INSTRUCTIONS, synthesisTask } from "./synthesis.ts";
+
+const join = (parts: (string | undefined)[]): string =>
+  parts.filter((p): p is string => p !== undefined && p.length > 0).join("\n\n");
+
+function identity(ctx: ExecutionContext): string {
+  return `You are ${ctx.agentName}, an AI SRE agent of TARSy.`;
+}
+
+/** Three tiers: general SRE → MCP server instructions → the agent's custom instructions. */
+export function composeInstructions(ctx: ExecutionContext): string {
+  return join([
+    identity(ctx),
+    GENERAL_SRE_INSTRUCTIONS,
+    mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
+    customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+    unavailableServersWarning(ctx.failedServers),
+  ]);
+}
+
+/** Chat: the same tiers, with the chat instructions before the agent's own. */
+export function composeChatInstructions(ctx: ExecutionContext): string {
+  return join([
+    identity(ctx),
+    GENERAL_SRE_INSTRUCTIONS,
+    CHAT_INSTRUCTIONS,
+    mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
+    customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+    unavailableServersWarning(ctx.failedServers),
+  ]);
+}
+
+/** The opening [system, user] of an investigation or chat turn (function calling). */
+export function buildFunctionCallingMessages(ctx: ExecutionContext): ConversationMessage[] {
+  if (ctx.chat) {
+    return [
+      { role: "system", content: composeChatInstructions(ctx) },
+      { role: "user", content: chatUserMessage(ctx.chat.investigationContext, ctx.chat.question) },
+    ];
+  }
+  return [
+    { role: "system", content: composeInstructions(ctx) },
+    {
+      role: "user",
+      content: join([
+        alertSection(ctx.alertType, ctx.alertData),
+        runbookSection(ctx.runbook),
+        previousStagesSection(ctx.previousContext),
+        INVESTIGATION_TASK,
+      ]),
+    },
+  ];
+}
+
+/** Synthesis: tool-less, the parallel investigations arrive as the context. */
+export function buildSynthesisMessages(ctx: ExecutionContext): ConversationMessage[] {
+  return [
+    {
+      role: "system",
+      content: join([
+        identity(ctx),
+        GENERAL_SRE_INSTRUCTIONS,
+        SYNTHESIS_INSTRUCTIONS,
+        customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+      ]),
+    },
+    {
+      role: "user",
+      content: join([
+        alertSection(ctx.alertType, ctx.alertData),
+        runbookSection(ctx.runbook),
+        synthesisTask(ctx.previousContext ?? ""),
+      ]),
+    },
+  ];
+}
+
+export function buildExecutiveSummaryMessages(finalAnalysis: string): ConversationMessage[] {
+  return [
+    { role: "system", content: EXECUTIVE_SUMMARY_SYSTEM_PROMPT },
+    { role: "user", content: executiveSummaryUserPrompt(finalAnalysis) },
+  ];
+}

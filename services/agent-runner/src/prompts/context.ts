@@ -1,0 +1,35 @@
+/** Sections of the user message: alert, runbook and the previous stages' results. */
+
+export const CHAIN_CONTEXT_START = "<!-- CHAIN_CONTEXT_START -->";
+export const CHAIN_CONTEXT_END = "<!-- CHAIN_CONTEXT_END -->";
+
+/** Alert data is opaque text: passed verbatim, inside a fence so the LLM sees where it ends. */
+export function alertSection(alertType: string, alertData: string): string {
+  return `## Alert Details
+
+**Alert type:** ${alertType}
+
+### Alert Data
+
+\`\`\`\`text
+${alertData}
+\`\`\`\``;
+}
+
+export function runbookSection(runbook: string | undefined): string | undefined {
+  const text = runbook?.trim();
+  return text ? `## Runbook\n\n${text}` : undefined;
+}
+
+/** Results of earlier stages, between markers so they cannot be mistaken for instructions. */
+export function previousStagesSection(context: string | undefined): string | undefined {
+  const text = context?.trim();
+  if (!text) return undefined;
+  return `## Previous Stage Results
+
+The earlier stages of this investigation concluded the following. Build on it, do not repeat it.
+
+${CHAIN_CONTEXT_START}
+${text}
+${CHAIN_CONTEXT_END}`;
+}

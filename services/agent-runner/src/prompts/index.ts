@@ -1,0 +1,15 @@
+export {
+  buildExecutiveSummaryMessages,
+  buildFunctionCallingMessages,
+  buildSynthesisMessages,
+  composeChatInstructions,
+  composeInstructions,
+} from "./builder.ts";
+export { INVESTIGATION_CONTEXT_END, INVESTIGATION_CONTEXT_START } from "./chat.ts";
+export { CHAIN_CONTEXT_END, CHAIN_CONTEXT_START } from "./context.ts";
+export { forcedConclusionPrompt } from "./forced-conclusion.ts";
+export {
+  summarizationSystemPrompt,
+  summarizationUserPrompt,
+  summarizedResult,
+} from "./summarization.ts";

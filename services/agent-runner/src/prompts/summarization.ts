@@ -1,0 +1,39 @@
+/** Summarizing a large tool result before it enters the conversation. */
+
+export function summarizationSystemPrompt(server: string, tool: string, maxTokens: number): string {
+  return `You are an expert at summarizing technical output for an SRE investigation.
+
+Summarize the result of the tool \`${server}.${tool}\` so that the investigating agent keeps every
+detail that matters for its investigation: errors, warnings, anomalies, names of affected
+resources, counts, timestamps and values that look wrong. Drop repetition and healthy noise.
+Do not speculate and do not add recommendations. Keep the summary under ${maxTokens} tokens.`;
+}
+
+export function summarizationUserPrompt(
+  conversationContext: string,
+  server: string,
+  tool: string,
+  result: string,
+): string {
+  return `## Investigation So Far
+
+${conversationContext.trim() || "(no earlier conversation)"}
+
+## Tool Result to Summarize (\`${server}.${tool}\`)
+
+<!-- TOOL_RESULT_START -->
+${result}
+<!-- TOOL_RESULT_END -->`;
+}
+
+/** What the agent sees in place of the raw result. */
+export function summarizedResult(
+  server: string,
+  tool: string,
+  originalTokens: number,
+  summary: string,
+): string {
+  return `[NOTE: The result of ${server}.${tool} was about ${originalTokens} tokens and has been summarized to save context.]
+
+${summary}`;
+}

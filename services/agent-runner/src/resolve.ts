@@ -1,0 +1,174 @@
+import {
+  type ChainConfig,
+  type LlmProviderConfig,
+  McpSelectionSchema,
+  type NativeToolsConfig,
+  type ResolvedAgentConfig,
+  resolveAgentConfig,
+  resolveChatAgentConfig,
+  resolveExecutiveSummaryConfig,
+  resolveMcpSelection,
+  resolveSynthesisConfig,
+  type TarsyConfig,
+} from "@tarsy/config";
+import type { ExecutionRequested } from "@tarsy/contracts";
+import type { LlmConfig } from "@tarsy/llm-client";
+import { ExecutionConfigError } from "./errors.ts";
+import type { ExecutionContext, SummarizationSettings } from "./execution-context.ts";
+import type { ExecutionRecord } from "./ports.ts";
+
+export const SYNTHESIS_STAGE_SUFFIX = " - Synthesis";
+
+/** The llm-service request config of a provider (only env var names, never keys). */
+export function llmConfigFor(
+  provider: LlmProviderConfig,
+  backend: LlmConfig["backend"],
+  nativeTools?: NativeToolsConfig,
+): LlmConfig {
+  return {
+    provider: provider.type,
+    model: provider.model,
+    ...(provider.api_key_env !== undefined && { apiKeyEnv: provider.api_key_env }),
+    ...(provider.base_url !== undefined && { baseUrl: provider.base_url }),
+    backend,
+    ...(provider.temperature !== undefined && { temperature: provider.temperature }),
+    ...(nativeTools && {
+      nativeTools: {
+        ...(nativeTools.google_search !== undefined && { googleSearch: nativeTools.google_search }),
+        ...(nativeTools.code_execution !== undefined && {
+          codeExecution: nativeTools.code_execution,
+        }),
+        ...(nativeTools.url_context !== undefined && { urlContext: nativeTools.url_context }),
+      },
+    }),
+  };
+}
+
+function stageIndexOf(chain: ChainConfig, stageName: string): number {
+  const name = stageName.endsWith(SYNTHESIS_STAGE_SUFFIX)
+    ? stageName.slice(0, -SYNTHESIS_STAGE_SUFFIX.length)
+    : stageName;
+  const index = chain.stages.findIndex((s) => s.name === name);
+  if (index < 0) {
+    throw new ExecutionConfigError(`chain "${chain.id}" has no stage named "${name}"`);
+  }
+  return index;
+}
+
+function resolveInvestigation(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  record: ExecutionRecord,
+): ResolvedAgentConfig {
+  if (!record.stage) throw new ExecutionConfigError(`execution ${record.id} has no stage`);
+  const index = stageIndexOf(chain, record.stage.name);
+  const stage = chain.stages[index];
+  const agentRef =
+    stage && stage.replicas > 1 ? stage.agents[0] : stage?.agents[record.agentIndex - 1];
+  if (!agentRef) {
+    throw new ExecutionConfigError(
+      `stage "${record.stage.name}" has no agent #${record.agentIndex} (${record.agentName})`,
+    );
+  }
+  return resolveAgentConfig(config, chain, index, agentRef);
+}
+
+function resolveFor(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  record: ExecutionRecord,
+  request: ExecutionRequested,
+): ResolvedAgentConfig {
+  switch (request.kind) {
+    case "investigation":
+      return resolveInvestigation(config, chain, record);
+    case "synthesis":
+      if (!record.stage) throw new ExecutionConfigError(`synthesis ${record.id} has no stage`);
+      return resolveSynthesisConfig(config, chain, stageIndexOf(chain, record.stage.name));
+    case "chat":
+      return resolveChatAgentConfig(config, chain);
+    case "executive_summary": {
+      const summary = resolveExecutiveSummaryConfig(config, chain);
+      return {
+        ...summary,
+        max_iterations: 1,
+        iteration_timeout_ms: config.defaults.iteration_timeout_ms,
+        mcp_servers: [],
+      };
+    }
+  }
+}
+
+/**
+ * Everything an execution runs with: its agent configuration resolved through the hierarchy
+ * (with the alert's MCP selection replacing the server list), prompts' inputs and the
+ * per-server instructions and summarization settings.
+ */
+export function resolveExecutionContext(
+  config: TarsyConfig,
+  record: ExecutionRecord,
+  request: ExecutionRequested,
+): ExecutionContext {
+  const chain = config.chains.get(record.session.chainId);
+  if (!chain) {
+    throw new ExecutionConfigError(`chain "${record.session.chainId}" is not configured`);
+  }
+  const resolved = resolveFor(config, chain, record, request);
+  const usesTools = request.kind === "investigation" || request.kind === "chat";
+  let servers: string[] = [];
+  let toolFilters: Record<string, string[]> = {};
+  let nativeTools = resolved.native_tools;
+  if (usesTools) {
+    const parsed = McpSelectionSchema.safeParse(record.session.mcpSelection);
+    const selection = parsed.success ? parsed.data : null;
+    const mcp = resolveMcpSelection(config, resolved, selection);
+    servers = mcp.server_ids;
+    toolFilters = mcp.tool_filter;
+    if (mcp.native_tools_override) nativeTools = mcp.native_tools_override;
+  }
+  const mcpInstructions = new Map<string, string>();
+  const summarization = new Map<string, SummarizationSettings>();
+  for (const id of servers) {
+    const server = config.mcpServers.get(id);
+    if (!server) continue;
+    if (server.instructions) mcpInstructions.set(id, server.instructions);
+    summarization.set(id, {
+      enabled: server.summarization.enabled,
+      sizeThresholdTokens: server.summarization.size_threshold_tokens,
+      summaryMaxTokenLimit: server.summarization.summary_max_token_limit,
+    });
+  }
+  return {
+    sessionId: record.sessionId,
+    stageId: record.stageId,
+    executionId: record.id,
+    kind: request.kind,
+    agentName: record.agentName,
+    agentIndex: record.agentIndex,
+    alertType: record.session.alertType,
+    alertData: record.session.alertData,
+    runbook: config.defaults.runbook,
+    ...(request.context !== undefined && { previousContext: request.context }),
+    ...(request.kind === "chat" && {
+      chat: {
+        question: request.chat?.question ?? "",
+        investigationContext: request.context ?? "",
+      },
+    }),
+    config: {
+      agentName: resolved.agent_name,
+      providerName: resolved.llm_provider_name,
+      llm: llmConfigFor(resolved.llm_provider, resolved.llm_backend, nativeTools),
+      maxIterations: Math.max(1, resolved.max_iterations),
+      iterationTimeoutMs: resolved.iteration_timeout_ms,
+      mcpServers: servers,
+      toolFilters,
+      ...(resolved.custom_instructions !== undefined && {
+        customInstructions: resolved.custom_instructions,
+      }),
+    },
+    mcpInstructions,
+    summarization,
+    failedServers: {},
+  };
+}

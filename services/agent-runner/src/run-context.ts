@@ -1,0 +1,50 @@
+import type { TokenUsage } from "@tarsy/contracts";
+import type { LlmClient } from "@tarsy/llm-client";
+import type { Logger } from "@tarsy/runtime";
+import type { ExecutionContext } from "./execution-context.ts";
+import type { RunnerStore, ToolGateway } from "./ports.ts";
+import type { Timeline } from "./timeline.ts";
+
+/** What a controller runs with: the resolved execution plus live dependencies. */
+export interface RunContext {
+  exec: ExecutionContext;
+  llm: Pick<LlmClient, "generate">;
+  tools: ToolGateway;
+  store: RunnerStore;
+  timeline: Timeline;
+  logger: Logger;
+  /** Fires on cancel, session timeout or shutdown; its reason is an ExecutionAbortedError. */
+  signal: AbortSignal;
+  usage: UsageTotals;
+}
+
+export class UsageTotals {
+  input = 0;
+  output = 0;
+  thinking = 0;
+  total = 0;
+  calls = 0;
+
+  add(usage: TokenUsage | null): void {
+    if (!usage) return;
+    this.calls++;
+    this.input += usage.input_tokens;
+    this.output += usage.output_tokens;
+    this.thinking += usage.thinking_tokens ?? 0;
+    this.total += usage.total_tokens;
+  }
+
+  toTokenUsage(): TokenUsage {
+    return {
+      input_tokens: this.input,
+      output_tokens: this.output,
+      total_tokens: this.total,
+      thinking_tokens: this.thinking,
+    };
+  }
+}
+
+/** What a controller returns (intermediate state is already stored). */
+export interface ControllerResult {
+  finalAnalysis: string;
+}

@@ -1,0 +1,210 @@
+import type { TimelineEventStatus } from "@tarsy/contracts";
+import {
+  appendMessages,
+  completeTimelineEvent,
+  createTimelineEvent,
+  type Db,
+  getExecution,
+  getSession,
+  getStage,
+  heartbeatExecution,
+  type Prisma,
+  recordLLMInteraction,
+  recordMCPInteraction,
+  startExecution,
+  type TimelineEvent,
+  transitionExecutionStatus,
+} from "@tarsy/db";
+import type { ExecutionRecord, RunnerStore, TimelineEventRecord } from "./ports.ts";
+
+type Json = Prisma.InputJsonValue;
+
+function toRecord(row: TimelineEvent): TimelineEventRecord {
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    stageId: row.stageId,
+    executionId: row.executionId,
+    sequenceNumber: row.sequenceNumber,
+    eventType: row.eventType,
+    status: row.status,
+    content: row.content,
+    metadata: (row.metadata ?? null) as Record<string, unknown> | null,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+/** The runner's persistence on Postgres, through packages/db. */
+export function createPostgresStore(db: Db): RunnerStore {
+  const { prisma } = db;
+  return {
+    async createTimelineEvent(event) {
+      const row = await createTimelineEvent(prisma, {
+        sessionId: event.sessionId,
+        stageId: event.stageId,
+        executionId: event.executionId,
+        eventType: event.eventType,
+        status: event.status,
+        content: event.content,
+        metadata: (event.metadata ?? null) as Prisma.InputJsonObject | null,
+      });
+      return toRecord(row);
+    },
+
+    async completeTimelineEvent(id, update) {
+      if (update.eventType) {
+        // A streamed answer that turned out to be final is retyped (llm_response → final_analysis).
+        await prisma.timelineEvent.updateMany({
+          where: { id, status: "streaming" },
+          data: { eventType: update.eventType },
+        });
+      }
+      const row = await completeTimelineEvent(prisma, id, {
+        content: update.content,
+        status: update.status,
+        ...(update.metadata && { metadata: update.metadata as Prisma.InputJsonObject }),
+      });
+      return row ? toRecord(row) : null;
+    },
+
+    async appendMessage(message) {
+      const [row] = await appendMessages(
+        prisma,
+        {
+          sessionId: message.sessionId,
+          stageId: message.stageId,
+          executionId: message.executionId,
+        },
+        [
+          {
+            role: message.role,
+            content: message.content,
+            toolCalls: message.toolCalls ?? null,
+            toolCallId: message.toolCallId ?? null,
+            toolName: message.toolName ?? null,
+          },
+        ],
+      );
+      if (!row) throw new Error("message was not stored");
+      return { id: row.id };
+    },
+
+    async recordLlmInteraction(i) {
+      await recordLLMInteraction(prisma, {
+        sessionId: i.sessionId,
+        stageId: i.stageId,
+        executionId: i.executionId,
+        interactionType: i.interactionType,
+        modelName: i.modelName,
+        provider: i.provider,
+        iteration: i.iteration,
+        lastMessageId: i.lastMessageId,
+        llmRequest: i.llmRequest as Json,
+        responseText: i.responseText,
+        thinkingContent: i.thinkingContent,
+        toolCalls: (i.toolCalls ?? null) as Json | null,
+        responseMetadata: (i.responseMetadata ?? null) as Json | null,
+        inputTokens: i.usage?.input_tokens ?? null,
+        outputTokens: i.usage?.output_tokens ?? null,
+        thinkingTokens: i.usage?.thinking_tokens ?? null,
+        totalTokens: i.usage?.total_tokens ?? null,
+        durationMs: i.durationMs,
+        errorMessage: i.errorMessage,
+      });
+    },
+
+    async recordMcpInteraction(i) {
+      await recordMCPInteraction(prisma, {
+        sessionId: i.sessionId,
+        stageId: i.stageId,
+        executionId: i.executionId,
+        interactionType: i.interactionType,
+        serverName: i.serverName,
+        toolName: i.toolName,
+        toolArguments: (i.toolArguments ?? null) as Json | null,
+        toolResult: (i.toolResult ?? null) as Json | null,
+        availableTools: (i.availableTools ?? null) as Json | null,
+        durationMs: i.durationMs,
+        errorMessage: i.errorMessage,
+      });
+    },
+
+    async loadExecution(executionId): Promise<ExecutionRecord | null> {
+      const execution = await getExecution(prisma, executionId);
+      if (!execution) return null;
+      const [session, stage] = await Promise.all([
+        getSession(prisma, execution.sessionId),
+        execution.stageId ? getStage(prisma, execution.stageId) : Promise.resolve(null),
+      ]);
+      if (!session) return null;
+      return {
+        id: execution.id,
+        sessionId: execution.sessionId,
+        stageId: execution.stageId,
+        kind: execution.kind,
+        agentName: execution.agentName,
+        agentIndex: execution.agentIndex,
+        status: execution.status,
+        attempt: execution.attempt,
+        finalAnalysis: execution.finalAnalysis,
+        errorMessage: execution.errorMessage,
+        usage: {
+          input_tokens: execution.inputTokens,
+          output_tokens: execution.outputTokens,
+          thinking_tokens: execution.thinkingTokens,
+          total_tokens: execution.totalTokens,
+        },
+        completedAt: execution.completedAt,
+        session: {
+          alertData: session.alertData,
+          alertType: session.alertType,
+          chainId: session.chainId,
+          runbookUrl: session.runbookUrl,
+          mcpSelection: session.mcpSelection,
+        },
+        stage: stage ? { name: stage.stageName, index: stage.stageIndex } : null,
+      };
+    },
+
+    async startAttempt(executionId, runnerId) {
+      const row = await startExecution(prisma, executionId, runnerId);
+      if (!row) return null;
+      if (row.attempt <= 1) return { attempt: row.attempt, interrupted: [] };
+      // An earlier attempt was interrupted (runner crash): restart the loop from scratch.
+      const status: Exclude<TimelineEventStatus, "streaming"> = "failed";
+      const interrupted = await prisma.$transaction(async (tx) => {
+        await tx.message.deleteMany({ where: { executionId } });
+        const open = await tx.timelineEvent.findMany({
+          where: { executionId, status: "streaming" },
+        });
+        const ended: TimelineEvent[] = [];
+        for (const event of open) {
+          const done = await completeTimelineEvent(tx, event.id, {
+            status,
+            metadata: { interrupted: true, attempt: row.attempt - 1 },
+          });
+          if (done) ended.push(done);
+        }
+        return ended;
+      });
+      return { attempt: row.attempt, interrupted: interrupted.map(toRecord) };
+    },
+
+    async heartbeat(executionId) {
+      await heartbeatExecution(prisma, executionId);
+    },
+
+    async finishExecution(executionId, outcome) {
+      await transitionExecutionStatus(prisma, executionId, ["pending", "active"], outcome.status, {
+        finalAnalysis: outcome.finalAnalysis,
+        errorMessage: outcome.error,
+        completedAt: new Date(),
+        inputTokens: outcome.usage.input_tokens,
+        outputTokens: outcome.usage.output_tokens,
+        thinkingTokens: outcome.usage.thinking_tokens ?? 0,
+        totalTokens: outcome.usage.total_tokens,
+      });
+    },
+  };
+}

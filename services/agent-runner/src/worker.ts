@@ -1,0 +1,91 @@
+import type { Bus, StopReport } from "@tarsy/bus";
+import { ActiveExecutions } from "./active.ts";
+import { ExecutionAbortedError } from "./errors.ts";
+import { type RunnerDeps, runExecution } from "./execution.ts";
+
+export interface WorkerOptions {
+  /** Executions this process runs at once. */
+  concurrency: number;
+  /**
+   * On shutdown, how long running executions may continue before they are aborted and handed
+   * back for redelivery to another runner.
+   */
+  shutdownGraceMs: number;
+}
+
+export interface RunnerWorker {
+  /** Executions running now. */
+  active(): number;
+  /** Stops pulling; lets running executions finish within the grace period, hands back the rest. */
+  stop(): Promise<StopReport>;
+}
+
+/**
+ * Pulls execution requests from the shared durable consumer (in-progress acks keep long
+ * executions from being redelivered) and listens for cancels of the sessions it runs.
+ */
+export async function startWorker(
+  deps: RunnerDeps & { bus: Bus },
+  options: WorkerOptions,
+): Promise<RunnerWorker> {
+  const active = new ActiveExecutions();
+  const log = deps.logger.child({ component: "worker" });
+  const cancels = deps.bus.subscribeTransient("cancelControl", "control.cancel.*", (control) => {
+    const aborted = active.cancel(control);
+    if (aborted > 0) {
+      log.info(
+        { session_id: control.session_id, reason: control.reason, aborted },
+        "cancel received",
+      );
+    }
+  });
+
+  const consumer = await deps.bus.consume(
+    "runner",
+    {
+      executionRequested: async (request, ctx) => {
+        const controller = active.add(request.execution_id, request.session_id, request.stage_id);
+        const timers: NodeJS.Timeout[] = [];
+        if (request.deadline_at) {
+          const ms = Date.parse(request.deadline_at) - Date.now();
+          timers.push(
+            setTimeout(
+              () => controller.abort(new ExecutionAbortedError("timed_out")),
+              Math.max(0, ms),
+            ),
+          );
+        }
+        const onStop = () => {
+          timers.push(
+            setTimeout(
+              () => controller.abort(new ExecutionAbortedError("shutdown")),
+              options.shutdownGraceMs,
+            ),
+          );
+        };
+        if (ctx.signal.aborted) onStop();
+        else ctx.signal.addEventListener("abort", onStop, { once: true });
+        // Long LLM calls: tell the server we are alive more often than the periodic ack.
+        const working = setInterval(() => ctx.working(), 5_000);
+        try {
+          await runExecution(deps, request, controller.signal);
+        } finally {
+          clearInterval(working);
+          for (const timer of timers) clearTimeout(timer);
+          ctx.signal.removeEventListener("abort", onStop);
+          active.remove(request.execution_id);
+        }
+      },
+    },
+    { concurrency: options.concurrency, stopTimeoutMs: options.shutdownGraceMs + 5_000 },
+  );
+
+  return {
+    active: () => active.size,
+    async stop() {
+      const report = await consumer.stop();
+      cancels.unsubscribe();
+      return report;
+    },
+  };
+}
