@@ -175,11 +175,16 @@ async function createFromTemplate(
   name: string,
   template: string,
 ): Promise<void> {
+  const [row] = await sql<{ v: number }[]>`SELECT current_setting('server_version_num')::int AS v`;
+  // FILE_COPY (PG 15+) copies a small template about twice as fast as the default WAL_LOG.
+  const strategy = (row?.v ?? 0) >= 150000 ? " STRATEGY FILE_COPY" : "";
   // Two CREATE DATABASE from one template at the same instant can fail with "source database
   // is being accessed by other users"; retry briefly.
   for (let attempt = 0; ; attempt++) {
     try {
-      await sql.unsafe(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
+      await sql.unsafe(
+        `CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}${strategy}`,
+      );
       return;
     } catch (error) {
       const busy = error instanceof Error && /being accessed by other users/.test(error.message);

@@ -1,0 +1,130 @@
+import { describe, expect } from "vitest";
+import {
+  allocateTimelineSequence,
+  appendTimelineContent,
+  completeTimelineEvent,
+  createDb,
+  createTimelineEvent,
+  endStreamingEvents,
+  ensureStage,
+  listExecutionTimeline,
+  listSessionTimeline,
+  SessionNotFoundError,
+} from "../src/index.ts";
+import { newSession } from "./fixtures.ts";
+import { dbTest as test } from "./support.ts";
+
+describe("timeline", () => {
+  test("parallel writers of one session never get the same sequence number", async ({
+    db,
+    database,
+  }) => {
+    const session = await newSession(db.prisma);
+    const other = await newSession(db.prisma);
+    const { executions } = await ensureStage(
+      db.prisma,
+      {
+        sessionId: session.id,
+        stageName: "investigate",
+        stageIndex: 1,
+        parallelType: "multi_agent",
+      },
+      [1, 2, 3, 4].map((i) => ({ agentName: `agent-${i}`, agentIndex: i })),
+    );
+    // Four agents, each on its own connection pool (as on separate runner replicas).
+    const runners = executions.map(() => createDb({ url: database.url, poolSize: 3 }));
+    try {
+      await Promise.all(
+        executions.map((execution, i) =>
+          Promise.all(
+            Array.from({ length: 25 }, (_, n) =>
+              createTimelineEvent(runners[i]!.prisma, {
+                sessionId: session.id,
+                stageId: execution.stageId,
+                executionId: execution.id,
+                eventType: "llm_response",
+                content: `agent ${i} event ${n}`,
+              }),
+            ),
+          ),
+        ),
+      );
+    } finally {
+      await Promise.all(runners.map((r) => r.close()));
+    }
+    const events = await listSessionTimeline(db.prisma, session.id);
+    expect(events.map((e) => e.sequenceNumber)).toEqual(
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
+    for (const execution of executions) {
+      expect(await listExecutionTimeline(db.prisma, execution.id)).toHaveLength(25);
+    }
+    // Another session has its own counter.
+    expect(await allocateTimelineSequence(db.prisma, other.id)).toBe(1);
+    await expect(
+      allocateTimelineSequence(db.prisma, "00000000-0000-0000-0000-000000000000"),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
+  });
+
+  test("a streaming event grows, completes once and keeps its metadata", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    const event = await createTimelineEvent(db.prisma, {
+      sessionId: session.id,
+      eventType: "llm_tool_call",
+      metadata: { server: "kubernetes", tool: "pods_list", arguments: { ns: "payments" } },
+    });
+    expect(event.status).toBe("streaming");
+    expect(event.stageId).toBeNull();
+    expect(await appendTimelineContent(db.prisma, event.id, "calling ")).toBe(true);
+    expect(await appendTimelineContent(db.prisma, event.id, "pods_list")).toBe(true);
+
+    const done = await completeTimelineEvent(db.prisma, event.id, {
+      metadata: { is_error: false },
+    });
+    expect(done?.status).toBe("completed");
+    expect(done?.content).toBe("calling pods_list");
+    expect(done?.metadata).toEqual({
+      server: "kubernetes",
+      tool: "pods_list",
+      arguments: { ns: "payments" },
+      is_error: false,
+    });
+    // A second completion (a redelivery) is refused, and late deltas are dropped.
+    expect(await completeTimelineEvent(db.prisma, event.id, { content: "other" })).toBeNull();
+    expect(await appendTimelineContent(db.prisma, event.id, "late")).toBe(false);
+    const [stored] = await listSessionTimeline(db.prisma, session.id);
+    expect(stored?.content).toBe("calling pods_list");
+  });
+
+  test("cancelling ends only the still-streaming events of the execution", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    const { executions } = await ensureStage(
+      db.prisma,
+      { sessionId: session.id, stageName: "s", stageIndex: 1 },
+      [
+        { agentName: "a", agentIndex: 1 },
+        { agentName: "b", agentIndex: 2 },
+      ],
+    );
+    const [a, b] = executions;
+    const ref = (execution: typeof a) => ({
+      sessionId: session.id,
+      stageId: execution!.stageId,
+      executionId: execution!.id,
+    });
+    const finished = await createTimelineEvent(db.prisma, { ...ref(a), eventType: "llm_thinking" });
+    await completeTimelineEvent(db.prisma, finished.id, { content: "thought" });
+    await createTimelineEvent(db.prisma, { ...ref(a), eventType: "llm_response" });
+    await createTimelineEvent(db.prisma, { ...ref(b), eventType: "llm_response" });
+
+    expect(
+      await endStreamingEvents(
+        db.prisma,
+        { sessionId: session.id, executionId: a!.id },
+        "cancelled",
+      ),
+    ).toBe(1);
+    const statuses = (await listSessionTimeline(db.prisma, session.id)).map((e) => e.status);
+    expect(statuses).toEqual(["completed", "cancelled", "streaming"]);
+  });
+});
