@@ -112,6 +112,11 @@ export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceErr
   const status = statusOf(err);
   const detail = scrubSecrets(shortMessage(err), ctx.secrets);
   const where = `provider ${ctx.provider}`;
+  if (/Could not load the default credentials/i.test(detail)) {
+    return new AuthError(
+      `${where} needs Google credentials: set GOOGLE_APPLICATION_CREDENTIALS (or run on GCP with a service account) for llm-service, or set llm_config.api_key_env to a variable holding a Vertex AI API key. Provider said: ${detail}`,
+    );
+  }
   // Gemini answers a bad key with 400 INVALID_ARGUMENT "API key not valid" (API_KEY_INVALID).
   const badKey = status === 400 && /API_KEY_INVALID|API key not valid/i.test(detail);
   if (status === 401 || status === 403 || badKey) {

@@ -66,4 +66,23 @@ describe("llm-client over real gRPC", () => {
       .toBe(true);
     expect(Date.now() - started).toBeLessThan(900); // not the 10 × 100 ms the full answer takes
   });
+
+  it("drains in-flight streams on shutdown while health reports NOT_SERVING", async () => {
+    const own = await startHarness();
+    const script = "- text: finished during shutdown\n  delay_ms: 300\n";
+    const answer = collect(
+      own.client.generate(
+        baseInput({ provider: "scripted", backend: "scripted", script }, { sessionId: "drain" }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const stopping = own.server.shutdown(5000);
+    expect(await own.client.health()).toBe("NOT_SERVING");
+    expect((await answer).find((c) => c.type === "text")).toEqual({
+      type: "text",
+      content: "finished during shutdown",
+    });
+    await stopping;
+    own.client.close();
+  });
 });

@@ -325,3 +325,17 @@ describe("langchain backend → Gemini (AI SDK google provider)", () => {
     expect(fake.requests[0]?.headers["x-goog-api-key"]).toBe(KEY);
   });
 });
+
+describe("google-native backend → Vertex AI", () => {
+  it("reaches Vertex AI express mode with the key from api_key_env", async () => {
+    fake.enqueue(respondSse([geminiChunk([{ text: "from vertex" }], { finishReason: "STOP" })]));
+    const chunks = await collect(
+      h.client.generate(baseInput(native({ provider: "vertexai", model: "gemini-2.5-flash" }))),
+    );
+    expect(textOf(chunks)).toBe("from vertex");
+    expect(fake.requests[0]?.path).toBe(
+      "/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+    );
+    expect(fake.requests[0]?.headers["x-goog-api-key"]).toBe(KEY);
+  });
+});

@@ -133,7 +133,11 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
     config: LlmConfig,
   ): { client: GoogleGenAI; apiKeyEnv: string; apiKey?: string } => {
     const vertex = config.provider === "vertexai";
-    const { apiKey, apiKeyEnv } = resolveApiKey(config, options.getSecret, vertex);
+    // Vertex uses Application Default Credentials unless the config names a key variable.
+    const { apiKey, apiKeyEnv } =
+      vertex && !config.api_key_env
+        ? { apiKey: undefined, apiKeyEnv: "" }
+        : resolveApiKey(config, options.getSecret);
     const cacheKey = [
       config.provider,
       config.base_url,

@@ -1,0 +1,39 @@
+import { status } from "@grpc/grpc-js";
+import { describe, expect, it } from "vitest";
+import {
+  fromGrpcError,
+  LlmCancelledError,
+  LlmDeadlineExceededError,
+  LlmInvalidArgumentError,
+  LlmRpcError,
+  LlmUnavailableError,
+} from "./errors.ts";
+import { GenerateInputSchema } from "./types.ts";
+
+describe("gRPC status → typed errors", () => {
+  it.each([
+    [status.UNAVAILABLE, LlmUnavailableError, "LLM_UNAVAILABLE"],
+    [status.DEADLINE_EXCEEDED, LlmDeadlineExceededError, "LLM_DEADLINE_EXCEEDED"],
+    [status.CANCELLED, LlmCancelledError, "LLM_CANCELLED"],
+    [status.INVALID_ARGUMENT, LlmInvalidArgumentError, "LLM_INVALID_ARGUMENT"],
+    [status.INTERNAL, LlmRpcError, "LLM_RPC_FAILED"],
+  ])("status %i", (code, cls, name) => {
+    const err = fromGrpcError({ code, details: "why" });
+    expect(err).toBeInstanceOf(cls);
+    expect(err.code).toBe(name);
+    expect(err.grpcCode).toBe(code);
+    expect(err.message).toContain("why");
+  });
+});
+
+describe("GenerateInput validation", () => {
+  it("rejects an empty conversation and an unknown role before any call", () => {
+    const config = { provider: "scripted" };
+    expect(GenerateInputSchema.safeParse({ messages: [], config }).success).toBe(false);
+    expect(
+      GenerateInputSchema.safeParse({ messages: [{ role: "bot", content: "x" }], config }).success,
+    ).toBe(false);
+    const ok = GenerateInputSchema.parse({ messages: [{ role: "user", content: "x" }], config });
+    expect(ok.config.backend).toBe("langchain");
+  });
+});
