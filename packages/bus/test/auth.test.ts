@@ -1,5 +1,5 @@
-import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { type ChildProcess, execSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -83,5 +83,50 @@ describe("authentication", () => {
     ).rejects.toThrow(/authorization/i);
     await expect(connectBus({ ...base(userUrl), logger })).rejects.toThrow(/authorization/i);
     expect(JSON.stringify(lines())).not.toContain("wrong-token");
+  });
+
+  it("connects over TLS when given the CA, and refuses a server it cannot verify", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-nats-tls-"));
+    try {
+      const run = (args: string) => execSync(`openssl ${args}`, { cwd: dir, stdio: "ignore" });
+      run(
+        "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=tarsy-test-ca",
+      );
+      run("req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1");
+      writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+      run(
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile ext.cnf",
+      );
+      const port = await freePort();
+      const server = startNatsServer(port, join(dir, "store"), [
+        "--tls",
+        "--tlscert",
+        join(dir, "server.pem"),
+        "--tlskey",
+        join(dir, "server.key"),
+      ]);
+      try {
+        const url = `tls://127.0.0.1:${port}`;
+        const bus = await eventually(
+          () =>
+            connectBus({ ...base(url), tls: { caFile: join(dir, "ca.pem") } }).catch(
+              () => undefined,
+            ),
+          10_000,
+          "TLS server",
+        );
+        try {
+          await bus.provision();
+          expect((await bus.publish("executionRequested", executionRequested()))[0]?.seq).toBe(1);
+        } finally {
+          await bus.close();
+        }
+        await expect(connectBus(base(url))).rejects.toThrow();
+      } finally {
+        server.kill("SIGKILL");
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
