@@ -1,0 +1,19 @@
+export {
+  type CreateTestDatabaseOptions,
+  createTestDatabase,
+  createTestDb,
+  DEFAULT_DATABASE_URL,
+  databaseUrl,
+  dbTest,
+  migrationsHash,
+  type TestDatabase,
+  type TestDb,
+  withDatabase,
+} from "./db.ts";
+export {
+  type CreateTestBusOptions,
+  createTestBus,
+  natsTest,
+  natsUrl,
+  type TestBus,
+} from "./nats.ts";
