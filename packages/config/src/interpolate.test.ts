@@ -31,8 +31,8 @@ describe("interpolateString", () => {
     const result = interpolateString("{{.A}}-${B}", env, "mcp_servers.x.transport.url");
     expect(result.value).toBe("-");
     expect(result.missing).toEqual([
-      { variable: "A", path: "mcp_servers.x.transport.url", optional: false },
-      { variable: "B", path: "mcp_servers.x.transport.url", optional: false },
+      { variable: "A", path: "mcp_servers.x.transport.url", kind: "required", kept: false },
+      { variable: "B", path: "mcp_servers.x.transport.url", kind: "required", kept: false },
     ]);
   });
 });

@@ -5,10 +5,19 @@ const PLACEHOLDER_RE =
   /\$\$\{|\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 const WHOLE_TEMPLATE_RE = /^\{\{\s*\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}$/;
 
+/**
+ * How a field treats an unset variable: `required` (an error), `optional` (empty value and a
+ * warning) or `text` (free text such as instructions: an unset `${VAR}` stays as written, since
+ * prose and shell snippets use that syntax; an unset `{{.VAR}}` becomes empty).
+ */
+export type FieldKind = "required" | "optional" | "text";
+
 export interface MissingVariable {
   variable: string;
   path: string;
-  optional: boolean;
+  kind: FieldKind;
+  /** True when the placeholder was left in the value as written. */
+  kept: boolean;
 }
 
 export interface InterpolationResult {
@@ -17,15 +26,15 @@ export interface InterpolationResult {
 }
 
 /**
- * Replaces placeholders in one string. A variable that is not set yields "" and is reported
- * in `missing` (unless it has a `${VAR:-default}` default); the caller decides whether that
- * is an error for the field at `path`.
+ * Replaces placeholders in one string. A variable that is not set is reported in `missing`
+ * (unless it has a `${VAR:-default}` default) and yields "" (or, in `text` fields, an unset
+ * `${VAR}` stays as written); the caller decides whether that is an error.
  */
 export function interpolateString(
   text: string,
   env: Readonly<Record<string, string | undefined>>,
   path = "",
-  optional = false,
+  kind: FieldKind = "required",
 ): InterpolationResult {
   const missing: MissingVariable[] = [];
   const value = text.replace(
@@ -36,8 +45,9 @@ export function interpolateString(
       const found = env[variable];
       if (found !== undefined) return found;
       if (fallback !== undefined) return fallback;
-      missing.push({ variable, path, optional });
-      return "";
+      const kept = kind === "text" && shVar !== undefined;
+      missing.push({ variable, path, kind, kept });
+      return kept ? whole : "";
     },
   );
   return { value, missing };
@@ -50,8 +60,8 @@ export function hasPlaceholder(text: string): boolean {
   return found;
 }
 
-/** Decides whether a field may be left empty when its variable is not set. */
-export type OptionalFieldTest = (path: readonly (string | number)[]) => boolean;
+/** Decides how the field at a path treats an unset variable. */
+export type FieldKindOf = (path: readonly (string | number)[]) => FieldKind;
 
 export function formatPath(path: readonly (string | number)[]): string {
   let out = "";
@@ -71,13 +81,12 @@ export function interpolateDocument(
   doc: Document,
   sourceText: string,
   env: Readonly<Record<string, string | undefined>>,
-  isOptional: OptionalFieldTest,
+  kindOf: FieldKindOf,
 ): MissingVariable[] {
   const missing: MissingVariable[] = [];
 
   const substitute = (text: string, path: (string | number)[], retype: boolean): unknown => {
-    const optional = isOptional(path);
-    const result = interpolateString(text, env, formatPath(path), optional);
+    const result = interpolateString(text, env, formatPath(path), kindOf(path));
     missing.push(...result.missing);
     if (!retype) return result.value;
     try {

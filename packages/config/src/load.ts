@@ -12,7 +12,7 @@ import {
   builtinSystem,
 } from "./builtins.ts";
 import { ConfigError, type ConfigIssue } from "./errors.ts";
-import { interpolateDocument } from "./interpolate.ts";
+import { type FieldKind, interpolateDocument } from "./interpolate.ts";
 import {
   toAgent,
   toChain,
@@ -80,25 +80,19 @@ const NOT_IMPLEMENTED = new Set([
   "fallback_providers",
 ]);
 
-/** Fields whose `{{.VAR}}` may be unset: the value becomes empty and a warning is given. */
-const OPTIONAL_FIELDS = new Set([
-  "bearer_token",
-  "base_url",
-  "description",
-  "instructions",
-  "custom_instructions",
-  "runbook",
-  "dashboard_url",
-]);
+/** Fields whose variable may be unset: the value becomes empty and a warning is given. */
+const OPTIONAL_FIELDS = new Set(["bearer_token", "base_url", "dashboard_url"]);
 const OPTIONAL_MAPS = new Set(["env", "custom_headers", "headers"]);
+/** Free text: an unset `${VAR}` stays as written (prose and shell snippets use that syntax). */
+const TEXT_FIELDS = new Set(["description", "instructions", "custom_instructions", "runbook"]);
 
-function isOptionalField(path: readonly (string | number)[]): boolean {
+function fieldKindOf(path: readonly (string | number)[]): FieldKind {
   const last = path[path.length - 1];
   const parent = path[path.length - 2];
-  return (
-    (typeof last === "string" && OPTIONAL_FIELDS.has(last)) ||
-    (typeof parent === "string" && OPTIONAL_MAPS.has(parent))
-  );
+  if (typeof last === "string" && TEXT_FIELDS.has(last)) return "text";
+  if (typeof last === "string" && OPTIONAL_FIELDS.has(last)) return "optional";
+  if (typeof parent === "string" && OPTIONAL_MAPS.has(parent)) return "optional";
+  return "required";
 }
 
 interface LoadState {
@@ -127,14 +121,11 @@ function readYaml(file: string, state: LoadState): unknown {
     }
     return undefined;
   }
-  for (const missing of interpolateDocument(doc, text, state.env, isOptionalField)) {
+  for (const missing of interpolateDocument(doc, text, state.env, fieldKindOf)) {
     const message = `environment variable "${missing.variable}" is not set`;
-    if (missing.optional) {
-      state.warnings.push({
-        file,
-        path: missing.path,
-        message: `${message}; using an empty value`,
-      });
+    if (missing.kind !== "required") {
+      const outcome = missing.kept ? "left as written" : "using an empty value";
+      state.warnings.push({ file, path: missing.path, message: `${message}; ${outcome}` });
     } else {
       state.issues.push({ file, path: missing.path, message });
       state.missingAt.add(`${file}\u0000${missing.path}`);

@@ -394,3 +394,80 @@ describe("the example files", () => {
     ]);
   });
 });
+
+describe("TARSy's older and shorthand forms", () => {
+  it("accept stage `agent:`, agent names as strings, `headers`, numeric env values and seconds", () => {
+    const { config } = load({
+      tarsy: `
+mcp_servers:
+  api:
+    transport:
+      type: sse
+      url: http://api:9000/sse
+      timeout: 45s
+      headers: { X-Old: a, X-Both: old }
+      custom_headers: { X-Both: new }
+  proc:
+    transport:
+      type: stdio
+      command: proc
+      env: { PORT: 3000, DEBUG: true }
+agents:
+  KubernetesAgent:
+    mcp_servers: [api, proc]
+agent_chains:
+  old-style:
+    alert_types: [old]
+    stages:
+      - name: one
+        agent: KubernetesAgent
+      - name: two
+        agents: [KubernetesAgent, ChatAgent]
+`,
+    });
+    expect(config.mcpServers.get("api")?.transport).toEqual({
+      type: "sse",
+      url: "http://api:9000/sse",
+      verify_ssl: true,
+      timeout_ms: 45_000,
+      custom_headers: { "X-Old": "a", "X-Both": "new" },
+    });
+    expect(config.mcpServers.get("proc")?.transport).toMatchObject({
+      env: { PORT: "3000", DEBUG: "true" },
+    });
+    const stages = config.chains.get("old-style")?.stages;
+    expect(stages?.map((s) => s.agents.map((a) => a.name))).toEqual([
+      ["KubernetesAgent"],
+      ["KubernetesAgent", "ChatAgent"],
+    ]);
+  });
+
+  it("leave an unset shell-style variable in free text as written (shell snippets)", () => {
+    const { config, warnings } = load({
+      tarsy: `
+agents:
+  KubernetesAgent:
+    mcp_servers: [kubernetes-server]
+    custom_instructions: "Team {{.TEAM}}; run: echo \${HOME_DIR} | grep \${PATTERN:-x}"
+`,
+    });
+    expect(config.agents.get("KubernetesAgent")?.custom_instructions).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal placeholder is the expected text
+      "Team ; run: echo ${HOME_DIR} | grep x",
+    );
+    expect(warnings.map((w) => [w.path, w.message])).toEqual([
+      [
+        "agents.KubernetesAgent.custom_instructions",
+        'environment variable "TEAM" is not set; using an empty value',
+      ],
+      [
+        "agents.KubernetesAgent.custom_instructions",
+        'environment variable "HOME_DIR" is not set; left as written',
+      ],
+      [
+        "llm_providers.google-default.api_key_env",
+        "the default LLM provider reads its key from GOOGLE_API_KEY, which is not set",
+      ],
+    ]);
+  });
+});
