@@ -1,16 +1,79 @@
+import { serve } from "@hono/node-server";
+import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { loadConfig } from "@tarsy/config";
+import { createDb } from "@tarsy/db";
+import { createLlmClient } from "@tarsy/llm-client";
+import { createMaskingService } from "@tarsy/masking";
 import { createLogger, runService } from "@tarsy/runtime";
-import { loadEnv } from "./env.ts";
+import { createApp } from "./app.ts";
+import { startBackgroundRelay } from "./delivery.ts";
+import type { AlertmanagerAuth, AppDeps } from "./deps.ts";
+import { DEFAULT_SETTINGS } from "./deps.ts";
+import { configEnvironment, type Env, loadEnv } from "./env.ts";
+import { createGatewayClient } from "./gateway.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "ingest-api", level: env.LOG_LEVEL });
 
+function alertmanagerAuth(e: Env): AlertmanagerAuth {
+  if (e.ALERTMANAGER_BEARER_TOKEN) return { kind: "bearer", token: e.ALERTMANAGER_BEARER_TOKEN };
+  if (e.ALERTMANAGER_BASIC_USER && e.ALERTMANAGER_BASIC_PASSWORD) {
+    return {
+      kind: "basic",
+      username: e.ALERTMANAGER_BASIC_USER,
+      password: e.ALERTMANAGER_BASIC_PASSWORD,
+    };
+  }
+  return { kind: "none" };
+}
+
 await runService(
   async () => {
-    // Wired in full by the ingest-api capability; until then the process starts and stops cleanly.
-    const keepAlive = setInterval(() => {}, 60_000);
+    const { config, warnings } = loadConfig({
+      configDir: env.TARSY_CONFIG_DIR,
+      env: configEnvironment(),
+    });
+    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const db = createDb({ url: env.DATABASE_URL, logger, poolSize: env.DATABASE_POOL_SIZE });
+    const bus = await connectBus(busOptionsFromEnv(env, { name: "ingest-api", logger }));
+    if (env.TARSY_PROVISION_STREAMS) await bus.provision();
+    const llm = env.LLM_SERVICE_ADDR
+      ? createLlmClient({ address: env.LLM_SERVICE_ADDR })
+      : undefined;
+    const settings = {
+      ...DEFAULT_SETTINGS,
+      maxAlertBytes: env.MAX_ALERT_BYTES,
+      publishTimeoutMs: env.PUBLISH_TIMEOUT_MS,
+      dependencyTimeoutMs: env.DEPENDENCY_TIMEOUT_MS,
+      alertmanager: {
+        dedupeWindowMs: env.ALERTMANAGER_DEDUPE_WINDOW,
+        alertTypeLabel: env.ALERTMANAGER_ALERT_TYPE_LABEL,
+        mode: env.ALERTMANAGER_MODE,
+        auth: alertmanagerAuth(env),
+      },
+      ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
+    };
+    const deps: AppDeps = {
+      prisma: db.prisma,
+      bus,
+      config,
+      masking: createMaskingService({ logger: logger.child({ component: "masking" }) }),
+      gateway: createGatewayClient(bus, env.DEPENDENCY_TIMEOUT_MS),
+      ...(llm ? { llmHealth: () => llm.health() } : {}),
+      logger,
+      settings,
+    };
+    const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
+    const server = serve({ fetch: createApp(deps).fetch, hostname: env.HOST, port: env.PORT });
+    await new Promise<void>((resolve) => server.once("listening", resolve));
+    logger.info({ host: env.HOST, port: env.PORT }, "http server listening");
     return {
       async stop() {
-        clearInterval(keepAlive);
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await relay.stop();
+        llm?.close();
+        await bus.drain();
+        await db.close();
       },
     };
   },

@@ -1,0 +1,273 @@
+import { findChainForAlertType } from "@tarsy/config";
+import type {
+  AlertmanagerAlert,
+  AlertmanagerIntakeResponse,
+  AlertmanagerWebhook,
+  SessionStatus,
+} from "@tarsy/contracts";
+import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
+import { z } from "zod";
+import type { AppDeps } from "./deps.ts";
+import { deliverSession, maskAlertData } from "./submit.ts";
+
+/**
+ * Alertmanager intake: each firing alert is investigated once. A firing alert whose
+ * fingerprint has a session that is pending, running, or completed within the dedupe window
+ * starts nothing; resolved alerts start nothing and are recorded on their session. In
+ * per-group mode one session covers a whole group notification, deduplicated by group key.
+ * Check-and-create runs under a transaction-scoped advisory lock on the fingerprint (or
+ * group key), so concurrent notifications (HA Alertmanager pairs) cannot both create one.
+ */
+
+type Created = AlertmanagerIntakeResponse["sessions_created"][number];
+type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
+
+const ACTIVE: SessionStatus[] = ["pending", "in_progress", "cancelling"];
+
+export async function ingestNotification(
+  deps: AppDeps,
+  hook: AlertmanagerWebhook,
+  author: string,
+): Promise<AlertmanagerIntakeResponse> {
+  const { mode } = deps.settings.alertmanager;
+  const created: Created[] = [];
+  const skipped: Skipped[] = [];
+  if (mode === "per_group") await ingestGroup(deps, hook, author, created, skipped);
+  else await ingestAlerts(deps, hook, author, created, skipped);
+  return {
+    mode,
+    group_key: hook.groupKey,
+    sessions_created: created,
+    alerts_skipped: skipped,
+    truncated_alerts: hook.truncatedAlerts,
+  };
+}
+
+async function ingestAlerts(
+  deps: AppDeps,
+  hook: AlertmanagerWebhook,
+  author: string,
+  created: Created[],
+  skipped: Skipped[],
+): Promise<void> {
+  const seen = new Map<string, string | null>();
+  for (const alert of hook.alerts) {
+    const fp = alert.fingerprint;
+    if (alert.status === "resolved") {
+      const sessionId = await recordResolved(deps, { alertFingerprint: fp }, alert);
+      skipped.push({
+        fingerprint: fp,
+        status: "resolved",
+        reason: "resolved",
+        session_id: sessionId,
+      });
+      continue;
+    }
+    if (seen.has(fp)) {
+      skipped.push({
+        fingerprint: fp,
+        status: "firing",
+        reason: "duplicate",
+        session_id: seen.get(fp) ?? null,
+      });
+      continue;
+    }
+    const alertType = alertTypeOf(deps, alert.labels);
+    const outcome = await createUnlessDuplicate(
+      deps,
+      `am:fp:${fp}`,
+      { alertFingerprint: fp },
+      (tx) =>
+        createSession(tx, {
+          alertData: maskAlertData(deps, renderAlertData(hook, [alert])).data,
+          alertType,
+          chainId: chainIdOf(deps, alertType),
+          author,
+          runbookUrl: runbookOf(alert),
+          alertFingerprint: fp,
+          alertGroupKey: hook.groupKey || null,
+          alertLabels: alert.labels,
+        }),
+    );
+    if ("duplicateOf" in outcome) {
+      seen.set(fp, outcome.duplicateOf);
+      skipped.push({
+        fingerprint: fp,
+        status: "firing",
+        reason: "duplicate",
+        session_id: outcome.duplicateOf,
+      });
+      continue;
+    }
+    seen.set(fp, outcome.session.id);
+    created.push({ session_id: outcome.session.id, alert_type: alertType, fingerprints: [fp] });
+  }
+}
+
+async function ingestGroup(
+  deps: AppDeps,
+  hook: AlertmanagerWebhook,
+  author: string,
+  created: Created[],
+  skipped: Skipped[],
+): Promise<void> {
+  const groupKey = hook.groupKey || JSON.stringify(hook.groupLabels);
+  const firing = hook.alerts.filter((a) => a.status === "firing");
+  const resolved = hook.alerts.filter((a) => a.status === "resolved");
+  let groupSession: string | null = null;
+  if (firing.length === 0) {
+    groupSession = await recordResolved(deps, { alertGroupKey: groupKey }, resolved[0]);
+  }
+  for (const alert of resolved) {
+    skipped.push({
+      fingerprint: alert.fingerprint,
+      status: "resolved",
+      reason: "resolved",
+      session_id: groupSession,
+    });
+  }
+  if (firing.length === 0) return;
+  const first = firing[0] as AlertmanagerAlert;
+  const alertType = alertTypeOf(deps, {
+    ...first.labels,
+    ...hook.commonLabels,
+    ...hook.groupLabels,
+  });
+  const fingerprints = firing.map((a) => a.fingerprint);
+  const outcome = await createUnlessDuplicate(
+    deps,
+    `am:group:${groupKey}`,
+    { alertGroupKey: groupKey },
+    (tx) =>
+      createSession(tx, {
+        alertData: maskAlertData(deps, renderAlertData(hook, firing)).data,
+        alertType,
+        chainId: chainIdOf(deps, alertType),
+        author,
+        runbookUrl: firing.map(runbookOf).find((url) => url !== null) ?? null,
+        alertFingerprint: firing.length === 1 ? first.fingerprint : null,
+        alertGroupKey: groupKey,
+        alertLabels: hook.commonLabels,
+      }),
+  );
+  if ("duplicateOf" in outcome) {
+    for (const fp of fingerprints) {
+      skipped.push({
+        fingerprint: fp,
+        status: "firing",
+        reason: "group_duplicate",
+        session_id: outcome.duplicateOf,
+      });
+    }
+    return;
+  }
+  created.push({ session_id: outcome.session.id, alert_type: alertType, fingerprints });
+}
+
+type Match = { alertFingerprint: string } | { alertGroupKey: string };
+
+/** Creates a session under an advisory lock unless a recent one matches; then publishes it. */
+async function createUnlessDuplicate(
+  deps: AppDeps,
+  lockKey: string,
+  match: Match,
+  create: (tx: Tx) => Promise<CreatedSession>,
+): Promise<CreatedSession | { duplicateOf: string }> {
+  const cutoff = new Date(now(deps).getTime() - deps.settings.alertmanager.dedupeWindowMs);
+  const outcome = await deps.prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${lockKey}))`;
+    const existing = await tx.alertSession.findFirst({
+      where: {
+        ...match,
+        deletedAt: null,
+        OR: [{ status: { in: ACTIVE } }, { status: "completed", createdAt: { gte: cutoff } }],
+      },
+      orderBy: { createdAt: "desc" },
+      select: { id: true },
+    });
+    if (existing) return { duplicateOf: existing.id };
+    return create(tx);
+  });
+  if ("duplicateOf" in outcome) return outcome;
+  await deliverSession(deps, outcome);
+  return outcome;
+}
+
+/** Marks the newest matching session resolved (once). Returns its id, or null when none. */
+async function recordResolved(
+  deps: AppDeps,
+  match: Match,
+  alert: AlertmanagerAlert | undefined,
+): Promise<string | null> {
+  const prisma: PrismaClient = deps.prisma;
+  const session = await prisma.alertSession.findFirst({
+    where: { ...match, deletedAt: null },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
+  if (!session) return null;
+  await prisma.alertSession.updateMany({
+    where: { id: session.id, alertResolvedAt: null },
+    data: { alertResolvedAt: resolvedAt(deps, alert) },
+  });
+  return session.id;
+}
+
+function resolvedAt(deps: AppDeps, alert: AlertmanagerAlert | undefined): Date {
+  const ends = alert?.endsAt ? new Date(alert.endsAt) : null;
+  return ends && !Number.isNaN(ends.getTime()) && ends.getUTCFullYear() > 1 ? ends : now(deps);
+}
+
+const now = (deps: AppDeps): Date => (deps.clock ? deps.clock() : new Date());
+
+/** The alert type label's value when a chain handles it, else the default alert type. */
+function alertTypeOf(deps: AppDeps, labels: Record<string, string>): string {
+  const value = labels[deps.settings.alertmanager.alertTypeLabel];
+  if (value && findChainForAlertType(deps.config, value)) return value;
+  return deps.config.defaults.alert_type;
+}
+
+function chainIdOf(deps: AppDeps, alertType: string): string {
+  const chain = findChainForAlertType(deps.config, alertType);
+  // alertTypeOf only returns handled types or the default, which config validation guarantees.
+  if (!chain) throw new Error(`no chain handles alert type ${alertType}`);
+  return chain.id;
+}
+
+const UrlSchema = z.url();
+function runbookOf(alert: AlertmanagerAlert): string | null {
+  const url = alert.annotations.runbook_url;
+  return url && UrlSchema.safeParse(url).success ? url : null;
+}
+
+/** The alert data the agents read: the alert(s) plus the notification's context. */
+export function renderAlertData(hook: AlertmanagerWebhook, alerts: AlertmanagerAlert[]): string {
+  const describe = (a: AlertmanagerAlert) => ({
+    status: a.status,
+    labels: a.labels,
+    annotations: a.annotations,
+    starts_at: a.startsAt,
+    ...(a.endsAt && !a.endsAt.startsWith("0001-") ? { ends_at: a.endsAt } : {}),
+    ...(a.generatorURL ? { generator_url: a.generatorURL } : {}),
+    fingerprint: a.fingerprint,
+  });
+  const data = {
+    source: "alertmanager",
+    receiver: hook.receiver,
+    group_key: hook.groupKey,
+    group_labels: hook.groupLabels,
+    common_labels: hook.commonLabels,
+    common_annotations: hook.commonAnnotations,
+    external_url: hook.externalURL,
+    ...(alerts.length === 1
+      ? { alert: describe(alerts[0] as AlertmanagerAlert) }
+      : { alerts: alerts.map(describe) }),
+    ...(hook.truncatedAlerts > 0
+      ? {
+          truncated_alerts: hook.truncatedAlerts,
+          note: `Alertmanager left ${hook.truncatedAlerts} more alert(s) of this group out of the notification (max_alerts).`,
+        }
+      : {}),
+  };
+  return JSON.stringify(data, null, 2);
+}

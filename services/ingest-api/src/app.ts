@@ -1,0 +1,61 @@
+import { serveStatic } from "@hono/node-server/serve-static";
+import { Hono } from "hono";
+import type { AppDeps } from "./deps.ts";
+import { HttpError } from "./errors.ts";
+import { checkHealth } from "./health.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { alertmanagerRoutes } from "./routes/alertmanager.ts";
+import { alertRoutes } from "./routes/alerts.ts";
+import { chatRoutes } from "./routes/chat.ts";
+import { sessionRoutes } from "./routes/sessions.ts";
+import { systemRoutes } from "./routes/system.ts";
+import { traceRoutes } from "./routes/trace.ts";
+
+/** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const log = deps.logger.child({ component: "http" });
+
+  app.onError((err, c) => {
+    if (err instanceof HttpError) {
+      if (err.status >= 500) log.warn({ err: err.cause ?? err, path: c.req.path }, err.message);
+      return c.json(err.toBody(), err.status);
+    }
+    log.error({ err, method: c.req.method, path: c.req.path }, "unhandled error");
+    return c.json({ error: { code: "internal", message: "internal server error" } }, 500);
+  });
+  app.notFound((c) =>
+    c.json(
+      { error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } },
+      404,
+    ),
+  );
+
+  const openapi = buildOpenApi(deps.settings.version);
+  app.get("/api/v1/openapi.json", (c) => c.json(openapi));
+  app.get("/health", async (c) => {
+    const health = await checkHealth(deps);
+    return c.json(health, health.status === "healthy" ? 200 : 503);
+  });
+
+  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps));
+  app.route("/api/v1/alerts", alertRoutes(deps));
+  app.route("/api/v1/sessions", sessionRoutes(deps));
+  app.route("/api/v1/sessions", traceRoutes(deps));
+  app.route("/api/v1/sessions", chatRoutes(deps));
+  app.route("/api/v1/system", systemRoutes(deps));
+
+  // The dashboard build: files as they are, index.html for client-side routes.
+  const staticDir = deps.settings.staticDir;
+  if (staticDir) {
+    app.use("*", async (c, next) => {
+      if (c.req.path.startsWith("/api/")) return next();
+      return serveStatic({ root: staticDir })(c, next);
+    });
+    app.get("*", async (c, next) => {
+      if (c.req.path.startsWith("/api/")) return next();
+      return serveStatic({ root: staticDir, path: "index.html" })(c, next);
+    });
+  }
+  return app;
+}

@@ -1,0 +1,70 @@
+import type { Bus } from "@tarsy/bus";
+import type { TarsyConfig } from "@tarsy/config";
+import type { McpHealthReply, McpServerToolsReply, McpWarningsReply } from "@tarsy/contracts";
+import type { PrismaClient } from "@tarsy/db";
+import type { MaskingService } from "@tarsy/masking";
+import type { Logger } from "@tarsy/runtime";
+
+/** The mcp-gateway's read-only NATS API, as ingest-api uses it. */
+export interface GatewayClient {
+  health(): Promise<McpHealthReply>;
+  warnings(): Promise<McpWarningsReply>;
+  serverTools(): Promise<McpServerToolsReply>;
+}
+
+/** grpc.health.v1 status of llm-service (`SERVING` is healthy). */
+export type LlmHealthCheck = () => Promise<string>;
+
+export type AlertmanagerAuth =
+  | { kind: "none" }
+  | { kind: "bearer"; token: string }
+  | { kind: "basic"; username: string; password: string };
+
+export interface AlertmanagerSettings {
+  /** A firing alert whose fingerprint was investigated this recently starts nothing new. */
+  dedupeWindowMs: number;
+  /** Label whose value is the alert type (default `alertname`). */
+  alertTypeLabel: string;
+  /** One session per alert (default) or one per group notification. */
+  mode: "per_alert" | "per_group";
+  auth: AlertmanagerAuth;
+}
+
+export interface IngestSettings {
+  /** Largest alert `data` accepted, in bytes of its UTF-8 JSON/text (default 1 MiB). */
+  maxAlertBytes: number;
+  /** How long a NATS publish may take before the request fails with 503. */
+  publishTimeoutMs: number;
+  /** How long a request to the mcp-gateway or llm-service may take. */
+  dependencyTimeoutMs: number;
+  alertmanager: AlertmanagerSettings;
+  /** A built dashboard to serve at `/` (index.html fallback for client routes). */
+  staticDir?: string;
+  version: string;
+}
+
+export interface AppDeps {
+  prisma: PrismaClient;
+  bus: Bus;
+  config: TarsyConfig;
+  masking: MaskingService;
+  /** Absent when no gateway is reachable in this deployment (health reports not_configured). */
+  gateway?: GatewayClient;
+  llmHealth?: LlmHealthCheck;
+  logger: Logger;
+  clock?: () => Date;
+  settings: IngestSettings;
+}
+
+export const DEFAULT_SETTINGS: IngestSettings = {
+  maxAlertBytes: 1024 * 1024,
+  publishTimeoutMs: 5_000,
+  dependencyTimeoutMs: 2_000,
+  alertmanager: {
+    dedupeWindowMs: 4 * 3600_000,
+    alertTypeLabel: "alertname",
+    mode: "per_alert",
+    auth: { kind: "none" },
+  },
+  version: "0.1.0",
+};

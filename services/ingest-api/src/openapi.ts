@@ -1,0 +1,222 @@
+import {
+  ActiveSessionsResponseSchema,
+  AlertmanagerIntakeResponseSchema,
+  AlertmanagerWebhookSchema,
+  AlertSubmitRequestSchema,
+  AlertSubmitResponseSchema,
+  AlertTypesResponseSchema,
+  CancelResponseSchema,
+  ChatMessageRequestSchema,
+  ChatMessageResponseSchema,
+  FilterOptionsResponseSchema,
+  HealthResponseSchema,
+  HttpErrorBodySchema,
+  LLMInteractionDetailSchema,
+  MCPInteractionDetailSchema,
+  McpServersResponseSchema,
+  SessionDetailSchema,
+  SessionListQuerySchema,
+  SessionListResponseSchema,
+  SystemWarningsResponseSchema,
+  TimelineResponseSchema,
+  TraceListResponseSchema,
+} from "@tarsy/contracts";
+import { z } from "zod";
+
+/** The OpenAPI 3.1 document of the API, generated from the contracts' zod schemas. */
+
+type Json = Record<string, unknown>;
+const schema = (s: z.ZodType, io: "input" | "output"): Json =>
+  z.toJSONSchema(s, { io, unrepresentable: "any", target: "draft-2020-12" }) as Json;
+
+const json = (s: z.ZodType, io: "input" | "output" = "output") => ({
+  "application/json": { schema: schema(s, io) },
+});
+
+const error = (description: string) => ({ description, content: json(HttpErrorBodySchema) });
+const ok = (status: number, description: string, s: z.ZodType) => ({
+  [status]: { description, content: json(s) },
+});
+const body = (s: z.ZodType) => ({ required: true, content: json(s, "input") });
+const idParam = (name: string) => ({
+  name,
+  in: "path",
+  required: true,
+  schema: { type: "string", format: "uuid" },
+});
+
+function queryParams(s: z.ZodObject): Json[] {
+  return Object.entries(s.shape).map(([name, field]) => ({
+    name,
+    in: "query",
+    required: false,
+    schema: schema(field as z.ZodType, "input"),
+  }));
+}
+
+export function buildOpenApi(version: string): Json {
+  const E400 = error("invalid body or parameters (field paths in details.fields)");
+  const E404 = error("unknown or deleted session / interaction");
+  const E503 = error("a dependency (NATS) is unavailable; nothing was stored");
+  const session = [idParam("id")];
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "TARSy ingest-api",
+      version,
+      description:
+        "Alert intake (REST and Alertmanager), sessions, timeline, trace, chat and system endpoints. " +
+        "Every 4xx/5xx body is { error: { code, message, details? } }.",
+    },
+    paths: {
+      "/health": {
+        get: {
+          summary: "Health of the service and its dependencies",
+          responses: {
+            ...ok(200, "healthy", HealthResponseSchema),
+            503: { description: "degraded", content: json(HealthResponseSchema) },
+          },
+        },
+      },
+      "/api/v1/alerts": {
+        post: {
+          summary: "Submit an alert; creates a queued session",
+          parameters: [
+            { name: "X-Forwarded-User", in: "header", schema: { type: "string" } },
+            { name: "X-Forwarded-Email", in: "header", schema: { type: "string" } },
+          ],
+          requestBody: body(AlertSubmitRequestSchema),
+          responses: {
+            ...ok(202, "accepted", AlertSubmitResponseSchema),
+            400: E400,
+            413: error("alert data larger than 1 MB"),
+            415: error("Content-Type is not application/json"),
+            503: E503,
+          },
+        },
+      },
+      "/api/v1/alerts/alertmanager": {
+        post: {
+          summary: "Alertmanager webhook receiver (payload version 4)",
+          security: [{}, { bearer: [] }, { basic: [] }],
+          requestBody: body(AlertmanagerWebhookSchema),
+          responses: {
+            ...ok(200, "sessions created and alerts skipped", AlertmanagerIntakeResponseSchema),
+            400: E400,
+            401: error("credentials required and missing or wrong"),
+            415: error("Content-Type is not application/json"),
+            503: E503,
+          },
+        },
+      },
+      "/api/v1/sessions": {
+        get: {
+          summary: "List sessions with filters, sorting and pagination",
+          parameters: queryParams(SessionListQuerySchema),
+          responses: { ...ok(200, "a page of sessions", SessionListResponseSchema), 400: E400 },
+        },
+      },
+      "/api/v1/sessions/active": {
+        get: {
+          summary: "Running and queued sessions",
+          responses: ok(200, "active sessions", ActiveSessionsResponseSchema),
+        },
+      },
+      "/api/v1/sessions/filter-options": {
+        get: {
+          summary: "Values for the list filters",
+          responses: ok(200, "filter options", FilterOptionsResponseSchema),
+        },
+      },
+      "/api/v1/sessions/{id}": {
+        get: {
+          summary: "Session detail: stages, executions, analysis, summary, chat, token usage",
+          parameters: session,
+          responses: { ...ok(200, "the session", SessionDetailSchema), 404: E404 },
+        },
+      },
+      "/api/v1/sessions/{id}/timeline": {
+        get: {
+          summary: "Timeline events ordered by sequence number",
+          parameters: session,
+          responses: { ...ok(200, "the timeline", TimelineResponseSchema), 404: E404 },
+        },
+      },
+      "/api/v1/sessions/{id}/cancel": {
+        post: {
+          summary: "Cancel a running session or its running chat answer",
+          parameters: session,
+          responses: {
+            ...ok(202, "cancel requested", CancelResponseSchema),
+            404: E404,
+            409: error("nothing to cancel"),
+            503: E503,
+          },
+        },
+      },
+      "/api/v1/sessions/{id}/chat/messages": {
+        post: {
+          summary: "Ask a follow-up question (creates the chat on first use)",
+          parameters: session,
+          requestBody: body(ChatMessageRequestSchema),
+          responses: {
+            ...ok(202, "accepted", ChatMessageResponseSchema),
+            400: E400,
+            404: E404,
+            409: error("session not finished, chat disabled, or a message is being answered"),
+            415: error("Content-Type is not application/json"),
+            503: E503,
+          },
+        },
+      },
+      "/api/v1/sessions/{id}/trace": {
+        get: {
+          summary: "Interactions grouped stage → execution",
+          parameters: session,
+          responses: { ...ok(200, "the trace", TraceListResponseSchema), 404: E404 },
+        },
+      },
+      "/api/v1/sessions/{id}/trace/llm/{interaction_id}": {
+        get: {
+          summary: "One LLM interaction with its conversation",
+          parameters: [...session, idParam("interaction_id")],
+          responses: { ...ok(200, "the interaction", LLMInteractionDetailSchema), 404: E404 },
+        },
+      },
+      "/api/v1/sessions/{id}/trace/mcp/{interaction_id}": {
+        get: {
+          summary: "One MCP interaction: arguments, result, available tools",
+          parameters: [...session, idParam("interaction_id")],
+          responses: { ...ok(200, "the interaction", MCPInteractionDetailSchema), 404: E404 },
+        },
+      },
+      "/api/v1/system/warnings": {
+        get: {
+          summary: "Active system warnings",
+          responses: { ...ok(200, "warnings", SystemWarningsResponseSchema), 503: E503 },
+        },
+      },
+      "/api/v1/system/mcp-servers": {
+        get: {
+          summary: "Configured MCP servers and their tools",
+          responses: ok(200, "servers", McpServersResponseSchema),
+        },
+      },
+      "/api/v1/system/alert-types": {
+        get: {
+          summary: "Alert types and chains",
+          responses: ok(200, "alert types", AlertTypesResponseSchema),
+        },
+      },
+      "/api/v1/openapi.json": {
+        get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        basic: { type: "http", scheme: "basic" },
+      },
+    },
+  };
+}

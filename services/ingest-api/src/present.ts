@@ -1,0 +1,183 @@
+import type {
+  SessionDetail,
+  SessionSummary,
+  TimelineResponse,
+  TraceListResponse,
+} from "@tarsy/contracts";
+import type {
+  AgentExecution,
+  AlertSession,
+  Chat,
+  ChatUserMessage,
+  LLMInteraction,
+  MCPInteraction,
+  SessionTrace,
+  Stage,
+  TimelineEvent,
+} from "@tarsy/db";
+
+/** Rows → API bodies (snake_case, ISO timestamps). */
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+export function presentSummary(s: AlertSession): SessionSummary {
+  return {
+    id: s.id,
+    alert_type: s.alertType,
+    chain_id: s.chainId,
+    status: s.status,
+    author: s.author,
+    runbook_url: s.runbookUrl,
+    current_stage_index: s.currentStageIndex,
+    current_stage_name: s.currentStageName,
+    has_final_analysis: s.finalAnalysis !== null && s.finalAnalysis !== "",
+    error_message: s.errorMessage,
+    token_usage: {
+      input_tokens: s.inputTokens,
+      output_tokens: s.outputTokens,
+      thinking_tokens: s.thinkingTokens,
+      total_tokens: s.totalTokens,
+    },
+    alert_fingerprint: s.alertFingerprint,
+    alert_resolved_at: iso(s.alertResolvedAt),
+    created_at: s.createdAt.toISOString(),
+    started_at: iso(s.startedAt),
+    completed_at: iso(s.completedAt),
+    duration_ms:
+      s.startedAt && s.completedAt
+        ? Math.max(0, s.completedAt.getTime() - s.startedAt.getTime())
+        : null,
+  };
+}
+
+export type StageRow = Stage & { executions: AgentExecution[] };
+export type ChatRow = Chat & { messages: (ChatUserMessage & { stage: { id: string } | null })[] };
+
+export function presentDetail(
+  s: AlertSession,
+  stages: StageRow[],
+  chat: ChatRow | null,
+  chatEnabled: boolean,
+): SessionDetail {
+  return {
+    ...presentSummary(s),
+    alert_data: s.alertData,
+    mcp_selection: s.mcpSelection ?? null,
+    final_analysis: s.finalAnalysis,
+    executive_summary: s.executiveSummary,
+    executive_summary_error: s.executiveSummaryError,
+    chat_enabled: chatEnabled,
+    stages: stages.map((stage) => ({
+      id: stage.id,
+      stage_name: stage.stageName,
+      stage_index: stage.stageIndex,
+      kind: stage.kind,
+      status: stage.status,
+      parallel_type: stage.parallelType,
+      success_policy: stage.successPolicy,
+      expected_agent_count: stage.expectedAgentCount,
+      chat_id: stage.chatId,
+      chat_user_message_id: stage.chatUserMessageId,
+      error_message: stage.errorMessage,
+      started_at: iso(stage.startedAt),
+      completed_at: iso(stage.completedAt),
+      executions: stage.executions.map((e) => ({
+        id: e.id,
+        agent_name: e.agentName,
+        agent_index: e.agentIndex,
+        kind: e.kind,
+        status: e.status,
+        llm_backend: e.backend,
+        llm_provider: e.llmProvider,
+        error_message: e.errorMessage,
+        token_usage: {
+          input_tokens: e.inputTokens,
+          output_tokens: e.outputTokens,
+          thinking_tokens: e.thinkingTokens,
+          total_tokens: e.totalTokens,
+        },
+        started_at: iso(e.startedAt),
+        completed_at: iso(e.completedAt),
+      })),
+    })),
+    chat:
+      chat === null
+        ? null
+        : {
+            id: chat.id,
+            created_by: chat.createdBy,
+            created_at: chat.createdAt.toISOString(),
+            messages: chat.messages.map((m) => ({
+              id: m.id,
+              content: m.content,
+              author: m.author,
+              created_at: m.createdAt.toISOString(),
+              stage_id: m.stage?.id ?? null,
+            })),
+          },
+  };
+}
+
+export function presentTimeline(sessionId: string, events: TimelineEvent[]): TimelineResponse {
+  return {
+    session_id: sessionId,
+    events: events.map((e) => ({
+      id: e.id,
+      session_id: e.sessionId,
+      stage_id: e.stageId,
+      execution_id: e.executionId,
+      sequence_number: e.sequenceNumber,
+      event_type: e.eventType,
+      status: e.status,
+      content: e.content,
+      metadata: e.metadata ?? null,
+      created_at: e.createdAt.toISOString(),
+      updated_at: e.updatedAt.toISOString(),
+    })),
+  };
+}
+
+export function presentLlmItem(i: LLMInteraction) {
+  return {
+    id: i.id,
+    interaction_type: i.interactionType,
+    model_name: i.modelName,
+    provider: i.provider,
+    iteration: i.iteration,
+    input_tokens: i.inputTokens,
+    output_tokens: i.outputTokens,
+    thinking_tokens: i.thinkingTokens,
+    total_tokens: i.totalTokens,
+    duration_ms: i.durationMs,
+    error_message: i.errorMessage,
+    created_at: i.createdAt.toISOString(),
+  };
+}
+
+export function presentMcpItem(i: MCPInteraction) {
+  return {
+    id: i.id,
+    interaction_type: i.interactionType,
+    server_name: i.serverName,
+    tool_name: i.toolName,
+    duration_ms: i.durationMs,
+    error_message: i.errorMessage,
+    created_at: i.createdAt.toISOString(),
+  };
+}
+
+export function presentTrace(trace: SessionTrace): TraceListResponse {
+  return {
+    stages: trace.stages.map((stage) => ({
+      stage_id: stage.stageId,
+      stage_name: stage.stageName,
+      executions: stage.executions.map((e) => ({
+        execution_id: e.executionId,
+        agent_name: e.agentName,
+        llm_interactions: e.llmInteractions.map(presentLlmItem),
+        mcp_interactions: e.mcpInteractions.map(presentMcpItem),
+      })),
+    })),
+    session_interactions: trace.sessionInteractions.map(presentLlmItem),
+  };
+}

@@ -1,0 +1,60 @@
+import { timingSafeEqual } from "node:crypto";
+import { AlertmanagerWebhookSchema } from "@tarsy/contracts";
+import { Hono, type MiddlewareHandler } from "hono";
+import { ingestNotification } from "../alertmanager-intake.ts";
+import type { AlertmanagerAuth, AppDeps } from "../deps.ts";
+import { HttpError } from "../errors.ts";
+import { authorOf, readJson } from "../request.ts";
+
+/** Alertmanager's webhook receiver (`webhook_configs[].url: …/api/v1/alerts/alertmanager`). */
+export function alertmanagerRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+  app.post("/", requireAuth(deps.settings.alertmanager.auth), async (c) => {
+    // A group notification carries many alerts: allow several alerts' worth of body.
+    const hook = await readJson(c, AlertmanagerWebhookSchema, deps.settings.maxAlertBytes * 10);
+    const author = c.req.header("x-forwarded-user") ? authorOf(c) : "alertmanager";
+    const result = await ingestNotification(deps, hook, author);
+    deps.logger.info(
+      {
+        group_key: hook.groupKey,
+        created: result.sessions_created.length,
+        skipped: result.alerts_skipped.length,
+        truncated: hook.truncatedAlerts,
+      },
+      "alertmanager notification processed",
+    );
+    return c.json(result, 200);
+  });
+  return app;
+}
+
+const same = (a: string, b: string): boolean => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** Bearer or basic auth as Alertmanager's `http_config` sends it; none when not configured. */
+function requireAuth(auth: AlertmanagerAuth): MiddlewareHandler {
+  return async (c, next) => {
+    if (auth.kind === "none") return next();
+    const header = c.req.header("authorization") ?? "";
+    const [scheme = "", value = ""] = header.split(/\s+/, 2);
+    let ok = false;
+    switch (auth.kind) {
+      case "bearer":
+        ok = scheme.toLowerCase() === "bearer" && same(value, auth.token);
+        break;
+      case "basic": {
+        const decoded = Buffer.from(value, "base64").toString("utf8");
+        ok = scheme.toLowerCase() === "basic" && same(decoded, `${auth.username}:${auth.password}`);
+        break;
+      }
+      default:
+        auth satisfies never;
+    }
+    if (ok) return next();
+    c.header("WWW-Authenticate", auth.kind === "bearer" ? "Bearer" : 'Basic realm="tarsy"');
+    throw new HttpError(401, "unauthorized", "missing or invalid credentials for the webhook");
+  };
+}

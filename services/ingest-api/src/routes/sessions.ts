@@ -1,0 +1,99 @@
+import { findChainForAlertType } from "@tarsy/config";
+import {
+  type CancelResponse,
+  SessionListQuerySchema,
+  type SessionListResponse,
+  SessionStatusSchema,
+  TERMINAL_SESSION_STATUSES,
+} from "@tarsy/contracts";
+import { getChatBySession, getSession, hasOpenChatTurn, listSessionTimeline } from "@tarsy/db";
+import { Hono } from "hono";
+import type { AppDeps } from "../deps.ts";
+import { conflict, notFound, unavailable } from "../errors.ts";
+import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
+import {
+  queryActiveSessions,
+  queryFilterOptions,
+  querySessionDetail,
+  querySessions,
+} from "../queries.ts";
+import { authorOf, pathId, readQuery } from "../request.ts";
+
+export function sessionRoutes(deps: AppDeps): Hono {
+  const app = new Hono();
+  const { prisma } = deps;
+
+  app.get("/", async (c) => {
+    const q = readQuery(c, SessionListQuerySchema);
+    const { items, total } = await querySessions(prisma, q);
+    const body: SessionListResponse = {
+      sessions: items.map(presentSummary),
+      pagination: {
+        page: q.page,
+        page_size: q.page_size,
+        total,
+        total_pages: Math.ceil(total / q.page_size),
+      },
+    };
+    return c.json(body);
+  });
+
+  app.get("/active", async (c) => {
+    const { active, queued } = await queryActiveSessions(prisma);
+    return c.json({ active: active.map(presentSummary), queued: queued.map(presentSummary) });
+  });
+
+  app.get("/filter-options", async (c) => {
+    const { alertTypes, chainIds } = await queryFilterOptions(prisma);
+    return c.json({
+      statuses: SessionStatusSchema.options,
+      alert_types: alertTypes,
+      chain_ids: chainIds,
+    });
+  });
+
+  app.get("/:id", async (c) => {
+    const id = pathId(c, "id", "session");
+    const found = await querySessionDetail(prisma, id);
+    if (!found) throw notFound("session", id);
+    const chain = findChainForAlertType(deps.config, found.session.alertType);
+    const chatEnabled =
+      deps.config.chains.get(found.session.chainId)?.chat.enabled ?? chain?.chat.enabled ?? false;
+    return c.json(presentDetail(found.session, found.stages, found.chat, chatEnabled));
+  });
+
+  app.get("/:id/timeline", async (c) => {
+    const id = pathId(c, "id", "session");
+    if (!(await getSession(prisma, id))) throw notFound("session", id);
+    return c.json(presentTimeline(id, await listSessionTimeline(prisma, id)));
+  });
+
+  app.post("/:id/cancel", async (c) => {
+    const id = pathId(c, "id", "session");
+    const session = await getSession(prisma, id);
+    if (!session) throw notFound("session", id);
+    if (TERMINAL_SESSION_STATUSES.includes(session.status)) {
+      const chat = await getChatBySession(prisma, id);
+      if (!chat || !(await hasOpenChatTurn(prisma, chat.id))) {
+        throw conflict(`session ${id} is ${session.status} and has no chat answer running`, {
+          status: session.status,
+        });
+      }
+    }
+    try {
+      await deps.bus.publish("cancelRequested", {
+        v: 1,
+        session_id: id,
+        requested_by: authorOf(c),
+        requested_at: (deps.clock ? deps.clock() : new Date()).toISOString(),
+      });
+    } catch (err) {
+      throw unavailable("the message bus is unavailable; cancel was not sent, retry", err);
+    }
+    deps.logger.info({ session_id: id }, "cancel requested");
+    const body: CancelResponse = { session_id: id, status: "cancel_requested" };
+    return c.json(body, 202);
+  });
+
+  return app;
+}

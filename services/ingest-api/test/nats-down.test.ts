@@ -1,0 +1,148 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Bus, connectBus } from "@tarsy/bus";
+import type { PayloadOf } from "@tarsy/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ErrorBody,
+  eventually,
+  type Harness,
+  request,
+  startHarness,
+  testLogger,
+} from "./support.ts";
+
+/** A nats-server of this test's own, so it can be killed and started again. */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address() as { port: number };
+  srv.close();
+  return port;
+}
+
+let port: number;
+let storeDir: string;
+let server: ChildProcess | undefined;
+let bus: Bus;
+let h: Harness;
+const submitted: PayloadOf<"sessionSubmitted">[] = [];
+
+async function startNats(): Promise<void> {
+  server = spawn(
+    "/usr/sbin/nats-server",
+    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir],
+    {
+      stdio: "ignore",
+    },
+  );
+  await eventually(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const probe = createServer();
+        probe.once("error", () => resolve(true)); // port taken: the server is up
+        probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(false)));
+      }),
+    10_000,
+  );
+}
+
+async function killNats(): Promise<void> {
+  const child = server;
+  if (!child || child.exitCode !== null) return;
+  child.kill("SIGKILL");
+  await once(child, "exit");
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  storeDir = mkdtempSync(join(tmpdir(), "ingest-nats-"));
+  await startNats();
+  bus = await connectBus({
+    servers: `nats://127.0.0.1:${port}`,
+    name: "ingest-nats-down",
+    logger: testLogger(),
+    prefix: "tdown",
+  });
+  await bus.provision();
+  await bus.consume("orchestrator", {
+    sessionSubmitted: async (p) => void submitted.push(p),
+    chatSubmitted: async () => {},
+    cancelRequested: async () => {},
+    deadline: async () => {},
+    executionFinished: async () => {},
+  });
+  h = await startHarness({ bus, gateway: false, settings: { publishTimeoutMs: 1_000 } });
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+  await bus?.close();
+  await killNats();
+  rmSync(storeDir, { recursive: true, force: true });
+});
+
+describe("when NATS is down", () => {
+  it("answers 503 and stores nothing; after NATS is back, alerts are accepted again", async () => {
+    const ok = await request<{ session_id: string }>(`${h.url}/api/v1/alerts`, {
+      body: { data: "before" },
+    });
+    expect(ok.status).toBe(202);
+    await eventually(() => submitted.some((m) => m.session_id === ok.body.session_id));
+
+    // A finished session to chat on, and one running to cancel, while NATS is down.
+    const done = await h.db.prisma.alertSession.create({
+      data: {
+        alertData: "x",
+        alertType: "kubernetes",
+        chainId: "kubernetes-agent-chain",
+        status: "completed",
+      },
+    });
+    await killNats();
+    await eventually(() => !bus.isConnected(), 10_000);
+    const sessionsBefore = await h.db.prisma.alertSession.count();
+    const outboxBefore = await h.db.prisma.outboxMessage.count();
+
+    const down = await request<ErrorBody>(`${h.url}/api/v1/alerts`, { body: { data: "during" } });
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe("unavailable");
+    expect(await h.db.prisma.alertSession.count()).toBe(sessionsBefore);
+    expect(await h.db.prisma.outboxMessage.count()).toBe(outboxBefore);
+
+    const chat = await request<ErrorBody>(`${h.url}/api/v1/sessions/${done.id}/chat/messages`, {
+      body: { content: "why?" },
+    });
+    expect(chat.status).toBe(503);
+    expect(await h.db.prisma.chatUserMessage.count()).toBe(0);
+    expect(await h.db.prisma.chat.count()).toBe(0);
+    expect(await h.db.prisma.outboxMessage.count()).toBe(outboxBefore);
+
+    const am = await request<ErrorBody>(`${h.url}/api/v1/alerts/alertmanager`, {
+      body: {
+        status: "firing",
+        groupKey: "g",
+        alerts: [{ status: "firing", labels: { alertname: "X" }, fingerprint: "fffff" }],
+      },
+    });
+    expect(am.status).toBe(503);
+    expect(await h.db.prisma.alertSession.count()).toBe(sessionsBefore);
+
+    await startNats();
+    await eventually(() => bus.isConnected(), 15_000);
+    const after = await request<{ session_id: string }>(`${h.url}/api/v1/alerts`, {
+      body: { data: "after" },
+    });
+    expect(after.status).toBe(202);
+    await eventually(() => submitted.some((m) => m.session_id === after.body.session_id), 10_000);
+    // Only the accepted sessions were ever announced.
+    expect(submitted.map((m) => m.session_id).sort()).toEqual(
+      [ok.body.session_id, after.body.session_id].sort(),
+    );
+  }, 60_000);
+});

@@ -1,0 +1,200 @@
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { serve } from "@hono/node-server";
+import type { Bus } from "@tarsy/bus";
+import { loadConfig } from "@tarsy/config";
+import { MCP_GATEWAY, type PayloadOf } from "@tarsy/contracts";
+import type { Db } from "@tarsy/db";
+import { createMaskingService } from "@tarsy/masking";
+import { createLogger } from "@tarsy/runtime";
+import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import { createApp } from "../src/app.ts";
+import { type AppDeps, DEFAULT_SETTINGS, type IngestSettings } from "../src/deps.ts";
+import { createGatewayClient } from "../src/gateway.ts";
+
+export const CONFIG_DIR = fileURLToPath(new URL("./fixtures", import.meta.url));
+export const FIXTURE_WEBHOOK = fileURLToPath(
+  new URL("./fixtures/alertmanager-webhook-v4.json", import.meta.url),
+);
+
+export interface Harness {
+  url: string;
+  testDb: TestDb;
+  db: Db;
+  nats: TestBus;
+  bus: Bus;
+  deps: AppDeps;
+  /** Messages the orchestrator's consumer received, by kind. */
+  received: Received;
+  close(): Promise<void>;
+}
+
+export interface Received {
+  sessionSubmitted: PayloadOf<"sessionSubmitted">[];
+  chatSubmitted: PayloadOf<"chatSubmitted">[];
+  cancelRequested: PayloadOf<"cancelRequested">[];
+}
+
+export interface HarnessOptions {
+  settings?: Partial<IngestSettings>;
+  /** Answer the mcp-gateway's read-only methods on the test's bus (default true). */
+  gateway?: boolean;
+  llmHealth?: AppDeps["llmHealth"];
+  /** Use this bus instead of a fresh test bus (e.g. one on a NATS server the test kills). */
+  bus?: Bus;
+}
+
+export const testLogger = () =>
+  createLogger({ service: "ingest-api-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+/** ingest-api on a real listening server, with its own database and NATS prefix. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const testDb = await createTestDb();
+  const nats = await createTestBus();
+  const bus = options.bus ?? nats.bus;
+  const { config } = loadConfig({ configDir: CONFIG_DIR, env: {} });
+  const logger = testLogger();
+  const stopGateway = options.gateway === false ? () => {} : answerGateway(bus);
+  const deps: AppDeps = {
+    prisma: testDb.db.prisma,
+    bus,
+    config,
+    masking: createMaskingService(),
+    ...(options.gateway === false ? {} : { gateway: createGatewayClient(bus, 1_000) }),
+    ...(options.llmHealth ? { llmHealth: options.llmHealth } : {}),
+    logger,
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+  };
+  const received: Received = { sessionSubmitted: [], chatSubmitted: [], cancelRequested: [] };
+  const consumer = await nats.bus.consume("orchestrator", {
+    sessionSubmitted: async (p) => void received.sessionSubmitted.push(p),
+    chatSubmitted: async (p) => void received.chatSubmitted.push(p),
+    cancelRequested: async (p) => void received.cancelRequested.push(p),
+    deadline: async () => {},
+    executionFinished: async () => {},
+  });
+  const server = serve({ fetch: createApp(deps).fetch, hostname: "127.0.0.1", port: 0 });
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    testDb,
+    db: testDb.db,
+    nats,
+    bus,
+    deps,
+    received,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      stopGateway();
+      await consumer.stop();
+      await nats.cleanup();
+      await testDb.cleanup();
+    },
+  };
+}
+
+/**
+ * The mcp-gateway's read-only methods (health, warnings, server tools) answered over the
+ * test's real NATS with contract-valid replies, standing in for the gateway process.
+ */
+export const GATEWAY_TOOLS = {
+  "kubernetes-server": ["pods_list", "events_list"],
+  everything: ["echo", "add"],
+};
+export function answerGateway(bus: Bus): () => void {
+  const replica = { id: "gw-test", subject_prefix: "mcp.gateway.replica.gw-test" };
+  const now = new Date().toISOString();
+  const replies: Record<string, unknown> = {
+    [MCP_GATEWAY.methods.health.method]: {
+      v: 1,
+      replica,
+      ready: true,
+      healthy: true,
+      servers: Object.entries(GATEWAY_TOOLS).map(([server, tools]) => ({
+        server,
+        healthy: true,
+        initialized: true,
+        tool_count: tools.length,
+      })),
+      open_executions: 0,
+    },
+    [MCP_GATEWAY.methods.warnings.method]: {
+      v: 1,
+      replica,
+      warnings: [
+        {
+          id: "w1",
+          category: "mcp_health",
+          server_id: "everything",
+          message: "everything was slow",
+          created_at: now,
+        },
+      ],
+    },
+    [MCP_GATEWAY.methods.serverTools.method]: {
+      v: 1,
+      replica,
+      servers: Object.entries(GATEWAY_TOOLS).map(([server, tools]) => ({
+        server,
+        healthy: true,
+        tools: tools.map((tool) => ({
+          name: `${server}.${tool}`,
+          server,
+          tool,
+          description: `${tool} tool`,
+          input_schema: { type: "object" },
+        })),
+      })),
+    },
+  };
+  const subs = Object.entries(replies).map(([method, reply]) =>
+    bus.connection.subscribe(bus.subject(`${MCP_GATEWAY.subjectPrefix}.${method}`), {
+      callback: (_err, msg) => {
+        msg.respond(JSON.stringify(reply));
+      },
+    }),
+  );
+  return () => {
+    for (const sub of subs) sub.unsubscribe();
+  };
+}
+
+export interface JsonResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export async function request<T = Record<string, unknown>>(
+  url: string,
+  init: {
+    method?: string;
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+  } = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...init.headers };
+  let body: string | undefined;
+  if (init.rawBody !== undefined) body = init.rawBody;
+  else if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(url, { method: init.method ?? (body ? "POST" : "GET"), headers, body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+/** Waits until `check` returns true (polling), failing after `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("condition not met in time");
+}
+
+export type ErrorBody = { error: { code: string; message: string; details?: unknown } };
