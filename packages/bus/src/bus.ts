@@ -248,6 +248,10 @@ class NatsBus implements Bus {
 
   async close(): Promise<void> {
     if (this.connection.isClosed()) return;
+    // Stop pulling (and signal running handlers) without waiting: what is not acked by now
+    // is redelivered by the server after ack_wait.
+    for (const consumer of this.consumers) void consumer.stop();
+    this.consumers.clear();
     await this.connection.close();
   }
 }

@@ -202,8 +202,9 @@ class WorkConsumerImpl implements WorkConsumer {
         for await (const msg of batch) {
           if (this.signal.aborted) {
             // Arrived after stop(): hand it straight back.
-            msg.nak();
-            this.handedBack++;
+            if (this.settle({ msg, settled: false, done: Promise.resolve() }, (m) => m.nak())) {
+              this.handedBack++;
+            }
             continue;
           }
           this.dispatch(msg);
@@ -248,7 +249,13 @@ class WorkConsumerImpl implements WorkConsumer {
   private settle(entry: InFlight, action: (msg: JsMsg) => void): boolean {
     if (entry.settled) return false;
     entry.settled = true;
-    action(entry.msg);
+    try {
+      action(entry.msg);
+    } catch (err) {
+      // The connection is gone: the server redelivers after ack_wait.
+      this.logger.warn({ err, seq: entry.msg.seq }, "could not settle a message");
+      return false;
+    }
     return true;
   }
 

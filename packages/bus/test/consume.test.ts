@@ -2,7 +2,15 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { ExecutionRequested } from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConsumeContext, WorkConsumer } from "../src/index.ts";
-import { eventually, executionRequested, type Harness, harness, now, sleep } from "./support.ts";
+import {
+  captureLogger,
+  eventually,
+  executionRequested,
+  type Harness,
+  harness,
+  now,
+  sleep,
+} from "./support.ts";
 
 const open: Harness[] = [];
 const workers: WorkConsumer[] = [];
@@ -328,5 +336,39 @@ describe("consume", () => {
       // @ts-expect-error executionFinished (and others) have no handler
       h.bus.consume("orchestrator", { sessionSubmitted: async () => {} });
     expect(typeof incomplete).toBe("function");
+  });
+
+  it("close() with a running consumer stops it quietly; the work is redelivered elsewhere", async () => {
+    const h = await fresh({ consumers: { runner: { ackWaitMs: 1_000 } } });
+    const { logger, lines } = captureLogger();
+    const doomed = await h.another({ logger });
+    let started = false;
+    await doomed.consume(
+      "runner",
+      {
+        executionRequested: async () => {
+          started = true;
+          await sleep(1_500);
+        },
+      },
+      { ...FAST, stopTimeoutMs: 500 },
+    );
+    const payload = executionRequested();
+    await h.bus.publish("executionRequested", payload);
+    await eventually(() => (started ? true : undefined));
+    await doomed.close();
+    await sleep(1_500);
+    expect(lines().filter((l) => l.msg === "pull failed; retrying")).toEqual([]);
+
+    const taken: number[] = [];
+    workers.push(
+      await h.bus.consume(
+        "runner",
+        { executionRequested: async (_p, ctx) => void taken.push(ctx.deliveryCount) },
+        FAST,
+      ),
+    );
+    await eventually(() => taken[0], 5_000, "redelivery");
+    expect(taken).toEqual([2]);
   });
 });
