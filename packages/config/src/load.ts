@@ -60,6 +60,9 @@ export interface LoadConfigResult {
   warnings: ConfigWarning[];
 }
 
+/** Same rule as the mcp-gateway contract: tool names are `server.tool`, so no dots. */
+const MCP_SERVER_ID_RE = /^\w[\w-]{0,127}$/;
+
 /** TARSy features that load without error but do nothing here yet. */
 const NOT_IMPLEMENTED = new Set([
   "scoring",
@@ -218,6 +221,16 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     llmProviders: new Map<string, string>(),
   };
 
+  for (const id of Object.keys(top.mcp_servers ?? {})) {
+    if (!MCP_SERVER_ID_RE.test(id)) {
+      state.issues.push({
+        file: tarsyFile,
+        path: `mcp_servers.${id}`,
+        message:
+          "MCP server ids may only hold letters, digits, '_' and '-' (tools are addressed as server.tool)",
+      });
+    }
+  }
   const mcpServers = merge(
     builtinMcpServers(options.env).map((s) => [s.id, s] as const),
     parseSection(

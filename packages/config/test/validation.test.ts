@@ -312,6 +312,19 @@ agent_chains:
     ]);
   });
 
+  it("reports MCP server ids that cannot be addressed as server.tool", () => {
+    const issues = loadIssues({
+      tarsy: `
+mcp_servers:
+  my.server:
+    transport: { type: stdio, command: x }
+`,
+    });
+    expect(issues.map(formatIssue)).toEqual([
+      "tarsy.yaml: mcp_servers.my.server: MCP server ids may only hold letters, digits, '_' and '-' (tools are addressed as server.tool)",
+    ]);
+  });
+
   it("reports YAML syntax errors with their line", () => {
     const issues = loadIssues({
       tarsy: "agents:\n  a:\n    mcp_servers: [x\n  b: {}\n",
