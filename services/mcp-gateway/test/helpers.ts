@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { createConnection, createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Bus, connectBus } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
 import { createLogger } from "@tarsy/runtime";
-import { createTestBus, type TestBus } from "@tarsy/testkit";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import { DEFAULT_TIMEOUTS, type McpTimeouts } from "../src/timeouts.ts";
 
@@ -117,6 +118,39 @@ export async function startEverythingHttp(
   };
 }
 
+/** NATS connections sharing one fresh subject prefix (no streams: the gateway API is core NATS). */
+export interface TestBus {
+  bus: Bus;
+  prefix: string;
+  connectAnother(): Promise<Bus>;
+  cleanup(): Promise<void>;
+}
+
+export async function createTestBus(): Promise<TestBus> {
+  const prefix = `t${randomBytes(4).toString("hex")}`;
+  const open = (n: number) =>
+    connectBus({
+      servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+      name: `mcp-gateway-test-${prefix}-${n}`,
+      logger: testLogger(),
+      prefix,
+    });
+  const bus = await open(1);
+  const others: Bus[] = [];
+  return {
+    bus,
+    prefix,
+    async connectAnother() {
+      const other = await open(others.length + 2);
+      others.push(other);
+      return other;
+    },
+    async cleanup() {
+      for (const b of [...others, bus]) await b.close().catch(() => undefined);
+    },
+  };
+}
+
 export interface TestGateway {
   gateway: Gateway;
   testBus: TestBus;
@@ -137,7 +171,7 @@ export async function startTestGateway(
   servers: McpServerConfig[],
   options: StartTestGatewayOptions = {},
 ): Promise<TestGateway> {
-  const testBus = options.testBus ?? (await createTestBus({ skipProvision: true }));
+  const testBus = options.testBus ?? (await createTestBus());
   const bus = options.testBus ? await testBus.connectAnother() : testBus.bus;
   const gateway = await startGateway({
     bus,

@@ -16,7 +16,13 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { CONFIGMAP_YAML, SECRET_JSON, SECRET_YAML, TOKENS_TEXT } from "./fixtures.ts";
+import {
+  CONFIGMAP_YAML,
+  SECRET_JSON,
+  SECRET_LIST_JSON,
+  SECRET_YAML,
+  TOKENS_TEXT,
+} from "./fixtures.ts";
 
 const obj = (properties: Record<string, unknown> = {}) => ({ type: "object" as const, properties });
 
@@ -27,6 +33,11 @@ const TOOLS = [
     inputSchema: obj(),
   },
   { name: "get_secret_json", description: "kubectl get secret -o json (List)", inputSchema: obj() },
+  {
+    name: "get_secretlist_json",
+    description: "kubectl get secrets -o json (SecretList)",
+    inputSchema: obj(),
+  },
   { name: "env_dump", description: "tokens, passwords, keys, certs", inputSchema: obj() },
   { name: "get_configmap", description: "a ConfigMap", inputSchema: obj() },
   {
@@ -63,6 +74,8 @@ export function createFixtureServer(sessionLabel: string): Server {
         return text(SECRET_YAML);
       case "get_secret_json":
         return text(SECRET_JSON);
+      case "get_secretlist_json":
+        return text(SECRET_LIST_JSON);
       case "env_dump":
         return text(TOKENS_TEXT);
       case "get_configmap":

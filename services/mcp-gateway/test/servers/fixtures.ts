@@ -66,13 +66,19 @@ export const SECRET_JSON = JSON.stringify(
         metadata: { name: "json-config", namespace: "prod" },
         data: { log_level: CONFIGMAP_VALUES.logLevel },
       },
-      {
-        apiVersion: "v1",
-        kind: "SecretList",
-        items: [
-          { kind: "Secret", metadata: { name: "nested" }, data: { pw: b64(PLANTED.listPassword) } },
-        ],
-      },
+    ],
+  },
+  null,
+  2,
+);
+
+export const SECRET_LIST_JSON = JSON.stringify(
+  {
+    apiVersion: "v1",
+    kind: "SecretList",
+    items: [
+      { kind: "Secret", metadata: { name: "first" }, data: { pw: b64(PLANTED.listPassword) } },
+      { kind: "Secret", metadata: { name: "second" }, stringData: { token: PLANTED.apiToken } },
     ],
   },
   null,

@@ -1,0 +1,106 @@
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  freePort,
+  httpTransport,
+  serverConfig,
+  startTestGateway,
+  type TestGateway,
+} from "./helpers.ts";
+import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-server.ts";
+
+async function until<T>(
+  probe: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("health monitor", () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+  });
+
+  it("a server that goes down raises one warning, cleared when it comes back", async () => {
+    const port = await freePort();
+    let server: FixtureHttpServer = await serveFixtureHttp(port);
+    const gw: TestGateway = await startTestGateway(
+      [serverConfig("flaky", httpTransport("http", server.url))],
+      {
+        healthIntervalMs: 200,
+        timeouts: { healthPingMs: 1_000, initMs: 2_000 },
+      },
+    );
+    cleanups.push(() => gw.stop());
+    const client = createMcpGatewayClient(gw.testBus.bus);
+
+    const healthy = await client.health();
+    expect(healthy).toMatchObject({ ready: true, healthy: true });
+    expect(healthy.servers[0]).toMatchObject({ server: "flaky", healthy: true, tool_count: 11 });
+    expect((await client.warnings()).warnings).toEqual([]);
+
+    await server.close();
+    const down = await until(
+      () => client.warnings(),
+      (w) => w.warnings.length > 0,
+    );
+    expect(down.warnings).toHaveLength(1);
+    expect(down.warnings[0]).toMatchObject({ category: "mcp_health", server_id: "flaky" });
+    expect(down.warnings[0]?.message).toContain("flaky");
+    const unhealthy = await client.health();
+    expect(unhealthy.healthy).toBe(false);
+    expect(unhealthy.servers[0]?.error).toBeTruthy();
+    // Still ready: readiness is about start-up, degradation is reported as health and warnings.
+    expect(unhealthy.ready).toBe(true);
+
+    // Several more failed checks: still one warning (deduplicated per server).
+    await new Promise((r) => setTimeout(r, 800));
+    const later = await client.warnings();
+    expect(later.warnings).toHaveLength(1);
+    expect(later.warnings[0]?.id).toBe(down.warnings[0]?.id);
+
+    server = await serveFixtureHttp(port);
+    cleanups.push(() => server.close());
+    const recovered = await until(
+      () => client.health(),
+      (h) => h.healthy,
+    );
+    expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 11 });
+    expect((await client.warnings()).warnings).toEqual([]);
+  }, 60_000);
+
+  it("is not ready while a configured server never initialized, and says which", async () => {
+    const port = await freePort();
+    const gw = await startTestGateway(
+      [serverConfig("absent", httpTransport("http", `http://127.0.0.1:${port}/mcp`))],
+      { healthIntervalMs: 200, timeouts: { healthPingMs: 1_000, initMs: 2_000 } },
+    );
+    cleanups.push(() => gw.stop());
+    const client = createMcpGatewayClient(gw.testBus.bus);
+    const health = await client.health();
+    expect(health.ready).toBe(false);
+    expect(health.not_ready_reason).toMatch(/absent: /);
+    expect(health.servers[0]).toMatchObject({
+      server: "absent",
+      healthy: false,
+      initialized: false,
+    });
+
+    const server = await serveFixtureHttp(port);
+    cleanups.push(() => server.close());
+    const ready = await until(
+      () => client.health(),
+      (h) => h.ready,
+    );
+    expect(ready).toMatchObject({ ready: true, healthy: true });
+    const cached = await client.serverTools();
+    expect(cached.servers[0]?.tools.map((t) => t.name)).toContain("absent.whoami");
+  }, 60_000);
+});
