@@ -51,7 +51,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
   );
   const backends = new Map<string, Backend>(
     [
-      createAiSdkBackend({ getSecret: options.getSecret }),
+      createAiSdkBackend({ getSecret: options.getSecret, signatures }),
       createGoogleNativeBackend({ getSecret: options.getSecret, signatures }),
       createScriptedBackend(options.script ? { defaultScript: options.script } : {}),
     ].map((b) => [b.name, b]),
@@ -148,7 +148,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
   server.addService(protos.llmService, {
     Generate: (call: GenerateCall) => {
       const task = generate(call).catch((err: unknown) => {
-        log(err);
+        logger.error({ err }, "unexpected error in Generate");
         call.emit("error", {
           code: grpc.status.INTERNAL,
           details: "internal error in llm-service",
@@ -159,7 +159,6 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
     },
   });
   server.addService(protos.healthService, health.handlers);
-  const log = (err: unknown) => logger.error({ err }, "unexpected error in Generate");
 
   return {
     listen: (host, port) =>

@@ -92,6 +92,7 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
     await collect(
       h.client.generate(
         baseInput(config(), {
+          executionId: "exec-results",
           tools: [POD_TOOL],
           messages: [
             { role: "system", content: "sys" },
@@ -170,5 +171,56 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
       })(),
     ).rejects.toBeInstanceOf(LlmCancelledError);
     await closed;
+  });
+
+  it("replays the signed thinking block before the tool_use on the next turn of the same execution", async () => {
+    fake.enqueue(
+      respondSse(
+        anthropicStream({
+          thinking: ["Need the pod list."],
+          toolUses: [
+            { id: "toolu_9", name: "kubernetes-server__pods_list", input: '{"namespace":"prod"}' },
+          ],
+          usage: { input: 10, output: 5 },
+        }),
+      ),
+    );
+    const input = baseInput(config(), { executionId: "exec-thinking", tools: [POD_TOOL] });
+    const first = await collect(h.client.generate(input));
+    const call = toolCallsOf(first)[0];
+    if (call?.type !== "tool_call") throw new Error("expected a tool call");
+    const nextTurn = (executionId: string) =>
+      baseInput(config(), {
+        executionId,
+        tools: [POD_TOOL],
+        messages: [
+          ...input.messages,
+          {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ id: call.callId, name: call.name, arguments: call.arguments }],
+          },
+          {
+            role: "tool",
+            content: "web-1 OOMKilled",
+            toolCallId: call.callId,
+            toolName: call.name,
+          },
+        ],
+      });
+    fake.enqueue(respondSse(anthropicStream({ text: ["OOM."], usage: { input: 1, output: 1 } })));
+    await collect(h.client.generate(nextTurn("exec-thinking")));
+    type Body = { messages: { role: string; content: Record<string, unknown>[] }[] };
+    const assistant = (fake.requests[1]?.body as Body | undefined)?.messages[1];
+    expect(assistant?.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
+    expect(assistant?.content[0]).toMatchObject({
+      thinking: "Need the pod list.",
+      signature: "EqQBCkYIARgCIkDf",
+    });
+
+    fake.enqueue(respondSse(anthropicStream({ text: ["OOM."], usage: { input: 1, output: 1 } })));
+    await collect(h.client.generate(nextTurn("exec-unrelated")));
+    const other = (fake.requests[2]?.body as Body | undefined)?.messages[1];
+    expect(other?.content.map((b) => b.type)).toEqual(["tool_use"]);
   });
 });

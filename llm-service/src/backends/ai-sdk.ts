@@ -19,6 +19,11 @@ import {
   parseArguments,
   parseParametersSchema,
 } from "../request.ts";
+import type {
+  ExecutionSignatures,
+  ReasoningBlock,
+  ThoughtSignatureCache,
+} from "../thought-signatures.ts";
 import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
 import { resolveApiKey } from "./credentials.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
@@ -107,9 +112,29 @@ function thinkingOptions(config: LlmConfig): ProviderOptions {
   }
 }
 
+/** Anthropic thinking blocks to replay before the tool calls of an earlier turn. */
+function replayedReasoning(
+  message: ConversationMessage,
+  signatures: ExecutionSignatures | undefined,
+) {
+  const blocks = message.tool_calls
+    .map((call) => signatures?.reasoningByCallId.get(call.id))
+    .find((found) => found !== undefined);
+  return (blocks ?? []).map((block) => ({
+    type: "reasoning" as const,
+    text: block.text,
+    providerOptions: {
+      anthropic: block.signature
+        ? { signature: block.signature }
+        : { redactedData: block.redactedData ?? "" },
+    },
+  }));
+}
+
 export function toModelMessages(
   messages: ConversationMessage[],
   names: ToolNameMap,
+  signatures?: ExecutionSignatures,
 ): { system: string | undefined; messages: ModelMessage[] } {
   const system: string[] = [];
   const out: ModelMessage[] = [];
@@ -125,6 +150,7 @@ export function toModelMessages(
         out.push({
           role: "assistant",
           content: [
+            ...replayedReasoning(message, signatures),
             ...(message.content ? [{ type: "text" as const, text: message.content }] : []),
             ...message.tool_calls.map((call) => ({
               type: "tool-call" as const,
@@ -163,7 +189,10 @@ export function toModelMessages(
  * endpoints, streaming text, reasoning and tool calls. The SDK's own retries are off:
  * the server's retry loop owns them.
  */
-export function createAiSdkBackend(options: { getSecret: SecretLookup }): Backend {
+export function createAiSdkBackend(options: {
+  getSecret: SecretLookup;
+  signatures: ThoughtSignatureCache;
+}): Backend {
   return {
     name: "langchain",
     retriesTransientErrors: true,
@@ -179,7 +208,9 @@ export function createAiSdkBackend(options: { getSecret: SecretLookup }): Backen
           inputSchema: jsonSchema(parseParametersSchema(tool)),
         };
       }
-      const { system, messages } = toModelMessages(request.messages, names);
+      const replay =
+        config.provider === "anthropic" ? options.signatures.get(request.execution_id) : undefined;
+      const { system, messages } = toModelMessages(request.messages, names, replay);
       const result = streamText({
         model,
         messages,
@@ -195,22 +226,40 @@ export function createAiSdkBackend(options: { getSecret: SecretLookup }): Backen
         ...(config.max_tokens !== undefined ? { maxOutputTokens: config.max_tokens } : {}),
       });
       let produced = false;
+      const reasoning = new Map<string, ReasoningBlock>();
+      const callIds: string[] = [];
       for await (const part of result.fullStream) {
         switch (part.type) {
+          case "reasoning-start": {
+            const redacted = part.providerMetadata?.anthropic?.redactedData;
+            reasoning.set(part.id, {
+              text: "",
+              ...(typeof redacted === "string" ? { redactedData: redacted } : {}),
+            });
+            break;
+          }
           case "text-delta":
             if (part.text) {
               produced = true;
               yield { text: { content: part.text } };
             }
             break;
-          case "reasoning-delta":
+          case "reasoning-delta": {
+            const block = reasoning.get(part.id);
+            const signature = part.providerMetadata?.anthropic?.signature;
+            if (block) {
+              block.text += part.text;
+              if (typeof signature === "string") block.signature = signature;
+            }
             if (part.text) {
               produced = true;
               yield { thinking: { content: part.text } };
             }
             break;
+          }
           case "tool-call":
             produced = true;
+            callIds.push(part.toolCallId);
             yield {
               tool_call: {
                 call_id: part.toolCallId,
@@ -229,6 +278,10 @@ export function createAiSdkBackend(options: { getSecret: SecretLookup }): Backen
               throw new EmptyResponseError(
                 `provider ${config.provider} returned an empty response`,
               );
+            const signed = [...reasoning.values()].filter((b) => b.signature || b.redactedData);
+            const [firstCall] = callIds;
+            if (firstCall)
+              options.signatures.rememberReasoning(request.execution_id, firstCall, signed);
             const usage = part.totalUsage;
             yield {
               usage: {
