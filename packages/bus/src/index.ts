@@ -1,5 +1,4 @@
 export { type Bus, type BusHealth, connectBus } from "./bus.ts";
-export { busOptionsFromEnv, type NatsEnv, NatsEnvShape } from "./from-env.ts";
 export {
   type BackoffOptions,
   backoffDelay,
@@ -23,6 +22,7 @@ export {
   BusPublishError,
 } from "./errors.ts";
 export type { EventFeed, EventReadOptions, EventRecord, EventReplay } from "./events.ts";
+export { busOptionsFromEnv, type NatsEnv, NatsEnvShape } from "./from-env.ts";
 export {
   type BusAuth,
   type BusOptions,
@@ -34,7 +34,6 @@ export {
 export { deprovision, type ProvisionReport } from "./provision.ts";
 export type { PublishResult } from "./publish.ts";
 export type { ReadStart } from "./reader.ts";
-export type { TransientHandler, TransientSubscription } from "./transient.ts";
 export {
   RPC_REPLY_HEADROOM_BYTES,
   type RpcContext,
@@ -55,3 +54,4 @@ export {
   rpcRoute,
   serveRpc,
 } from "./rpc.ts";
+export type { TransientHandler, TransientSubscription } from "./transient.ts";
