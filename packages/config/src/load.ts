@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
+import type { z } from "zod";
 import {
   BUILTIN_FILE,
   builtinAgents,
@@ -138,13 +139,13 @@ function readYaml(file: string, state: LoadState): unknown {
 }
 
 /** Parses each entry of a named section; failed names are remembered so references stay quiet. */
-function parseSection<T, S extends Parameters<typeof parseEntry>[0]>(
+function parseSection<S extends z.ZodType, T>(
   state: LoadState,
   file: string,
   section: string,
   entries: Record<string, unknown> | null | undefined,
   schema: S,
-  build: (name: string, raw: ReturnType<typeof parseEntry<S>>["data"] & object) => T,
+  build: (name: string, raw: z.output<S>) => T,
   invalid: Set<string>,
 ): Map<string, T> {
   const out = new Map<string, T>();
@@ -153,7 +154,7 @@ function parseSection<T, S extends Parameters<typeof parseEntry>[0]>(
     state.issues.push(...parsed.issues);
     state.ignored.push(...parsed.ignored);
     if (parsed.data === undefined) invalid.add(name);
-    else out.set(name, build(name, parsed.data as never));
+    else out.set(name, build(name, parsed.data));
   }
   return out;
 }
@@ -192,11 +193,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.issues.push(...providersTop.issues);
   state.ignored.push(...providersTop.ignored);
 
-  const section = <S extends Parameters<typeof parseEntry>[0]>(
-    schema: S,
-    value: unknown,
-    name: string,
-  ) => {
+  const section = <S extends z.ZodType>(schema: S, value: unknown, name: string) => {
     if (value === undefined || value === null) return undefined;
     const parsed = parseEntry(schema, value, tarsyFile, [name]);
     state.issues.push(...parsed.issues);
