@@ -35,25 +35,58 @@ export interface TimelineEventInput {
   readonly metadata?: Prisma.InputJsonObject | null;
 }
 
-/** Creates an event with the next sequence number of its session. */
+interface TimelineRow {
+  id: string;
+  session_id: string;
+  stage_id: string | null;
+  execution_id: string | null;
+  sequence_number: number;
+  event_type: TimelineEvent["eventType"];
+  status: TimelineEvent["status"];
+  content: string;
+  metadata: Prisma.JsonValue | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * Creates an event with the next sequence number of its session, in one statement (one
+ * round trip; the session row is locked only for that statement).
+ */
 export async function createTimelineEvent(
   client: DbClient,
   input: TimelineEventInput,
 ): Promise<TimelineEvent> {
-  const sequenceNumber = await allocateTimelineSequence(client, input.sessionId);
-  return client.timelineEvent.create({
-    data: {
-      ...(input.id === undefined ? {} : { id: input.id }),
-      sessionId: input.sessionId,
-      stageId: input.stageId ?? null,
-      executionId: input.executionId ?? null,
-      sequenceNumber,
-      eventType: input.eventType,
-      status: input.status ?? "streaming",
-      content: input.content ?? "",
-      metadata: input.metadata ?? undefined,
-    },
-  });
+  const metadata = input.metadata == null ? null : JSON.stringify(input.metadata);
+  const rows = await client.$queryRaw<TimelineRow[]>`
+    WITH seq AS (
+      UPDATE alert_sessions SET timeline_sequence = timeline_sequence + 1
+      WHERE id = ${input.sessionId}::uuid RETURNING timeline_sequence
+    )
+    INSERT INTO timeline_events (id, session_id, stage_id, execution_id, sequence_number,
+                                 event_type, status, content, metadata)
+    SELECT COALESCE(${input.id ?? null}::uuid, gen_random_uuid()), ${input.sessionId}::uuid,
+           ${input.stageId ?? null}::uuid, ${input.executionId ?? null}::uuid,
+           seq.timeline_sequence, ${input.eventType}::timeline_event_type,
+           ${input.status ?? "streaming"}::timeline_event_status, ${input.content ?? ""},
+           ${metadata}::jsonb
+    FROM seq
+    RETURNING *`;
+  const row = rows[0];
+  if (row === undefined) throw new SessionNotFoundError(input.sessionId);
+  return {
+    id: row.id,
+    sessionId: row.session_id,
+    stageId: row.stage_id,
+    executionId: row.execution_id,
+    sequenceNumber: row.sequence_number,
+    eventType: row.event_type,
+    status: row.status,
+    content: row.content,
+    metadata: row.metadata,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 /** Appends streamed text to a streaming event. Returns false if it is no longer streaming. */

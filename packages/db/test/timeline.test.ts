@@ -128,3 +128,23 @@ describe("timeline", () => {
     expect(statuses).toEqual(["completed", "cancelled", "streaming"]);
   });
 });
+
+describe("timeline rows", () => {
+  test("createTimelineEvent returns exactly what is stored", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    const created = await createTimelineEvent(db.prisma, {
+      id: "5b0e7c1e-4c56-4a77-9a57-0c3f4c3a9a11",
+      sessionId: session.id,
+      eventType: "executive_summary",
+      status: "completed",
+      content: "summary",
+      metadata: { model: "m", nested: { n: 1 } },
+    });
+    const stored = await db.prisma.timelineEvent.findUniqueOrThrow({ where: { id: created.id } });
+    expect(created).toEqual(stored);
+    expect(created.id).toBe("5b0e7c1e-4c56-4a77-9a57-0c3f4c3a9a11");
+    expect(created.sequenceNumber).toBe(1);
+    expect(created.metadata).toEqual({ model: "m", nested: { n: 1 } });
+    expect(created.createdAt).toBeInstanceOf(Date);
+  });
+});
