@@ -26,7 +26,7 @@ export type McpSelection = z.infer<typeof McpSelectionSchema>;
 export interface ResolvedMcpSelection {
   server_ids: string[];
   /** Server id → allowed tool names; servers not listed here expose all their tools. */
-  tool_filters: Record<string, string[]>;
+  tool_filter: Record<string, string[]>;
   native_tools_override?: NativeToolsConfig;
 }
 
@@ -46,7 +46,7 @@ export function resolveMcpSelection(
   resolved: { mcp_servers: readonly string[] },
   selection?: McpSelection | null,
 ): ResolvedMcpSelection {
-  if (!selection) return { server_ids: [...resolved.mcp_servers], tool_filters: {} };
+  if (!selection) return { server_ids: [...resolved.mcp_servers], tool_filter: {} };
   const unknown = unknownSelectionServers(config, selection);
   if (unknown.length > 0) throw new UnknownReferenceError("mcp_server", unknown, "mcp_selection");
   const serverIds: string[] = [];
@@ -60,7 +60,7 @@ export function resolveMcpSelection(
   }
   return {
     server_ids: serverIds,
-    tool_filters: toolFilter,
+    tool_filter: toolFilter,
     ...(selection.native_tools && { native_tools_override: { ...selection.native_tools } }),
   };
 }

@@ -17,7 +17,7 @@ describe("per-alert MCP selection", () => {
     for (const none of [undefined, null]) {
       expect(resolveMcpSelection(config, resolved, none)).toEqual({
         server_ids: ["s-stage-agent"],
-        tool_filters: {},
+        tool_filter: {},
       });
     }
   });
@@ -28,7 +28,7 @@ describe("per-alert MCP selection", () => {
     });
     expect(resolveMcpSelection(config, resolved, selection)).toEqual({
       server_ids: ["s-chat", "s-agent"],
-      tool_filters: { "s-chat": ["get_pods", "get_logs"] },
+      tool_filter: { "s-chat": ["get_pods", "get_logs"] },
     });
   });
 
@@ -39,7 +39,7 @@ describe("per-alert MCP selection", () => {
     });
     expect(resolveMcpSelection(config, resolved, selection)).toEqual({
       server_ids: ["s-chain"],
-      tool_filters: {},
+      tool_filter: {},
       native_tools_override: { google_search: false },
     });
   });
