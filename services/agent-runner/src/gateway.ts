@@ -1,28 +1,16 @@
-import { type Bus, RpcNoRespondersError, type RpcRemoteError, requestRpc } from "@tarsy/bus";
-import { MCP_GATEWAY, type RpcMethodDef } from "@tarsy/contracts";
+import { RpcRemoteError } from "@tarsy/bus";
+import type { McpExecutionScope } from "@tarsy/contracts";
+import type { McpGatewayClient } from "@tarsy/mcp-client";
 import type { Logger } from "@tarsy/runtime";
-import type { z } from "zod";
 import { ExecutionAbortedError, ToolGatewayError } from "./errors.ts";
 import type { ToolCallResult, ToolDefinition, ToolGateway, ToolScope } from "./ports.ts";
 
-export interface GatewayTimeouts {
-  listMs: number;
-  callMs: number;
-  releaseMs: number;
-}
-
-/** Above the gateway's own limits (30 s init, 90 s per call) so its answer arrives first. */
-export const DEFAULT_GATEWAY_TIMEOUTS: GatewayTimeouts = {
-  listMs: 60_000,
-  callMs: 100_000,
-  releaseMs: 10_000,
-};
-
+/** Rejects with the signal's reason as soon as it fires (the request itself runs on). */
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted)
-    return Promise.reject(signal.reason ?? new ExecutionAbortedError("cancelled"));
+  const reason = () => signal.reason ?? new ExecutionAbortedError("cancelled");
+  if (signal.aborted) return Promise.reject(reason());
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason ?? new ExecutionAbortedError("cancelled"));
+    const onAbort = () => reject(reason());
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(
       (value) => {
@@ -37,62 +25,27 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/**
- * The mcp-gateway over NATS request/reply. An execution's MCP sessions live on one gateway
- * replica: the first request goes through the shared queue group, later ones to the replica
- * that answered. When that replica is gone, the next request opens the execution again on
- * another one (every request carries the execution's scope).
- */
-export function createGatewayClient(
-  bus: Bus,
-  logger: Logger,
-  timeouts: GatewayTimeouts = DEFAULT_GATEWAY_TIMEOUTS,
-): ToolGateway {
-  const affinity = new Map<string, string>();
-
-  async function request<D extends RpcMethodDef>(
-    executionId: string,
-    def: D,
-    payload: z.input<D["request"]>,
-    timeoutMs: number,
-  ): Promise<z.output<D["reply"]>> {
-    const pinned = affinity.get(executionId);
-    try {
-      const reply = (await requestRpc(bus, def, pinned ?? MCP_GATEWAY.subjectPrefix, payload, {
-        timeoutMs,
-      })) as z.output<D["reply"]> & { replica?: { subject_prefix: string } };
-      if (reply.replica) affinity.set(executionId, reply.replica.subject_prefix);
-      return reply;
-    } catch (err) {
-      if (pinned && err instanceof RpcNoRespondersError) {
-        logger.warn({ execution_id: executionId }, "gateway replica gone; reopening the execution");
-        affinity.delete(executionId);
-        return request(executionId, def, payload, timeoutMs);
-      }
-      throw err;
-    }
-  }
-
-  const scopeOf = (scope: ToolScope) => ({
-    v: 1 as const,
+function scopeOf(scope: ToolScope): McpExecutionScope {
+  return {
     execution_id: scope.executionId,
     session_id: scope.sessionId,
     servers: scope.servers,
     tool_filters: scope.toolFilters,
-  });
+  };
+}
 
+const describe = (err: unknown) =>
+  err instanceof RpcRemoteError || err instanceof Error ? err.message : String(err);
+
+/**
+ * The runner's tools through mcp-gateway (NATS request/reply with replica affinity, from
+ * `@tarsy/mcp-client`). Results arrive masked; tool errors are `is_error` content.
+ */
+export function createGatewayTools(client: McpGatewayClient, logger: Logger): ToolGateway {
   return {
     async listTools(scope, signal) {
       try {
-        const reply = await abortable(
-          request(
-            scope.executionId,
-            MCP_GATEWAY.methods.listTools,
-            scopeOf(scope),
-            timeouts.listMs,
-          ),
-          signal,
-        );
+        const reply = await abortable(client.listTools(scopeOf(scope)), signal);
         const tools: ToolDefinition[] = reply.tools.map((t) => ({
           name: t.name,
           server: t.server,
@@ -103,21 +56,18 @@ export function createGatewayClient(
         return { tools, failedServers: reply.failed_servers };
       } catch (err) {
         if (err instanceof ExecutionAbortedError) throw err;
-        throw new ToolGatewayError(`listing tools failed: ${(err as Error).message}`, {
-          cause: err,
-        });
+        throw new ToolGatewayError(`listing tools failed: ${describe(err)}`, { cause: err });
       }
     },
 
     async callTool(scope, call, signal): Promise<ToolCallResult> {
       try {
         const reply = await abortable(
-          request(
-            scope.executionId,
-            MCP_GATEWAY.methods.callTool,
-            { ...scopeOf(scope), call_id: call.callId, name: call.name, arguments: call.arguments },
-            timeouts.callMs,
-          ),
+          client.callTool(scopeOf(scope), {
+            name: call.name,
+            arguments: call.arguments,
+            callId: call.callId,
+          }),
           signal,
         );
         return {
@@ -130,26 +80,15 @@ export function createGatewayClient(
         };
       } catch (err) {
         if (err instanceof ExecutionAbortedError) throw err;
-        const remote = err as Partial<RpcRemoteError>;
-        throw new ToolGatewayError(
-          `tool call ${call.name} failed: ${remote.message ?? String(err)}`,
-          { cause: err },
-        );
+        throw new ToolGatewayError(`tool call ${call.name} failed: ${describe(err)}`, {
+          cause: err,
+        });
       }
     },
 
     async release(executionId) {
-      const pinned = affinity.get(executionId);
-      affinity.delete(executionId);
-      if (!pinned) return;
       try {
-        await requestRpc(
-          bus,
-          MCP_GATEWAY.methods.release,
-          pinned,
-          { v: 1, execution_id: executionId },
-          { timeoutMs: timeouts.releaseMs },
-        );
+        await client.release(executionId);
       } catch (err) {
         logger.warn({ err, execution_id: executionId }, "releasing MCP sessions failed");
       }

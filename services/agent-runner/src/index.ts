@@ -14,7 +14,7 @@ export type {
   ExecutionContext,
   SummarizationSettings,
 } from "./execution-context.ts";
-export { createGatewayClient, DEFAULT_GATEWAY_TIMEOUTS, type GatewayTimeouts } from "./gateway.ts";
+export { createGatewayTools } from "./gateway.ts";
 export type { RunnerStore, ToolGateway } from "./ports.ts";
 export { resolveExecutionContext } from "./resolve.ts";
 export { createPostgresStore } from "./store.ts";

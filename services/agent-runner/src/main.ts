@@ -3,9 +3,10 @@ import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger, runService } from "@tarsy/runtime";
 import { configEnv, loadEnv } from "./env.ts";
-import { createGatewayClient } from "./gateway.ts";
+import { createGatewayTools } from "./gateway.ts";
 import { createPostgresStore } from "./store.ts";
 import { startWorker } from "./worker.ts";
 
@@ -29,7 +30,7 @@ await runService(
         store: createPostgresStore(db),
         bus,
         llm,
-        tools: createGatewayClient(bus, logger),
+        tools: createGatewayTools(createMcpGatewayClient(bus), logger),
         logger,
         runnerId,
       },

@@ -1,6 +1,9 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Bus } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type {
@@ -12,6 +15,7 @@ import type {
 import { createSession, type Db, ensureExecutiveSummaryExecution, ensureStage } from "@tarsy/db";
 import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { createLlmServer, type LlmServer, parseScript } from "@tarsy/llm-service";
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import type { RunnerDeps } from "../src/execution.ts";
@@ -22,6 +26,15 @@ export const logger: Logger = createLogger({
   service: "agent-runner-test",
   level: process.env.TEST_LOG_LEVEL ?? "silent",
 });
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const GATEWAY_MAIN = join(REPO_ROOT, "services/mcp-gateway/src/main.ts");
+const RUNNER_MAIN = join(REPO_ROOT, "services/agent-runner/src/main.ts");
+export const EVERYTHING_MAIN = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/server-everything/dist/index.js",
+);
+/** Lives in the environment of the MCP server; `get-env` returns it, masking must hide it. */
+export const PLANTED_SECRET = "ghp_PlantedSecretToken0123456789abcdefXYZ";
 
 /** A TARSy config dir of its own: scripted LLM, one chain with one tool-using agent. */
 export function writeConfig(options: { iterationTimeout?: string; maxIterations?: number } = {}): {
@@ -49,9 +62,14 @@ mcp_servers:
   everything:
     transport:
       type: stdio
-      command: node
-      args: ["everything.js"]
+      command: ${JSON.stringify(process.execPath)}
+      args: [${JSON.stringify(EVERYTHING_MAIN)}, "stdio"]
+      env:
+        PLANTED_GITHUB_TOKEN: "${PLANTED_SECRET}"
     instructions: "EVERYTHING-INSTRUCTIONS: echo repeats its input."
+    data_masking:
+      enabled: true
+      pattern_groups: [security]
     summarization:
       enabled: true
       size_threshold_tokens: 200
@@ -81,6 +99,7 @@ agent_chains:
 export async function startLlm(script: unknown): Promise<{
   client: LlmClient;
   server: LlmServer;
+  address: string;
   stop(): Promise<void>;
 }> {
   const server = createLlmServer({
@@ -89,10 +108,12 @@ export async function startLlm(script: unknown): Promise<{
     script: parseScript(JSON.stringify(script), "test script"),
   });
   const port = await server.listen("127.0.0.1", 0);
-  const client = createLlmClient({ address: `127.0.0.1:${port}` });
+  const address = `127.0.0.1:${port}`;
+  const client = createLlmClient({ address });
   return {
     client,
     server,
+    address,
     async stop() {
       client.close();
       await server.shutdown(500);
@@ -257,4 +278,89 @@ export async function waitFor<T>(
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  output: string[];
+  /** SIGKILL: the process dies at once, without any cleanup. */
+  kill(): void;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<number | null>;
+}
+
+function startProcess(main: string, extraEnv: Record<string, string>): ServiceProcess {
+  const output: string[] = [];
+  const child = spawn(process.execPath, ["--import", "tsx", main], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
+  child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  return {
+    child,
+    output,
+    kill: () => {
+      child.kill("SIGKILL");
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+function natsEnv(env: Env): Record<string, string> {
+  return {
+    NATS_URL: env.testBus.url,
+    TARSY_SUBJECT_PREFIX: env.testBus.prefix,
+    TARSY_STREAM_SUFFIX: env.testBus.streamSuffix,
+    TARSY_CONFIG_DIR: env.configDir,
+  };
+}
+
+/** The real mcp-gateway as a process of its own, on the test's subjects; waits until ready. */
+export async function startGatewayProcess(env: Env): Promise<ServiceProcess> {
+  const gateway = startProcess(GATEWAY_MAIN, natsEnv(env));
+  const client = createMcpGatewayClient(env.bus, { shortTimeoutMs: 1_000 });
+  let last = "";
+  await waitFor(
+    "mcp-gateway ready",
+    async () => {
+      if (gateway.child.exitCode !== null) {
+        throw new Error(`mcp-gateway exited: ${gateway.output.join("")}`);
+      }
+      try {
+        // Built-in servers (kubernetes-server) may not start here; ours must.
+        const health = await client.health();
+        last = health.not_ready_reason ?? "";
+        return health.servers.find((s) => s.server === "everything")?.initialized || undefined;
+      } catch (err) {
+        last = String(err);
+        return undefined;
+      }
+    },
+    30_000,
+  ).catch((err: Error) => {
+    gateway.kill();
+    throw new Error(`${err.message} (${last}): ${gateway.output.join("").slice(-3000)}`);
+  });
+  return gateway;
+}
+
+/** The real agent runner as a process of its own. */
+export function startRunnerProcess(
+  env: Env,
+  llmAddress: string,
+  extra: Record<string, string> = {},
+): ServiceProcess {
+  return startProcess(RUNNER_MAIN, {
+    ...natsEnv(env),
+    DATABASE_URL: env.testDb.database.url,
+    LLM_SERVICE_ADDRESS: llmAddress,
+    ...extra,
+  });
 }
