@@ -77,4 +77,31 @@ describe("provision", () => {
       await changed.close();
     }
   });
+
+  it("puts a stream whose settings drifted back to the catalog's, keeping its messages", async () => {
+    h = await harness();
+    await h.bus.publish("sessionStatus", {
+      v: 1,
+      type: "session.status",
+      session_id: "s",
+      status: "pending",
+      timestamp: new Date().toISOString(),
+    });
+    const jsm = await jetstreamManager(h.bus.connection);
+    const name = `TARSY_EVENTS${h.streamSuffix}`;
+    const before = await jsm.streams.info(name);
+    await jsm.streams.update(name, {
+      ...before.config,
+      max_age: 3600 * 1e9,
+      duplicate_window: 1e9,
+    });
+
+    const report = await h.bus.provision();
+    expect(report.streams[name]).toBe("updated");
+    expect(report.streams[`TARSY_WORK${h.streamSuffix}`]).toBe("unchanged");
+    const after = await jsm.streams.info(name);
+    expect(after.config.max_age).toBe(7 * 24 * 3600 * 1e9);
+    expect(after.config.duplicate_window).toBe(120e9);
+    expect(after.state.messages).toBe(2);
+  });
 });
