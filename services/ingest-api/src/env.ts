@@ -21,36 +21,46 @@ const optional = z
   .optional()
   .transform((v) => (v?.trim() ? v : undefined));
 
-export const EnvSchema = z.object({
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
-  HOST: z.string().default("0.0.0.0"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  DATABASE_URL: z.string().min(1).default("postgres://postgres@127.0.0.1:5432/tarsy"),
-  DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
-  ...NatsEnvShape,
-  /** Create/update the streams at start (idempotent), so ingest can run before the others. */
-  TARSY_PROVISION_STREAMS: z.stringbool().default(true),
-  TARSY_CONFIG_DIR: z.string().default("deploy/config"),
-  /** host:port of llm-service for /health (unset: not checked). */
-  LLM_SERVICE_ADDR: optional,
-  MAX_ALERT_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024),
-  PUBLISH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
-  DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
-  OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
-  ALERTMANAGER_DEDUPE_WINDOW: duration("4h"),
-  ALERTMANAGER_ALERT_TYPE_LABEL: z.string().min(1).default("alertname"),
-  ALERTMANAGER_MODE: z.enum(["per_alert", "per_group"]).default("per_alert"),
-  ALERTMANAGER_BEARER_TOKEN: optional,
-  ALERTMANAGER_BASIC_USER: optional,
-  ALERTMANAGER_BASIC_PASSWORD: optional,
-  /** Directory of the built dashboard, served at / (unset: API only). */
-  DASHBOARD_DIR: optional,
-});
+export const EnvSchema = z
+  .object({
+    LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+    HOST: z.string().default("0.0.0.0"),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    DATABASE_URL: z.string().min(1).default("postgres://postgres@127.0.0.1:5432/tarsy"),
+    DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
+    ...NatsEnvShape,
+    /** Create/update the streams at start (idempotent), so ingest can run before the others. */
+    TARSY_PROVISION_STREAMS: z.stringbool().default(true),
+    TARSY_CONFIG_DIR: z.string().default("deploy/config"),
+    /** host:port of llm-service for /health (unset: not checked). */
+    LLM_SERVICE_ADDR: optional,
+    MAX_ALERT_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(1024 * 1024),
+    PUBLISH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+    DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+    OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
+    ALERTMANAGER_DEDUPE_WINDOW: duration("4h"),
+    ALERTMANAGER_ALERT_TYPE_LABEL: z.string().min(1).default("alertname"),
+    ALERTMANAGER_MODE: z.enum(["per_alert", "per_group"]).default("per_alert"),
+    ALERTMANAGER_BEARER_TOKEN: optional,
+    ALERTMANAGER_BASIC_USER: optional,
+    ALERTMANAGER_BASIC_PASSWORD: optional,
+    /** Directory of the built dashboard, served at / (unset: API only). */
+    DASHBOARD_DIR: optional,
+  })
+  .superRefine((env, ctx) => {
+    if (env.ALERTMANAGER_BASIC_USER && !env.ALERTMANAGER_BASIC_PASSWORD) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["ALERTMANAGER_BASIC_PASSWORD"],
+        message: "required when ALERTMANAGER_BASIC_USER is set",
+      });
+    }
+  });
 export type Env = z.infer<typeof EnvSchema>;
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
