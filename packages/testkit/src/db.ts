@@ -138,6 +138,21 @@ async function buildTemplate(
   }
 }
 
+const LEFTOVER_AGE_MS = 6 * 3600_000;
+let sweptLeftovers: Promise<void> | undefined;
+
+/** Drops test databases older than six hours that nobody is connected to (killed runs). */
+async function sweepLeftovers(sql: postgres.Sql): Promise<void> {
+  const rows = await sql<{ datname: string }[]>`
+    SELECT datname FROM pg_database WHERE datname LIKE 'tarsy\_t\_%'`;
+  for (const { datname } of rows) {
+    const created = Number.parseInt(datname.split("_")[2] ?? "", 36);
+    if (!Number.isFinite(created) || Date.now() - created < LEFTOVER_AGE_MS) continue;
+    // Without FORCE: a database still in use is left alone.
+    await sql.unsafe(`DROP DATABASE IF EXISTS ${quoteIdent(datname)}`).catch(() => undefined);
+  }
+}
+
 /** A fresh database for one test or suite: migrated (default) or empty. */
 export async function createTestDatabase(
   options: CreateTestDatabaseOptions = {},
@@ -145,9 +160,12 @@ export async function createTestDatabase(
   const server = await resolveServer(options.baseUrl ?? databaseUrl());
   const template =
     options.migrated === false ? "template0" : await ensureTemplate(server, options.migrationsDir);
-  const name = `tarsy_t_${randomBytes(6).toString("hex")}`;
+  // The creation time in the name lets a later run remove databases a killed run left.
+  const name = `tarsy_t_${Date.now().toString(36)}_${randomBytes(5).toString("hex")}`;
   const sql = admin(server);
   try {
+    sweptLeftovers ??= sweepLeftovers(sql).catch(() => undefined);
+    await sweptLeftovers;
     await createFromTemplate(sql, name, template);
   } finally {
     await sql.end({ timeout: 5 });

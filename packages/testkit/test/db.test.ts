@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_MIGRATIONS_DIR } from "@tarsy/db";
 import postgres from "postgres";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createTestDatabase,
   databaseUrl,
@@ -29,7 +29,27 @@ const databaseExists = async (name: string) =>
     )
   ).length === 1;
 
+// Named as a killed run would have left them: one 7 hours old, one 1 hour old.
+const leftover = `tarsy_t_${(Date.now() - 7 * 3600_000).toString(36)}_leftover`;
+const recent = `tarsy_t_${(Date.now() - 3600_000).toString(36)}_recent`;
+beforeAll(async () => {
+  // Before this file's first createTestDatabase, which sweeps leftovers once per process.
+  await query(databaseUrl(), `CREATE DATABASE ${leftover}`);
+  await query(databaseUrl(), `CREATE DATABASE ${recent}`);
+});
+afterAll(async () => {
+  await query(databaseUrl(), `DROP DATABASE IF EXISTS ${leftover}`);
+  await query(databaseUrl(), `DROP DATABASE IF EXISTS ${recent}`);
+});
+
 describe("test databases", () => {
+  it("removes databases a killed run left behind hours ago, and only those", async () => {
+    const database = await createTestDatabase();
+    await database.drop();
+    expect(await databaseExists(leftover)).toBe(false);
+    expect(await databaseExists(recent)).toBe(true);
+  });
+
   it("gives parallel callers migrated databases of their own, gone after drop", async () => {
     const databases: TestDatabase[] = await Promise.all(
       Array.from({ length: 6 }, () => createTestDatabase()),
