@@ -13,6 +13,12 @@ export const EnvSchema = z.object({
   LLM_RETRY_MAX: z.coerce.number().int().min(0).max(10).default(3),
   LLM_RETRY_BASE_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   LLM_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Largest GenerateRequest accepted: the whole conversation travels in every call. */
+  LLM_MAX_REQUEST_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(64 * 1024 * 1024),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -24,6 +24,7 @@ await runService(
         maxEntries: env.THOUGHT_SIGNATURE_CACHE_SIZE,
         ttlMs: env.THOUGHT_SIGNATURE_TTL_MS,
       },
+      maxRequestBytes: env.LLM_MAX_REQUEST_BYTES,
       ...(script ? { script } : {}),
     });
     const port = await server.listen(env.LLM_SERVICE_HOST, env.LLM_SERVICE_PORT);

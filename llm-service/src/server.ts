@@ -23,6 +23,8 @@ export interface LlmServerOptions {
   thoughtSignatures?: { maxEntries: number; ttlMs: number };
   /** Script for the scripted backend (from LLM_SCRIPT_PATH). */
   script?: Script;
+  /** Largest request accepted (a whole conversation); default 64 MiB. */
+  maxRequestBytes?: number;
 }
 
 export interface LlmServer {
@@ -144,7 +146,9 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
   };
 
   const protos = loadProtos();
-  const server = new grpc.Server();
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": options.maxRequestBytes ?? 64 * 1024 * 1024,
+  });
   server.addService(protos.llmService, {
     Generate: (call: GenerateCall) => {
       const task = generate(call).catch((err: unknown) => {

@@ -48,6 +48,36 @@ describe("llm-client over real gRPC", () => {
     expect((error as Error).message).toContain("no-such-backend");
   });
 
+  it("accepts a multi-megabyte conversation (big tool results) in one request", async () => {
+    const big = "x".repeat(6 * 1024 * 1024);
+    const chunks = await collect(
+      h.client.generate(
+        baseInput(
+          { provider: "scripted", backend: "scripted", script: "- text: read it all" },
+          {
+            sessionId: "big-request",
+            messages: [
+              { role: "user", content: "logs follow" },
+              {
+                role: "tool",
+                content: big,
+                toolCallId: "c1",
+                toolName: "kubernetes-server.pods_log",
+              },
+            ],
+          },
+        ),
+      ),
+    );
+    expect(chunks.find((c) => c.type === "text")).toEqual({ type: "text", content: "read it all" });
+  });
+
+  it("rejects malformed input before calling, as LlmInvalidArgumentError", async () => {
+    await expect(
+      collect(h.client.generate(baseInput({ provider: "scripted" }, { messages: [] }))),
+    ).rejects.toBeInstanceOf(LlmInvalidArgumentError);
+  });
+
   it("cancels the call on the service when the consumer stops reading early", async () => {
     const script = "- text: abcdefghij\n  chunk_size: 1\n  chunk_delay_ms: 100\n";
     const input = baseInput(

@@ -1,7 +1,12 @@
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { fromGrpcError, LlmCancelledError, LlmInvalidResponseError } from "./errors.ts";
+import {
+  fromGrpcError,
+  LlmCancelledError,
+  LlmInvalidArgumentError,
+  LlmInvalidResponseError,
+} from "./errors.ts";
 import {
   type GenerateInput,
   GenerateInputSchema,
@@ -60,7 +65,12 @@ function loadCtor(file: string, path: string[]): GrpcCtor {
 }
 
 function toWire(input: GenerateInput): Record<string, unknown> {
-  const req = GenerateInputSchema.parse(input);
+  const parsed = GenerateInputSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new LlmInvalidArgumentError(`invalid GenerateInput: ${issues.join("; ")}`);
+  }
+  const req = parsed.data;
   const c = req.config;
   return {
     session_id: req.sessionId,
