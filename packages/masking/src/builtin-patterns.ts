@@ -82,7 +82,7 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     description: "AWS secret access keys",
   },
   azure_storage_key: {
-    pattern: String.raw`(?i)((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)${NOT_MASKED}[^;\s"']+`,
+    pattern: String.raw`((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)${NOT_MASKED}[^;\s"']+`,
     replacement: "$1[MASKED_AZURE_KEY]",
     description: "Azure storage / Service Bus connection string keys and SAS signatures",
   },
@@ -92,12 +92,13 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     description: "OAuth / Azure AD client secrets",
   },
   url_credentials: {
-    pattern: String.raw`\b([A-Za-z][A-Za-z0-9+.\-]*://[^:/?#\s@"'\[\]]+:)${NOT_MASKED}[^@/?#\s"']+@`,
+    // Starts with the literal "://" so the engine scans for it instead of trying every offset.
+    pattern: String.raw`(://[^:/?#\s@"'\[\]]+:)${NOT_MASKED}[^@/?#\s"']+@`,
     replacement: "$1[MASKED_PASSWORD]@",
     description: "Passwords in connection-string URLs (scheme://user:password@host)",
   },
   kubernetes_env_secret: {
-    pattern: String.raw`(?i)("?name"?\s*:\s*"?${ENV_SECRET_NAME}"?\s*,?\s*"?value"?\s*:[ \t]*)(?!"?\[MASKED_)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]][^\n,}\]]*)`,
+    pattern: String.raw`(?i)(name"?\s*:\s*"?${ENV_SECRET_NAME}"?\s*,?\s*"?value"?\s*:[ \t]*)(?!"?\[MASKED_)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]][^\n,}\]]*)`,
     replacement: '$1"[MASKED_SECRET_ENV]"',
     description: "Container env values whose name looks secret (…_TOKEN, …_PASSWORD, …_KEY)",
   },
@@ -146,6 +147,21 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     replacement: "[MASKED_BASE64_VALUE]",
     description: "Base64-looking values of 20+ characters (very broad)",
   },
+};
+
+/**
+ * Literal text every match of a built-in contains (case-sensitive patterns only): when the
+ * content lacks it, the regex is skipped. Internal; dropped when config overrides the pattern.
+ */
+export const BUILTIN_PATTERN_PREFILTERS: Record<string, string> = {
+  pem_private_key: "PRIVATE KEY",
+  certificate: "-----BEGIN ",
+  jwt: "eyJ",
+  slack_token: "xox",
+  gcp_api_key: "AIza",
+  gcp_service_account_key: "private_key",
+  url_credentials: "://",
+  email: "@",
 };
 
 /** Code maskers: structural maskers that parse the content instead of matching a regex. */

@@ -22,10 +22,12 @@ export function compileCatalog(
   definitions: Record<string, MaskingPatternDefinition>,
   groups: Record<string, readonly string[]>,
   codeMaskers: readonly CodeMasker[],
+  prefilters: Record<string, string> = {},
 ): PatternCatalog {
   const patterns = new Map<string, CompiledPattern>();
   for (const [name, definition] of Object.entries(definitions)) {
-    patterns.set(name, compilePattern(name, definition.pattern, definition.replacement));
+    const prefilter = Object.hasOwn(prefilters, name) ? prefilters[name] : undefined;
+    patterns.set(name, compilePattern(name, definition.pattern, definition.replacement, prefilter));
   }
   const maskers = new Map(codeMaskers.map((masker) => [masker.name, masker]));
   const catalog: PatternCatalog = { patterns, groups, codeMaskers: maskers };

@@ -3,6 +3,7 @@ import {
   BUILTIN_CODE_MASKERS,
   BUILTIN_MASKING_PATTERNS,
   BUILTIN_PATTERN_GROUPS,
+  BUILTIN_PATTERN_PREFILTERS,
 } from "./builtin-patterns.ts";
 import { InvalidPatternError } from "./errors.ts";
 import { compilePattern, translatePattern, validateCustomPattern } from "./regex.ts";
@@ -19,6 +20,7 @@ describe("pattern dialect", () => {
 
   it.each([
     { replacement: "$1=[MASKED]", expected: "user=[MASKED] rest" },
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the Go-style ${1} group reference under test
     { replacement: "${1}=[MASKED]", expected: "user=[MASKED] rest" },
     { replacement: "$<key>=[MASKED]", expected: "user=[MASKED] rest" },
     { replacement: "[$&]", expected: "[user=hunter22] rest" },
@@ -181,6 +183,21 @@ describe("built-in patterns", () => {
     );
     expect(again).toEqual({ text: result.text, count: 0 });
   });
+
+  it.each(Object.entries(BUILTIN_PATTERN_PREFILTERS))(
+    "%s: its prefilter is in every match, so skipping on it never hides a secret",
+    (name, prefilter) => {
+      const definition = BUILTIN_MASKING_PATTERNS[name];
+      const sample = SAMPLES[name];
+      if (!definition || !sample) throw new Error(`unknown pattern ${name}`);
+      expect(definition.pattern.startsWith("(?i)")).toBe(false);
+      const matches = [
+        ...sample.input.matchAll(compilePattern(name, definition.pattern, "x").regex),
+      ];
+      expect(matches.length).toBeGreaterThan(0);
+      for (const match of matches) expect(match[0]).toContain(prefilter);
+    },
+  );
 
   it("groups name only known patterns and code maskers", () => {
     expect(Object.keys(BUILTIN_PATTERN_GROUPS).sort()).toEqual(

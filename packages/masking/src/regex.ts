@@ -46,6 +46,8 @@ export function compilePattern(
   name: string,
   pattern: string,
   replacement: string,
+  /** A string every match contains: when the text lacks it, the regex is not run at all. */
+  prefilter?: string,
 ): CompiledPattern {
   let regex: RegExp;
   let groupCount: number;
@@ -74,15 +76,27 @@ export function compilePattern(
     name,
     regex,
     apply(text: string) {
+      if (prefilter !== undefined && !text.includes(prefilter)) return { text, count: 0 };
+      // An exec loop is several times faster in V8 than String.prototype.replace with a callback.
+      regex.lastIndex = 0;
+      let match = regex.exec(text);
+      if (!match) return { text, count: 0 };
+      let out = "";
+      let last = 0;
       let count = 0;
-      const result = text.replace(regex, (...args: unknown[]) => {
-        const match = args[0] as string;
-        if (match.length === 0) return "";
-        count += 1;
-        if (constant !== null) return constant;
-        return expand(parts, args, groupCount);
-      });
-      return { text: result, count };
+      while (match) {
+        const length = match[0].length;
+        if (length === 0) {
+          regex.lastIndex += 1;
+        } else {
+          out += text.slice(last, match.index) + (constant ?? expand(parts, match, text));
+          last = match.index + length;
+          count += 1;
+        }
+        match = regex.exec(text);
+      }
+      regex.lastIndex = 0;
+      return { text: out + text.slice(last), count };
     },
   };
 }
@@ -174,7 +188,7 @@ function compileReplacement(
   return parts;
 }
 
-function expand(parts: ReplacementPart[], args: unknown[], groupCount: number): string {
+function expand(parts: ReplacementPart[], match: RegExpExecArray, text: string): string {
   let out = "";
   for (const part of parts) {
     switch (part.kind) {
@@ -182,27 +196,20 @@ function expand(parts: ReplacementPart[], args: unknown[], groupCount: number): 
         out += part.text;
         break;
       case "group":
-        out += (args[part.index] as string | undefined) ?? "";
+        out += match[part.index] ?? "";
         break;
-      case "named": {
-        const groups = args[groupCount + 3] as Record<string, string | undefined> | undefined;
-        out += groups?.[part.name] ?? "";
+      case "named":
+        out += match.groups?.[part.name] ?? "";
         break;
-      }
       case "match":
-        out += args[0] as string;
+        out += match[0];
         break;
-      case "before": {
-        const offset = args[groupCount + 1] as number;
-        out += (args[groupCount + 2] as string).slice(0, offset);
+      case "before":
+        out += text.slice(0, match.index);
         break;
-      }
-      case "after": {
-        const offset = args[groupCount + 1] as number;
-        const whole = args[groupCount + 2] as string;
-        out += whole.slice(offset + (args[0] as string).length);
+      case "after":
+        out += text.slice(match.index + match[0].length);
         break;
-      }
       default: {
         const exhaustive: never = part;
         throw new Error(`unhandled replacement part ${String(exhaustive)}`);

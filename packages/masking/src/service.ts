@@ -1,4 +1,8 @@
-import { BUILTIN_MASKING_PATTERNS, BUILTIN_PATTERN_GROUPS } from "./builtin-patterns.ts";
+import {
+  BUILTIN_MASKING_PATTERNS,
+  BUILTIN_PATTERN_GROUPS,
+  BUILTIN_PATTERN_PREFILTERS,
+} from "./builtin-patterns.ts";
 import {
   type AlertMaskingConfig,
   AlertMaskingConfigSchema,
@@ -77,6 +81,11 @@ export function createMaskingService(options: CreateMaskingServiceOptions = {}):
     { ...BUILTIN_MASKING_PATTERNS, ...options.patterns },
     { ...BUILTIN_PATTERN_GROUPS, ...options.patternGroups },
     [createKubernetesSecretMasker(), ...(options.codeMaskers ?? [])],
+    Object.fromEntries(
+      Object.entries(BUILTIN_PATTERN_PREFILTERS).filter(
+        ([name]) => !options.patterns || !Object.hasOwn(options.patterns, name),
+      ),
+    ),
   );
   const cache = new Map<string, CacheEntry>();
   let compilations = 0;

@@ -9,12 +9,30 @@ export class JsonScanError extends Error {
 }
 
 /**
- * Parses JSON into a source-mapped tree (offsets of every value), far faster than a YAML parser
- * on the same input. Throws JsonScanError on malformed input or trailing garbage.
+ * What the Secret masker needs from a value, decided by its position: resources (kind, items,
+ * data, stringData, metadata), lists of resources, metadata (annotations), value maps (every
+ * entry kept with its range and lazily decoded text). Everything else is skipped without
+ * building nodes, which keeps large JSON outputs cheap.
+ */
+type Mode = "resource" | "list" | "metadata" | "values" | "leaf";
+
+const RESOURCE_KEYS: Record<string, Mode> = {
+  kind: "leaf",
+  items: "list",
+  data: "values",
+  stringData: "values",
+  metadata: "metadata",
+};
+
+/**
+ * Parses JSON into a source-mapped tree of the parts a Kubernetes resource masker needs
+ * (offsets of every kept value). Throws JsonScanError on malformed input or trailing content.
  */
 export function scanJson(text: string): SourceNode {
   const scanner = new Scanner(text);
-  const node = scanner.value(0);
+  scanner.skipWhitespace();
+  const first = text.charCodeAt(scanner.pos);
+  const node = scanner.value(0, first === 91 ? "list" : "resource");
   scanner.skipWhitespace();
   if (scanner.pos !== text.length) scanner.fail("unexpected trailing content");
   return node;
@@ -39,22 +57,25 @@ class Scanner {
     this.pos = pos;
   }
 
-  value(depth: number): SourceNode {
+  value(depth: number, mode: Mode): SourceNode {
     if (depth > MAX_DEPTH) this.fail("nesting too deep");
     this.skipWhitespace();
     const c = this.text.charCodeAt(this.pos);
-    if (c === 123) return this.object(depth);
-    if (c === 91) return this.array(depth);
+    if (c === 123 && mode !== "leaf" && mode !== "list") return this.object(depth, mode);
+    if (c === 91 && mode === "list") return this.array(depth);
     if (c === 34) return this.string();
-    LITERAL.lastIndex = this.pos;
-    const match = LITERAL.exec(this.text);
-    if (!match) this.fail("unexpected character");
     const start = this.pos;
-    this.pos += match[0].length;
-    return literalNode(start, this.pos);
+    if (c === 123 || c === 91) this.skipContainer();
+    else {
+      LITERAL.lastIndex = this.pos;
+      const match = LITERAL.exec(this.text);
+      if (!match) this.fail("unexpected character");
+      this.pos += match[0].length;
+    }
+    return new JsonScalar(this.text, start, this.pos, "opaque");
   }
 
-  private object(depth: number): SourceMap {
+  private object(depth: number, mode: Mode): SourceMap {
     const start = this.pos;
     this.pos++;
     const pairs: SourcePair[] = [];
@@ -70,7 +91,9 @@ class Scanner {
       this.skipWhitespace();
       if (this.text.charCodeAt(this.pos) !== 58) this.fail("expected ':'");
       this.pos++;
-      pairs.push({ key, value: this.value(depth + 1) });
+      const child = childMode(mode, key);
+      if (child) pairs.push({ key, value: this.value(depth + 1, child) });
+      else this.skipValue();
       this.skipWhitespace();
       const c = this.text.charCodeAt(this.pos);
       this.pos++;
@@ -91,7 +114,7 @@ class Scanner {
       return { type: "seq", items, start, end: this.pos };
     }
     for (;;) {
-      items.push(this.value(depth + 1));
+      items.push(this.value(depth + 1, "resource"));
       this.skipWhitespace();
       const c = this.text.charCodeAt(this.pos);
       this.pos++;
@@ -102,36 +125,97 @@ class Scanner {
     }
   }
 
-  private string(): SourceScalar {
+  private skipValue(): void {
+    this.skipWhitespace();
+    const c = this.text.charCodeAt(this.pos);
+    if (c === 34) this.skipString();
+    else if (c === 123 || c === 91) this.skipContainer();
+    else {
+      LITERAL.lastIndex = this.pos;
+      const match = LITERAL.exec(this.text);
+      if (!match) this.fail("unexpected character");
+      this.pos += match[0].length;
+    }
+  }
+
+  /** Skips a balanced object/array; only brackets and strings are checked. */
+  private skipContainer(): void {
     const text = this.text;
-    const start = this.pos;
-    let cursor = start + 1;
+    let depth = 0;
+    while (this.pos < text.length) {
+      const c = text.charCodeAt(this.pos);
+      if (c === 34) {
+        this.skipString();
+        continue;
+      }
+      this.pos++;
+      if (c === 123 || c === 91) depth++;
+      else if (c === 125 || c === 93) {
+        depth--;
+        if (depth === 0) return;
+      }
+    }
+    this.fail("unterminated object or array");
+  }
+
+  /** Advances past a string starting at `pos`; returns whether it holds escapes. */
+  private skipString(): boolean {
+    const text = this.text;
+    const length = text.length;
     let escaped = false;
+    let i = this.pos + 1;
     for (;;) {
-      const quote = text.indexOf('"', cursor);
-      if (quote === -1) this.fail("unterminated string");
-      let backslashes = 0;
-      for (let i = quote - 1; i > start && text.charCodeAt(i) === 92; i--) backslashes++;
-      if (backslashes > 0) escaped = true;
-      cursor = quote + 1;
-      if (backslashes % 2 === 0) break;
+      if (i >= length) this.fail("unterminated string");
+      const c = text.charCodeAt(i);
+      if (c === 34) break;
+      if (c === 92) {
+        escaped = true;
+        i += 2;
+      } else i++;
     }
-    if (!escaped && text.indexOf("\\", start) !== -1 && text.indexOf("\\", start) < cursor) {
-      escaped = true;
-    }
-    this.pos = cursor;
-    const end = cursor;
-    return {
-      type: "scalar",
-      style: "json",
-      start,
-      end,
-      text: () =>
-        escaped ? (JSON.parse(text.slice(start, end)) as string) : text.slice(start + 1, end - 1),
-    };
+    this.pos = i + 1;
+    return escaped;
+  }
+
+  private string(): SourceScalar {
+    const start = this.pos;
+    const escaped = this.skipString();
+    return new JsonScalar(this.text, start, this.pos, escaped ? "escaped" : "string");
   }
 }
 
-function literalNode(start: number, end: number): SourceScalar {
-  return { type: "scalar", style: "json", start, end, text: () => null };
+function childMode(mode: Mode, key: string): Mode | undefined {
+  switch (mode) {
+    case "resource":
+      return Object.hasOwn(RESOURCE_KEYS, key) ? RESOURCE_KEYS[key] : undefined;
+    case "metadata":
+      return key === "annotations" ? "values" : undefined;
+    case "values":
+      return "leaf";
+    case "list":
+    case "leaf":
+      return undefined;
+    default: {
+      const exhaustive: never = mode;
+      return exhaustive;
+    }
+  }
+}
+
+/** A JSON scalar; decoding is deferred to `text()` (a prototype method: no closure per node). */
+class JsonScalar implements SourceScalar {
+  readonly type = "scalar";
+  readonly style = "json";
+  constructor(
+    private readonly source: string,
+    readonly start: number,
+    readonly end: number,
+    private readonly kind: "string" | "escaped" | "opaque",
+  ) {}
+
+  text(): string | null {
+    if (this.kind === "opaque") return null;
+    const raw = this.source.slice(this.start, this.end);
+    return this.kind === "escaped" ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  }
 }

@@ -15,6 +15,13 @@ describe("kubernetes_secret masker", () => {
       redactions: 2,
     },
     {
+      name: "List with indented items, comments and keys after the items",
+      input:
+        'apiVersion: v1\nkind: List\nitems:\n  # first\n  - kind: ConfigMap\n    data:\n      a: keep\n\n  - kind: Secret\n    data:\n      b: c2VjcmV0Yg==\n      c: |\n        multi\n        line-c2VjcmV0Yw\nmetadata:\n  resourceVersion: ""\n',
+      secrets: ["c2VjcmV0Yg==", "line-c2VjcmV0Yw"],
+      redactions: 2,
+    },
+    {
       name: "bare JSON array of resources",
       input:
         '[{"kind":"Secret","data":{"k":"c2VjcmV0"}},{"kind":"ConfigMap","data":{"k":"plain"}}]',

@@ -51,8 +51,7 @@ export function maskKubernetesSecrets(content: string): MaskOutcome {
     }
   }
 
-  for (const chunk of splitDocuments(content)) {
-    if (!mayHoldSecret(chunk.text)) continue;
+  for (const chunk of yamlChunks(content)) {
     const root = parseYamlDocument(chunk.text, chunk.offset);
     if (root) collectDocument(root, content, edits, counter);
   }
@@ -192,6 +191,65 @@ function tryScanJson(content: string): SourceNode | null {
 
 function mayHoldSecret(text: string): boolean {
   return text.includes("Secret") && (SECRET_KIND.test(text) || ESCAPED_JSON_SECRET_KIND.test(text));
+}
+
+/**
+ * The pieces of a YAML stream worth parsing: documents that mention a Secret and, inside a
+ * kubectl-style List, only the items that do (YAML parsing is the expensive part).
+ */
+function* yamlChunks(content: string): Generator<{ text: string; offset: number }> {
+  for (const doc of splitDocuments(content)) {
+    if (!mayHoldSecret(doc.text)) continue;
+    const items = splitListItems(doc.text);
+    if (!items) {
+      yield doc;
+      continue;
+    }
+    for (const item of items) {
+      if (mayHoldSecret(item.text)) yield { text: item.text, offset: doc.offset + item.offset };
+    }
+  }
+}
+
+const LIST_KIND = /^kind:[ \t]*["']?[A-Za-z]*List["']?[ \t]*\r?$/m;
+const ITEMS_KEY = /^items:[ \t]*\r?\n/m;
+
+/**
+ * Splits the `items:` block of a top-level List document into one chunk per item (each chunk
+ * is a one-element YAML sequence). Returns null when the document is not laid out that way.
+ */
+function splitListItems(doc: string): { text: string; offset: number }[] | null {
+  if (!LIST_KIND.test(doc)) return null;
+  const itemsKey = ITEMS_KEY.exec(doc);
+  if (!itemsKey) return null;
+  let cursor = itemsKey.index + itemsKey[0].length;
+  const indent = /^( *)- /.exec(doc.slice(cursor, cursor + 200))?.[1];
+  if (indent === undefined) return null;
+  const marker = `${indent}- `;
+  const starts: number[] = [];
+  let end = doc.length;
+  while (cursor < doc.length) {
+    const lineEnd = doc.indexOf("\n", cursor);
+    const next = lineEnd === -1 ? doc.length : lineEnd + 1;
+    if (doc.startsWith(marker, cursor)) starts.push(cursor);
+    else if (!isInsideItem(doc, cursor, next, indent.length)) {
+      end = cursor;
+      break;
+    }
+    cursor = next;
+  }
+  return starts.map((start, i) => ({
+    text: doc.slice(start, starts[i + 1] ?? end),
+    offset: start,
+  }));
+}
+
+/** A line that continues the current item: blank, a comment, or indented deeper than `- `. */
+function isInsideItem(doc: string, start: number, end: number, indent: number): boolean {
+  let spaces = 0;
+  while (start + spaces < end && doc.charCodeAt(start + spaces) === 32) spaces++;
+  const rest = doc.slice(start + spaces, end).trim();
+  return rest === "" || rest.startsWith("#") || spaces > indent;
 }
 
 /** Splits a YAML stream at `---` lines, so only documents that mention a Secret get parsed. */

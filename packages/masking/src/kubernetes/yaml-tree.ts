@@ -1,5 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Node, parseDocument, type Scalar } from "yaml";
-import type { ScalarStyle, SourceNode, SourcePair } from "./tree.ts";
+import type { ScalarStyle, SourceNode, SourcePair, SourceScalar } from "./tree.ts";
 
 /**
  * Parses one YAML document (a slice of a larger text starting at `offset`) into a
@@ -37,18 +37,29 @@ function convert(node: Node, text: string, offset: number): SourceNode | null {
   }
   if (isScalar(node)) {
     const value = (node as Scalar).value;
-    return {
-      type: "scalar",
-      style: scalarStyle(node as Scalar),
+    return new YamlScalar(
+      scalarStyle(node as Scalar),
       start,
       end,
-      text: () => (typeof value === "string" ? value : null),
-    };
+      typeof value === "string" ? value : null,
+    );
   }
-  if (isAlias(node)) {
-    return { type: "scalar", style: "plain", start, end, text: () => null };
-  }
+  if (isAlias(node)) return new YamlScalar("plain", start, end, null);
   return null;
+}
+
+class YamlScalar implements SourceScalar {
+  readonly type = "scalar";
+  constructor(
+    readonly style: ScalarStyle,
+    readonly start: number,
+    readonly end: number,
+    private readonly value: string | null,
+  ) {}
+
+  text(): string | null {
+    return this.value;
+  }
 }
 
 function scalarStyle(node: Scalar): ScalarStyle {
