@@ -22,7 +22,7 @@ export function compileCatalog(
   definitions: Record<string, MaskingPatternDefinition>,
   groups: Record<string, readonly string[]>,
   codeMaskers: readonly CodeMasker[],
-  prefilters: Record<string, string> = {},
+  prefilters: Record<string, string | RegExp> = {},
 ): PatternCatalog {
   const patterns = new Map<string, CompiledPattern>();
   for (const [name, definition] of Object.entries(definitions)) {
