@@ -21,7 +21,7 @@ await runService(
     const bus = await connectBus(
       busOptionsFromEnv(env, { name: `agent-runner-${runnerId}`, logger }),
     );
-    await bus.provision();
+    if (env.RUNNER_PROVISION) await bus.provision();
     const db = createDb({ url: env.DATABASE_URL, logger });
     const llm = createLlmClient({ address: env.LLM_SERVICE_ADDRESS });
     const worker = await startWorker(
