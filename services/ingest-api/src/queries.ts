@@ -43,11 +43,12 @@ export async function querySessions(
       : {}),
   };
   const column = SORT_COLUMNS[q.sort_by];
+  const nullable = column === "startedAt" || column === "completedAt";
   const [items, total] = await Promise.all([
     prisma.alertSession.findMany({
       where,
       orderBy: [
-        { [column]: { sort: q.sort_order, nulls: "last" } },
+        { [column]: nullable ? { sort: q.sort_order, nulls: "last" } : q.sort_order },
         { createdAt: "desc" },
         { id: "desc" },
       ] as Prisma.AlertSessionOrderByWithRelationInput[],
