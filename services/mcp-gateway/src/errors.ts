@@ -53,8 +53,12 @@ export class SessionClosedError extends GatewayError {
 
 export function describe(err: unknown): string {
   if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
-    return `${err.message || err.name}${cause}`;
+    const message = err.message || err.name;
+    const cause =
+      err.cause instanceof Error && !message.includes(err.cause.message)
+        ? ` (${err.cause.message})`
+        : "";
+    return `${message}${cause}`;
   }
   return String(err);
 }

@@ -5,7 +5,13 @@
 
 import { randomUUID } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
-import { createServer, type Server as HttpServer } from "node:http";
+import {
+  createServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -116,13 +122,24 @@ export interface FixtureHttpServer {
 /** Serves the fixture over Streamable HTTP at `/mcp`; `port` 0 picks one. */
 export async function serveFixtureHttp(
   port = 0,
-  options: { requireBearer?: string } = {},
+  options: {
+    requireBearer?: string;
+    requireHeader?: [string, string];
+    tls?: { key: string; cert: string };
+  } = {},
 ): Promise<FixtureHttpServer> {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   let created = 0;
-  const http: HttpServer = createServer(async (req, res) => {
+  const handler = async (req: IncomingMessage, res: ServerResponse) => {
     if (options.requireBearer && req.headers.authorization !== `Bearer ${options.requireBearer}`) {
       res.writeHead(401).end("unauthorized");
+      return;
+    }
+    if (
+      options.requireHeader &&
+      req.headers[options.requireHeader[0]] !== options.requireHeader[1]
+    ) {
+      res.writeHead(403).end("missing header");
       return;
     }
     const sid = req.headers["mcp-session-id"];
@@ -146,11 +163,14 @@ export async function serveFixtureHttp(
       transport = t;
     }
     await transport.handleRequest(req, res);
-  });
+  };
+  const http: HttpServer = options.tls
+    ? createHttpsServer(options.tls, handler)
+    : createServer(handler);
   await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   const actual = (http.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${actual}/mcp`,
+    url: `${options.tls ? "https" : "http"}://127.0.0.1:${actual}/mcp`,
     port: actual,
     sessions: () => created,
     async close() {
