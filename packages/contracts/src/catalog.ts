@@ -148,7 +148,8 @@ export const MESSAGES = {
     stream: "events",
     schema: SessionStatusEventSchema,
     subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
-    msgId: (p) => `session-status.${p.session_id}.${p.status}`,
+    // Progress (a new current stage) is a new event; a repeat of the same state is not.
+    msgId: (p) => `session-status.${p.session_id}.${p.status}.${p.current_stage ?? "-"}`,
   }),
   stageStatus: persistent({
     stream: "events",

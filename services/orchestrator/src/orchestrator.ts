@@ -1,0 +1,96 @@
+import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
+import type { TarsyConfig } from "@tarsy/config";
+import { type OutboxRelay, type PrismaClient, startOutboxRelay } from "@tarsy/db";
+import type { Logger } from "@tarsy/runtime";
+import { admitAndStart, startSession } from "./saga/admission.ts";
+import type { SagaDeps } from "./saga/deps.ts";
+import { orchestratorHandlers } from "./saga/handlers.ts";
+
+export interface OrchestratorOptions {
+  podId: string;
+  /** Work messages handled at once by this replica. */
+  concurrency: number;
+  /** How often to admit waiting sessions and re-step sessions that stopped moving. */
+  sweepIntervalMs: number;
+  /** A running session untouched for this long is stepped again by the sweep. */
+  staleAfterMs: number;
+  outboxIntervalMs: number;
+  consume?: ConsumeOptions;
+}
+
+export interface Orchestrator {
+  /** One sweep now (admission + recovery); also runs on its interval. */
+  sweep(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startOrchestrator(
+  resources: { db: PrismaClient; bus: Bus; config: TarsyConfig; logger: Logger },
+  options: OrchestratorOptions,
+): Promise<Orchestrator> {
+  const { db, bus, config, logger } = resources;
+  const relay: OutboxRelay = startOutboxRelay(
+    db,
+    async (entry) => {
+      await bus.publish(entry.key, entry.payload);
+    },
+    { intervalMs: options.outboxIntervalMs, logger: logger.child({ component: "outbox" }) },
+  );
+  const deps: SagaDeps = {
+    db,
+    bus,
+    config,
+    logger,
+    podId: options.podId,
+    flushOutbox: () => relay.kick(),
+    now: () => new Date(),
+  };
+
+  let sweeping: Promise<void> | null = null;
+  const sweep = (): Promise<void> => {
+    sweeping ??= (async () => {
+      try {
+        await admitAndStart(deps);
+        const stale = await db.alertSession.findMany({
+          where: {
+            status: "in_progress",
+            deletedAt: null,
+            OR: [
+              { lastInteractionAt: { lt: new Date(Date.now() - options.staleAfterMs) } },
+              { deadlineAt: null },
+            ],
+          },
+          select: { id: true },
+          take: 100,
+        });
+        for (const { id } of stale) await startSession(deps, id);
+      } catch (err) {
+        logger.error({ err }, "sweep failed");
+      } finally {
+        sweeping = null;
+      }
+    })();
+    return sweeping;
+  };
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs);
+  timer.unref();
+
+  const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {
+    concurrency: options.concurrency,
+    ...options.consume,
+  });
+  logger.info(
+    { pod_id: options.podId, concurrency: options.concurrency },
+    "orchestrator consuming",
+  );
+
+  return {
+    sweep,
+    async stop() {
+      clearInterval(timer);
+      await consumer.stop();
+      await sweeping;
+      await relay.stop();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { admitPendingSessions, enqueueOutbox, withSessionLock } from "@tarsy/db";
+import { stepChain } from "./chain.ts";
+import type { SagaDeps } from "./deps.ts";
+import { queueSessionStatus } from "./events.ts";
+
+/**
+ * Admits pending sessions, oldest first, while fewer than `queue.max_concurrent_sessions`
+ * run across all replicas (the admission transaction is serialized by an advisory lock),
+ * then starts each admitted session.
+ */
+export async function admitAndStart(deps: SagaDeps): Promise<number> {
+  const admitted = await admitPendingSessions(deps.db, {
+    podId: deps.podId,
+    maxConcurrent: deps.config.queue.max_concurrent_sessions,
+  });
+  for (const session of admitted) await startSession(deps, session.id);
+  return admitted.length;
+}
+
+/**
+ * Starts an admitted session: sets its deadline (and schedules the timeout check), announces
+ * it and runs the first chain step. Idempotent: a session that already has a deadline only
+ * gets its chain stepped (which does nothing when the stage is already running).
+ */
+export async function startSession(deps: SagaDeps, sessionId: string): Promise<void> {
+  await withSessionLock(deps.db, sessionId, async (tx, session) => {
+    if (session.status !== "in_progress") return;
+    if (session.deadlineAt === null) {
+      const now = deps.now();
+      const deadline = new Date(now.getTime() + deps.config.queue.session_timeout_ms);
+      await tx.alertSession.update({ where: { id: session.id }, data: { deadlineAt: deadline } });
+      session.deadlineAt = deadline;
+      await queueSessionStatus(tx, session, "in_progress", now);
+      await enqueueOutbox(tx, "deadline", {
+        v: 1,
+        session_id: session.id,
+        scope: "session",
+        deadline_at: deadline.toISOString(),
+      });
+      deps.logger.info({ session_id: session.id, deadline }, "session started");
+    }
+    await stepChain(deps, tx, session);
+  });
+  await deps.flushOutbox();
+}

@@ -1,0 +1,381 @@
+/**
+ * The chain loop as one idempotent step over the state in Postgres: whatever handler woke it
+ * (submission, an execution finishing, recovery), `stepChain` looks at the session's stages
+ * and does what comes next. Run inside the session lock; everything it publishes goes through
+ * the outbox of the same transaction.
+ */
+import {
+  type ChainConfig,
+  planStage,
+  resolveExecutiveSummaryConfig,
+  resolveSynthesisConfig,
+  TarsyConfigError,
+} from "@tarsy/config";
+import {
+  type AgentExecution,
+  type AlertSession,
+  enqueueOutbox,
+  ensureExecutiveSummaryExecution,
+  ensureStage,
+  listExecutionTimeline,
+  listSessionStages,
+  type Stage,
+  type Tx,
+  transitionExecutionStatus,
+  transitionSessionStatus,
+  transitionStageStatus,
+  updateSessionProgress,
+} from "@tarsy/db";
+import { formatInvestigationForSynthesis } from "../context/investigation.ts";
+import { buildStageContext, type StageResult } from "../context/stage-context.ts";
+import { aggregateError, aggregateStatus } from "./aggregate.ts";
+import type { SagaDeps } from "./deps.ts";
+import { queueSessionStatus, queueStageStatus } from "./events.ts";
+
+export const SYNTHESIS_SUFFIX = " - Synthesis";
+type StageRow = Stage & { executions: AgentExecution[] };
+const ACTIVE = ["pending", "active"] as const;
+const isTerminal = (status: string) => !(ACTIVE as readonly string[]).includes(status);
+
+/** What the step did, for the caller (e.g. to run admission when a slot freed). */
+export interface StepOutcome {
+  sessionTerminal: boolean;
+}
+
+export async function stepChain(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+): Promise<StepOutcome> {
+  if (session.status !== "in_progress") return { sessionTerminal: false };
+  const chain = deps.config.chains.get(session.chainId);
+  if (!chain) {
+    await failSession(deps, tx, session, `chain "${session.chainId}" is no longer configured`);
+    return { sessionTerminal: true };
+  }
+  try {
+    return await advance(deps, tx, session, chain);
+  } catch (err) {
+    // A configuration problem (unknown agent, provider…) fails the session with its reason
+    // instead of redelivering forever.
+    if (err instanceof TarsyConfigError) {
+      await failSession(deps, tx, session, err.message);
+      return { sessionTerminal: true };
+    }
+    throw err;
+  }
+}
+
+async function advance(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  chain: ChainConfig,
+): Promise<StepOutcome> {
+  const stages = (await listSessionStages(tx, session.id)).filter((s) => s.kind !== "chat");
+  const last = stages.at(-1);
+  if (!last) {
+    await startInvestigationStage(deps, tx, session, chain, 0, stages);
+    return { sessionTerminal: false };
+  }
+  if (!isTerminal(last.status)) {
+    if (!last.executions.every((e) => isTerminal(e.status))) return { sessionTerminal: false };
+    const finished = await finishStage(deps, tx, last);
+    if (finished !== "completed") {
+      await failSession(deps, tx, session, stageFailure(last, finished), finished);
+      return { sessionTerminal: true };
+    }
+    last.status = "completed";
+  }
+  if (last.status !== "completed") {
+    await failSession(deps, tx, session, stageFailure(last, last.status));
+    return { sessionTerminal: true };
+  }
+  const configIndex = stages.filter((s) => s.kind === "investigation").length - 1;
+  if (last.kind === "investigation" && last.executions.length > 1) {
+    await startSynthesisStage(deps, tx, session, chain, configIndex, last);
+    return { sessionTerminal: false };
+  }
+  if (configIndex + 1 < chain.stages.length) {
+    await startInvestigationStage(deps, tx, session, chain, configIndex + 1, stages);
+    return { sessionTerminal: false };
+  }
+  return summarizeOrComplete(deps, tx, session, chain, stages);
+}
+
+function stageFailure(stage: Stage, status: string): string {
+  return stage.errorMessage
+    ? `stage "${stage.stageName}" ${status}: ${stage.errorMessage}`
+    : `stage "${stage.stageName}" ${status}`;
+}
+
+/** Final analyses of the completed stages; a synthesis replaces its stage's result. */
+export function completedResults(stages: readonly StageRow[]): StageResult[] {
+  const results: StageResult[] = [];
+  for (const stage of stages) {
+    if (stage.status !== "completed") continue;
+    const analysis = stage.executions.find((e) => e.status === "completed" && e.finalAnalysis);
+    if (stage.kind === "synthesis") {
+      results.pop();
+      results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
+    } else if (stage.kind === "investigation") {
+      results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
+    }
+  }
+  return results;
+}
+
+async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {
+  const policy = stage.successPolicy ?? "any";
+  const outcomes = stage.executions.map((e) => ({
+    agentName: e.agentName,
+    status: e.status,
+    errorMessage: e.errorMessage,
+  }));
+  const status = aggregateStatus(outcomes, policy);
+  const error = status === "completed" ? null : aggregateError(outcomes, policy);
+  const now = deps.now();
+  if (
+    await transitionStageStatus(tx, stage.id, ACTIVE, status, {
+      completedAt: now,
+      errorMessage: error,
+    })
+  ) {
+    stage.errorMessage = error;
+    await queueStageStatus(tx, stage, status, now, error);
+  }
+  return status;
+}
+
+async function requestExecutions(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  stageId: string | null,
+  executions: readonly AgentExecution[],
+  context: string | undefined,
+): Promise<void> {
+  const now = deps.now().toISOString();
+  for (const execution of executions) {
+    await enqueueOutbox(tx, "executionRequested", {
+      v: 1,
+      session_id: session.id,
+      stage_id: stageId,
+      execution_id: execution.id,
+      kind: execution.kind,
+      agent_name: execution.agentName,
+      agent_index: execution.agentIndex,
+      ...(context ? { context } : {}),
+      ...(session.deadlineAt ? { deadline_at: session.deadlineAt.toISOString() } : {}),
+      requested_at: now,
+    });
+  }
+}
+
+async function openStage(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  stage: Stage,
+  executions: readonly AgentExecution[],
+  context: string | undefined,
+): Promise<void> {
+  const now = deps.now();
+  await transitionStageStatus(tx, stage.id, ["pending"], "active", { startedAt: now });
+  await updateSessionProgress(tx, session.id, stage.stageIndex, stage.stageName);
+  await queueStageStatus(tx, stage, "started", now);
+  await queueSessionStatus(tx, session, "in_progress", now, { currentStage: stage.stageName });
+  await requestExecutions(deps, tx, session, stage.id, executions, context);
+  deps.logger.info(
+    { session_id: session.id, stage: stage.stageName, executions: executions.length },
+    "stage started",
+  );
+}
+
+async function startInvestigationStage(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  chain: ChainConfig,
+  configIndex: number,
+  previous: readonly StageRow[],
+): Promise<void> {
+  const plan = planStage(deps.config, chain, configIndex);
+  const { stage, executions, created } = await ensureStage(
+    tx,
+    {
+      sessionId: session.id,
+      stageName: plan.stage_name,
+      stageIndex: previous.length + 1,
+      kind: "investigation",
+      expectedAgentCount: plan.executions.length,
+      parallelType: plan.parallel_type,
+      successPolicy: plan.success_policy,
+    },
+    plan.executions.map((e) => ({
+      agentName: e.display_name,
+      agentIndex: e.index + 1,
+      kind: "investigation",
+      backend: e.config.llm_backend,
+      llmProvider: e.config.llm_provider_name,
+    })),
+  );
+  if (!created) return;
+  const context = buildStageContext(completedResults(previous)) || undefined;
+  await openStage(deps, tx, session, stage, executions, context);
+}
+
+async function startSynthesisStage(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  chain: ChainConfig,
+  configIndex: number,
+  investigated: StageRow,
+): Promise<void> {
+  const resolved = resolveSynthesisConfig(deps.config, chain, configIndex);
+  const agents = [];
+  for (const execution of investigated.executions) {
+    agents.push({
+      agentName: execution.agentName,
+      agentIndex: execution.agentIndex,
+      strategy: execution.backend,
+      llmProvider: execution.llmProvider,
+      status: execution.status,
+      errorMessage: execution.errorMessage,
+      events: await listExecutionTimeline(tx, execution.id),
+    });
+  }
+  const { stage, executions, created } = await ensureStage(
+    tx,
+    {
+      sessionId: session.id,
+      stageName: `${investigated.stageName}${SYNTHESIS_SUFFIX}`,
+      stageIndex: investigated.stageIndex + 1,
+      kind: "synthesis",
+      expectedAgentCount: 1,
+      successPolicy: "all",
+    },
+    [
+      {
+        agentName: resolved.agent_name,
+        agentIndex: 1,
+        kind: "synthesis",
+        backend: resolved.llm_backend,
+        llmProvider: resolved.llm_provider_name,
+      },
+    ],
+  );
+  if (!created) return;
+  await openStage(
+    deps,
+    tx,
+    session,
+    stage,
+    executions,
+    formatInvestigationForSynthesis(agents, investigated.stageName),
+  );
+}
+
+async function summarizeOrComplete(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  chain: ChainConfig,
+  stages: readonly StageRow[],
+): Promise<StepOutcome> {
+  const finalAnalysis = completedResults(stages).at(-1)?.finalAnalysis ?? "";
+  let summary: string | null = null;
+  let summaryError: string | null = null;
+  if (finalAnalysis.trim()) {
+    const resolved = resolveExecutiveSummaryConfig(deps.config, chain);
+    const { execution, created } = await ensureExecutiveSummaryExecution(tx, session.id, {
+      agentName: resolved.agent_name,
+      backend: resolved.llm_backend,
+      llmProvider: resolved.llm_provider_name,
+    });
+    if (created) {
+      await requestExecutions(deps, tx, session, null, [execution], finalAnalysis);
+      return { sessionTerminal: false };
+    }
+    if (!isTerminal(execution.status)) return { sessionTerminal: false };
+    if (execution.status === "completed" && execution.finalAnalysis) {
+      summary = execution.finalAnalysis;
+    } else {
+      // Fail-open: the session completes; the reason is kept for the dashboard.
+      summaryError = execution.errorMessage ?? `executive summary ${execution.status}`;
+    }
+  }
+  const now = deps.now();
+  const applied = await transitionSessionStatus(tx, session.id, ["in_progress"], "completed", {
+    finalAnalysis: finalAnalysis || null,
+    executiveSummary: summary,
+    executiveSummaryError: summaryError,
+    completedAt: now,
+    lastInteractionAt: now,
+  });
+  if (applied) {
+    await queueSessionStatus(tx, session, "completed", now, { currentStage: null });
+    deps.logger.info({ session_id: session.id }, "session completed");
+  }
+  return { sessionTerminal: applied };
+}
+
+/** Ends a session that cannot go on; the chain stops here (fail fast). */
+export async function failSession(
+  deps: SagaDeps,
+  tx: Tx,
+  session: AlertSession,
+  reason: string,
+  status: "failed" | "timed_out" | "cancelled" = "failed",
+): Promise<void> {
+  const now = deps.now();
+  const sessionStatus =
+    status === "cancelled" ? "cancelled" : status === "timed_out" ? "timed_out" : "failed";
+  const stages = await listSessionStages(tx, session.id);
+  const results = completedResults(stages.filter((s) => s.kind !== "chat"));
+  const applied = await transitionSessionStatus(
+    tx,
+    session.id,
+    ["in_progress", "cancelling"],
+    sessionStatus,
+    {
+      errorMessage: reason,
+      finalAnalysis: results.at(-1)?.finalAnalysis || null,
+      completedAt: now,
+      lastInteractionAt: now,
+    },
+  );
+  if (!applied) return;
+  await abortOpenWork(deps, tx, stages, sessionStatus === "failed" ? "cancelled" : sessionStatus);
+  await queueSessionStatus(tx, session, sessionStatus, now, { currentStage: null, error: reason });
+  deps.logger.warn({ session_id: session.id, status: sessionStatus, reason }, "session ended");
+}
+
+/** Marks every unfinished execution and stage of the given stages as `status`, with events. */
+export async function abortOpenWork(
+  deps: SagaDeps,
+  tx: Tx,
+  stages: readonly StageRow[],
+  status: "cancelled" | "timed_out",
+): Promise<void> {
+  const now = deps.now();
+  for (const stage of stages) {
+    for (const execution of stage.executions) {
+      if (!isTerminal(execution.status)) {
+        await transitionExecutionStatus(tx, execution.id, ACTIVE, status, { completedAt: now });
+      }
+    }
+    if (!isTerminal(stage.status)) {
+      if (await transitionStageStatus(tx, stage.id, ACTIVE, status, { completedAt: now })) {
+        await queueStageStatus(tx, stage, status, now);
+      }
+    }
+  }
+  const summary = await tx.agentExecution.findFirst({
+    where: { sessionId: stages[0]?.sessionId ?? "", kind: "executive_summary" },
+  });
+  if (summary && !isTerminal(summary.status)) {
+    await transitionExecutionStatus(tx, summary.id, ACTIVE, status, { completedAt: now });
+  }
+}

@@ -1,0 +1,174 @@
+import { getChain, resolveChatAgentConfig, TarsyConfigError } from "@tarsy/config";
+import type { ChatSubmitted } from "@tarsy/contracts";
+import {
+  CHAT_SESSION_STATUSES,
+  createTimelineEvent,
+  enqueueOutbox,
+  getChatUserMessage,
+  listSessionTimeline,
+  openChatTurn,
+  type Tx,
+  transitionStageStatus,
+  withSessionLock,
+} from "@tarsy/db";
+import { formatInvestigationContext } from "../context/investigation.ts";
+import type { SagaDeps } from "./deps.ts";
+import { queueStageStatus } from "./events.ts";
+
+/**
+ * Answers a chat message: a chat stage with one chat-agent execution, a `user_question`
+ * timeline event, and the whole session timeline (investigation and earlier turns) as context.
+ * Idempotent per message. The turn gets its own deadline (`queue.chat_timeout`).
+ */
+export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Promise<void> {
+  await withSessionLock(deps.db, message.session_id, async (tx, session) => {
+    const userMessage = await getChatUserMessage(tx, message.message_id);
+    if (!userMessage) {
+      deps.logger.warn(
+        { session_id: session.id, message_id: message.message_id },
+        "chat message is gone",
+      );
+      return;
+    }
+    let agent: { agentName: string; backend: string; llmProvider: string };
+    try {
+      const chain = getChain(deps.config, session.chainId);
+      const resolved = resolveChatAgentConfig(deps.config, chain);
+      agent = {
+        agentName: resolved.agent_name,
+        backend: resolved.llm_backend,
+        llmProvider: resolved.llm_provider_name,
+      };
+    } catch (err) {
+      if (!(err instanceof TarsyConfigError)) throw err;
+      agent = { agentName: "ChatAgent", backend: "langchain", llmProvider: "unknown" };
+      await openAndFail(deps, tx, message, agent, err.message);
+      return;
+    }
+    if (!CHAT_SESSION_STATUSES.includes(session.status)) {
+      await openAndFail(deps, tx, message, agent, `session is ${session.status}`);
+      return;
+    }
+    const { stage, executions, created } = await openChatTurn(tx, {
+      sessionId: session.id,
+      chatId: message.chat_id,
+      messageId: message.message_id,
+      stageName: "Chat Response",
+      agent,
+    });
+    if (!created) return;
+    const now = deps.now();
+    const question = await createTimelineEvent(tx, {
+      sessionId: session.id,
+      stageId: stage.id,
+      executionId: null,
+      eventType: "user_question",
+      status: "completed",
+      content: userMessage.content,
+      metadata: { author: userMessage.author, message_id: userMessage.id },
+    });
+    await enqueueOutbox(tx, "timelineEventCreated", {
+      v: 1,
+      type: "timeline_event.created",
+      session_id: session.id,
+      stage_id: stage.id,
+      execution_id: null,
+      event_id: question.id,
+      sequence_number: question.sequenceNumber,
+      event_type: "user_question",
+      status: "completed",
+      content: question.content,
+      metadata: { author: userMessage.author, message_id: userMessage.id },
+      timestamp: question.createdAt.toISOString(),
+    });
+    const context = formatInvestigationContext(await listSessionTimeline(tx, session.id));
+    const deadline = new Date(now.getTime() + deps.config.queue.chat_timeout_ms);
+    await transitionStageStatus(tx, stage.id, ["pending"], "active", { startedAt: now });
+    await queueStageStatus(tx, stage, "started", now);
+    for (const execution of executions) {
+      await enqueueOutbox(tx, "executionRequested", {
+        v: 1,
+        session_id: session.id,
+        stage_id: stage.id,
+        execution_id: execution.id,
+        kind: "chat",
+        agent_name: execution.agentName,
+        agent_index: execution.agentIndex,
+        context,
+        chat: {
+          chat_id: message.chat_id,
+          message_id: message.message_id,
+          question: userMessage.content,
+        },
+        deadline_at: deadline.toISOString(),
+        requested_at: now.toISOString(),
+      });
+    }
+    await enqueueOutbox(tx, "deadline", {
+      v: 1,
+      session_id: session.id,
+      scope: "chat",
+      stage_id: stage.id,
+      deadline_at: deadline.toISOString(),
+    });
+    deps.logger.info({ session_id: session.id, stage_id: stage.id }, "chat turn started");
+  });
+  await deps.flushOutbox();
+}
+
+/** Records a chat turn that cannot run as a failed stage, so the user sees why. */
+async function openAndFail(
+  deps: SagaDeps,
+  tx: Tx,
+  message: ChatSubmitted,
+  agent: { agentName: string; backend: string; llmProvider: string },
+  reason: string,
+): Promise<void> {
+  const { stage, created } = await openChatTurn(tx, {
+    sessionId: message.session_id,
+    chatId: message.chat_id,
+    messageId: message.message_id,
+    stageName: "Chat Response",
+    agent,
+  });
+  if (!created) return;
+  const now = deps.now();
+  await tx.agentExecution.updateMany({
+    where: { stageId: stage.id },
+    data: { status: "failed", errorMessage: reason, completedAt: now },
+  });
+  await transitionStageStatus(tx, stage.id, ["pending"], "failed", {
+    completedAt: now,
+    errorMessage: reason,
+  });
+  await queueStageStatus(tx, stage, "failed", now, reason);
+}
+
+/** A chat execution finished: its stage takes the execution's status. */
+export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): Promise<void> {
+  const stage = await tx.stage.findUnique({
+    where: { id: stageId },
+    include: { executions: true },
+  });
+  if (!stage || (stage.status !== "pending" && stage.status !== "active")) return;
+  const execution = stage.executions[0];
+  if (!execution || execution.status === "pending" || execution.status === "active") return;
+  const now = deps.now();
+  const applied = await transitionStageStatus(
+    tx,
+    stage.id,
+    ["pending", "active"],
+    execution.status,
+    {
+      completedAt: now,
+      errorMessage: execution.errorMessage,
+    },
+  );
+  if (applied) {
+    await queueStageStatus(tx, stage, execution.status, now, execution.errorMessage);
+    await tx.chat.updateMany({
+      where: { id: stage.chatId ?? "" },
+      data: { lastInteractionAt: now },
+    });
+  }
+}

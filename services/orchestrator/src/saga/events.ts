@@ -1,0 +1,47 @@
+import type { SessionStatus, StageEventStatus } from "@tarsy/contracts";
+import { enqueueOutbox, type Stage, type Tx } from "@tarsy/db";
+
+/** Queues a `session.status` event (session and global channels) in the transaction. */
+export async function queueSessionStatus(
+  tx: Tx,
+  session: { id: string; alertType: string; chainId: string },
+  status: SessionStatus,
+  at: Date,
+  extra: { currentStage?: string | null; error?: string | null } = {},
+): Promise<void> {
+  await enqueueOutbox(tx, "sessionStatus", {
+    v: 1,
+    type: "session.status",
+    session_id: session.id,
+    status,
+    alert_type: session.alertType,
+    chain_id: session.chainId,
+    ...(extra.currentStage !== undefined && { current_stage: extra.currentStage }),
+    ...(extra.error !== undefined && { error: extra.error }),
+    timestamp: at.toISOString(),
+  });
+}
+
+/** Queues a `stage.status` event in the transaction. */
+export async function queueStageStatus(
+  tx: Tx,
+  stage: Stage,
+  status: StageEventStatus,
+  at: Date,
+  error: string | null = null,
+): Promise<void> {
+  await enqueueOutbox(tx, "stageStatus", {
+    v: 1,
+    type: "stage.status",
+    session_id: stage.sessionId,
+    stage_id: stage.id,
+    stage_name: stage.stageName,
+    stage_index: stage.stageIndex,
+    status,
+    parallel_type: stage.parallelType,
+    expected_agent_count: stage.expectedAgentCount,
+    chat_id: stage.chatId,
+    error,
+    timestamp: at.toISOString(),
+  });
+}

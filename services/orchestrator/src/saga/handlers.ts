@@ -1,0 +1,93 @@
+import type { ConsumerHandlers } from "@tarsy/bus";
+import { type Tx, transitionExecutionStatus, withSessionLock } from "@tarsy/db";
+import { admitAndStart, startSession } from "./admission.ts";
+import { stopSession } from "./cancel.ts";
+import { stepChain } from "./chain.ts";
+import { finishChatStage, startChatTurn } from "./chat.ts";
+import type { SagaDeps } from "./deps.ts";
+
+/** The orchestrator's handler for every work message addressed to it. */
+export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestrator"> {
+  return {
+    async sessionSubmitted(message) {
+      await admitAndStart(deps);
+      // A redelivery after a crash between admission and start finishes the start.
+      await startSession(deps, message.session_id);
+    },
+
+    async executionFinished(message) {
+      let sessionTerminal = false;
+      await withSessionLock(deps.db, message.session_id, async (tx, session) => {
+        const now = deps.now();
+        await transitionExecutionStatus(
+          tx,
+          message.execution_id,
+          ["pending", "active"],
+          message.status,
+          {
+            completedAt: now,
+            finalAnalysis: message.final_analysis,
+            errorMessage: message.error,
+            ...(message.token_usage && {
+              inputTokens: message.token_usage.input_tokens,
+              outputTokens: message.token_usage.output_tokens,
+              thinkingTokens: message.token_usage.thinking_tokens ?? 0,
+              totalTokens: message.token_usage.total_tokens,
+            }),
+          },
+        );
+        await refreshSessionTokens(tx, message.session_id);
+        if (message.kind === "chat") {
+          if (message.stage_id) await finishChatStage(deps, tx, message.stage_id);
+          return;
+        }
+        sessionTerminal = (await stepChain(deps, tx, session)).sessionTerminal;
+      });
+      await deps.flushOutbox();
+      if (sessionTerminal) await admitAndStart(deps);
+    },
+
+    async cancelRequested(message) {
+      await stopSession(
+        deps,
+        message.session_id,
+        "cancelled",
+        `cancelled by ${message.requested_by}`,
+      );
+    },
+
+    async deadline(message, ctx) {
+      const remaining = new Date(message.deadline_at).getTime() - deps.now().getTime();
+      if (remaining > 0) {
+        ctx.retryLater(remaining);
+        return;
+      }
+      if (message.scope === "session") {
+        await stopSession(deps, message.session_id, "timed_out", "session timed out", {
+          session: true,
+        });
+      } else {
+        await stopSession(deps, message.session_id, "timed_out", "chat turn timed out", {
+          session: false,
+          chatStageId: message.stage_id ?? "any",
+        });
+      }
+    },
+
+    async chatSubmitted(message) {
+      await startChatTurn(deps, message);
+    },
+  };
+}
+
+/** Session token totals as the sum of its executions (idempotent, whatever wrote them). */
+async function refreshSessionTokens(tx: Tx, sessionId: string): Promise<void> {
+  await tx.$executeRaw`
+    UPDATE alert_sessions s SET
+      input_tokens = t.input, output_tokens = t.output,
+      thinking_tokens = t.thinking, total_tokens = t.total
+    FROM (SELECT COALESCE(SUM(input_tokens),0)::int AS input, COALESCE(SUM(output_tokens),0)::int AS output,
+                 COALESCE(SUM(thinking_tokens),0)::int AS thinking, COALESCE(SUM(total_tokens),0)::int AS total
+          FROM agent_executions WHERE session_id = ${sessionId}::uuid) t
+    WHERE s.id = ${sessionId}::uuid`;
+}

@@ -1,0 +1,283 @@
+import { cancelControlSubject } from "@tarsy/contracts";
+import { ChatTurnActiveError, ChatUnavailableError, submitChatMessage } from "@tarsy/db";
+import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type Orchestrator,
+  runnerPeer,
+  startTestOrchestrator,
+  submit,
+  testConfig,
+  waitFor,
+  waitForSession,
+} from "./harness.ts";
+
+const config = (queue: string) =>
+  testConfig(`
+defaults:
+  llm_provider: scripted-test
+  llm_backend: scripted
+  alert_type: test-alert
+queue:
+${queue}
+agents:
+  Investigator: { custom_instructions: "Investigate." }
+agent_chains:
+  simple:
+    alert_types: [test-alert]
+    chat: { enabled: true }
+    stages:
+      - name: investigate
+        agents: [{ name: Investigator }]
+      - name: confirm
+        agents: [{ name: Investigator }]
+`);
+
+describe("orchestrator lifecycle (real Postgres and NATS)", () => {
+  let t: TestDb;
+  let nats: TestBus;
+  const orchestrators: Orchestrator[] = [];
+  beforeEach(async () => {
+    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
+  });
+  afterEach(async () => {
+    for (const o of orchestrators.splice(0)) await o.stop();
+    await nats.cleanup();
+    await t.cleanup();
+  });
+
+  it("holds the concurrency cap across two orchestrators and starts waiting sessions FIFO", async () => {
+    const cfg = config("  max_concurrent_sessions: 2\n  session_timeout: 60s");
+    const peer = await runnerPeer(nats.bus, () => "hold");
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg, "orch-a"));
+    orchestrators.push(
+      await startTestOrchestrator(t.db, await nats.connectAnother(), cfg, "orch-b"),
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await submit(t.db, "test-alert", "simple"));
+
+    let maxRunning = 0;
+    const startedOrder: string[] = [];
+    while (startedOrder.length < 6) {
+      const running = await t.db.prisma.alertSession.findMany({
+        where: { status: { in: ["in_progress", "cancelling"] } },
+        select: { id: true },
+      });
+      maxRunning = Math.max(maxRunning, running.length);
+      for (const { id } of running) if (!startedOrder.includes(id)) startedOrder.push(id);
+      if (peer.held.length > 0) {
+        await peer.release((r) => ({ status: "completed", analysis: `done ${r.execution_id}` }));
+      }
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await waitFor(
+      async () => {
+        await peer.release((r) => ({ status: "completed", analysis: `done ${r.execution_id}` }));
+        return (await t.db.prisma.alertSession.count({ where: { status: "completed" } })) === 6;
+      },
+      30_000,
+      "all sessions to complete",
+    );
+    await peer.stop();
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    expect(maxRunning).toBe(2);
+    // FIFO: sessions started in the order they arrived (one admission pass may start several).
+    const started = await t.db.prisma.alertSession.findMany({
+      orderBy: [{ startedAt: "asc" }, { createdAt: "asc" }],
+      select: { id: true },
+    });
+    expect(started.map((s) => s.id)).toEqual(ids);
+    const pods = await t.db.prisma.alertSession.findMany({ select: { podId: true } });
+    expect(pods.every((p) => p.podId === "orch-a" || p.podId === "orch-b")).toBe(true);
+  }, 60_000);
+
+  it("cancels a running session: runners are told, open work ends, no later stage runs", async () => {
+    const cfg = config("  session_timeout: 60s");
+    const peer = await runnerPeer(nats.bus, () => "hold");
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
+    const id = await submit(t.db, "test-alert", "simple");
+    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    const controls: unknown[] = [];
+    const sub = nats.bus.subscribeTransient("cancelControl", cancelControlSubject(id), (c) => {
+      controls.push(c);
+    });
+    await nats.bus.connection.flush();
+    await nats.bus.publish("cancelRequested", {
+      v: 1,
+      session_id: id,
+      requested_by: "alice",
+      requested_at: new Date().toISOString(),
+    });
+    const done = await waitForSession(t.db, id, ["cancelled"]);
+    expect(done.errorMessage).toBe("cancelled by alice");
+    await waitFor(async () => controls.length === 1, 5_000, "cancel control");
+    expect(controls[0]).toMatchObject({ session_id: id, scope: "session", reason: "cancelled" });
+    const executions = await t.db.prisma.agentExecution.findMany({ where: { sessionId: id } });
+    expect(executions.map((e) => e.status)).toEqual(["cancelled"]);
+    // The runner's late answer changes nothing.
+    await peer.release(() => ({ status: "completed", analysis: "too late" }));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await t.db.prisma.alertSession.findUnique({ where: { id } }))?.status).toBe(
+      "cancelled",
+    );
+    expect(await t.db.prisma.stage.count({ where: { sessionId: id } })).toBe(1);
+    const statuses = (
+      await nats.bus.replayEvents({ subject: `events.session.${id}`, afterSeq: 0, limit: 100 })
+    ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
+    expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]);
+    sub.unsubscribe();
+    await peer.stop();
+  });
+
+  it("times a session out even when its runner is gone", async () => {
+    const cfg = config("  session_timeout: 1s");
+    const peer = await runnerPeer(nats.bus, () => "hold");
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
+    const id = await submit(t.db, "test-alert", "simple");
+    await peer.stop(); // the runner disappears with the work in hand
+    const done = await waitForSession(t.db, id, ["timed_out"], 15_000);
+    expect(done.errorMessage).toBe("session timed out");
+    const executions = await t.db.prisma.agentExecution.findMany({ where: { sessionId: id } });
+    expect(executions.map((e) => e.status)).toEqual(["timed_out"]);
+  });
+
+  it("chat: two turns where the second sees the first; a busy or running session is refused", async () => {
+    const cfg = config("  session_timeout: 60s\n  chat_timeout: 30s");
+    const peer = await runnerPeer(
+      nats.bus,
+      (r) =>
+        r.kind === "chat"
+          ? "hold"
+          : { status: "completed", analysis: `analysis by ${r.agent_name}` },
+      t.db,
+    );
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
+    const id = await submit(t.db, "test-alert", "simple");
+    // A chat on a running session is refused and stores nothing.
+    await waitForSession(t.db, id, ["in_progress"]);
+    await expect(
+      submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "early?" }),
+    ).rejects.toBeInstanceOf(ChatUnavailableError);
+    await waitForSession(t.db, id, ["completed"]);
+
+    await submitChatMessage(t.db.prisma, {
+      sessionId: id,
+      author: "bob",
+      content: "Which pod first?",
+    });
+    await waitFor(async () => peer.held.length === 1, 10_000, "first chat turn");
+    const first = peer.held[0];
+    expect(first?.chat?.question).toBe("Which pod first?");
+    expect(first?.context).toContain("analysis by Investigator");
+    await expect(
+      submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "and then?" }),
+    ).rejects.toBeInstanceOf(ChatTurnActiveError);
+    await peer.release(() => ({ status: "completed", analysis: "payments-7f9 crashed first" }));
+    await waitFor(
+      async () =>
+        (await t.db.prisma.stage.findFirst({
+          where: { sessionId: id, kind: "chat", status: "completed" },
+        })) ?? null,
+      10_000,
+      "first turn done",
+    );
+
+    await submitChatMessage(t.db.prisma, {
+      sessionId: id,
+      author: "bob",
+      content: "Why did it crash?",
+    });
+    await waitFor(async () => peer.held.length === 1, 10_000, "second chat turn");
+    const second = peer.held[0];
+    expect(second?.context).toContain("Which pod first?");
+    await peer.release(() => ({ status: "completed", analysis: "OOM" }));
+    const questions = await t.db.prisma.timelineEvent.findMany({
+      where: { sessionId: id, eventType: "user_question" },
+      orderBy: { sequenceNumber: "asc" },
+    });
+    expect(questions.map((q) => q.content)).toEqual(["Which pod first?", "Why did it crash?"]);
+    await peer.stop();
+  });
+
+  it("cancels and times out a chat turn", async () => {
+    const cfg = config("  session_timeout: 60s\n  chat_timeout: 1s");
+    const peer = await runnerPeer(nats.bus, (r) =>
+      r.kind === "chat" ? "hold" : { status: "completed", analysis: "ok" },
+    );
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
+    const id = await submit(t.db, "test-alert", "simple");
+    await waitForSession(t.db, id, ["completed"]);
+
+    await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q1" });
+    await waitFor(async () => peer.held.length === 1, 10_000, "chat turn");
+    const timedOut = await waitFor(
+      async () =>
+        t.db.prisma.stage.findFirst({
+          where: { sessionId: id, kind: "chat", status: "timed_out" },
+        }),
+      10_000,
+      "chat timeout",
+    );
+    expect(timedOut.stageName).toBe("Chat Response");
+    peer.held.splice(0);
+
+    await t.db.prisma.$executeRaw`SELECT 1`;
+    await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q2" });
+    await waitFor(async () => peer.held.length === 1, 10_000, "second chat turn");
+    await nats.bus.publish("cancelRequested", {
+      v: 1,
+      session_id: id,
+      requested_by: "bob",
+      requested_at: new Date().toISOString(),
+    });
+    await waitFor(
+      async () =>
+        t.db.prisma.stage.findFirst({
+          where: { sessionId: id, kind: "chat", status: "cancelled" },
+        }),
+      10_000,
+      "chat cancel",
+    );
+    expect((await t.db.prisma.alertSession.findUnique({ where: { id } }))?.status).toBe(
+      "completed",
+    );
+    await peer.stop();
+  });
+
+  it("an orchestrator killed mid-chain: another finishes the session exactly once", async () => {
+    const cfg = config("  session_timeout: 60s");
+    const peer = await runnerPeer(nats.bus, () => "hold");
+    const busA = await nats.connectAnother();
+    const a = await startTestOrchestrator(t.db, busA, cfg, "orch-a");
+    const id = await submit(t.db, "test-alert", "simple");
+    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    await busA.close(); // dies without acking or draining
+    void a.stop().catch(() => undefined);
+    await peer.release(() => ({ status: "completed", analysis: "step one" }));
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg, "orch-b"));
+    await waitFor(async () => peer.held.length === 1, 15_000, "second stage on orch-b");
+    await peer.release((r) => ({
+      status: "completed",
+      analysis: r.kind === "executive_summary" ? "sum" : "step two",
+    }));
+    await waitFor(async () => peer.held.length === 1, 15_000, "summary request");
+    await peer.release(() => ({ status: "completed", analysis: "summary" }));
+    const done = await waitForSession(t.db, id, ["completed"], 15_000);
+    expect(done.executiveSummary).toBe("summary");
+    const stages = await t.db.prisma.stage.findMany({
+      where: { sessionId: id },
+      orderBy: { stageIndex: "asc" },
+    });
+    expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
+    const completedEvents = (
+      await nats.bus.replayEvents({ subject: "events.sessions", afterSeq: 0, limit: 500 })
+    ).events.filter(
+      (e) =>
+        e.payload.session_id === id &&
+        e.payload.type === "session.status" &&
+        e.payload.status === "completed",
+    );
+    expect(completedEvents).toHaveLength(1);
+    await peer.stop();
+  }, 60_000);
+});

@@ -1,0 +1,216 @@
+import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type Orchestrator,
+  runnerPeer,
+  startTestOrchestrator,
+  submit,
+  testConfig,
+  waitForSession,
+} from "./harness.ts";
+
+const CONFIG = `
+defaults:
+  llm_provider: scripted-test
+  llm_backend: scripted
+  alert_type: test-alert
+queue:
+  max_concurrent_sessions: 5
+  session_timeout: 30s
+  chat_timeout: 10s
+agents:
+  Investigator: { custom_instructions: "Investigate." }
+  LogAgent: { custom_instructions: "Read logs." }
+  MetricsAgent: { custom_instructions: "Read metrics." }
+agent_chains:
+  three-stage:
+    alert_types: [test-alert]
+    chat: { enabled: true }
+    stages:
+      - name: triage
+        agents: [{ name: Investigator }]
+      - name: deep-dive
+        agents: [{ name: LogAgent }, { name: MetricsAgent }]
+      - name: verify
+        agents: [{ name: Investigator }]
+        replicas: 2
+  strict:
+    alert_types: [strict-alert]
+    stages:
+      - name: both-must-pass
+        success_policy: all
+        agents: [{ name: LogAgent }, { name: MetricsAgent }]
+      - name: never-runs
+        agents: [{ name: Investigator }]
+`;
+
+describe("orchestrator saga (real Postgres and NATS)", () => {
+  let t: TestDb;
+  let nats: TestBus;
+  let orchestrator: Orchestrator | undefined;
+  beforeEach(async () => {
+    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
+  });
+  afterEach(async () => {
+    await orchestrator?.stop();
+    orchestrator = undefined;
+    await nats.cleanup();
+    await t.cleanup();
+  });
+
+  it("runs a three-stage chain with a parallel stage, replicas, synthesis and summary in order", async () => {
+    const config = testConfig(CONFIG);
+    const peer = await runnerPeer(nats.bus, (r) => ({
+      status: "completed",
+      analysis:
+        r.kind === "executive_summary"
+          ? "SUMMARY: payments pods crash on OOM"
+          : `${r.agent_name}@${r.stage_id?.slice(0, 4) ?? "session"} found the cause`,
+    }));
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    const id = await submit(t.db);
+    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    await peer.stop();
+    expect(done.status).toBe("completed");
+
+    const stages = await t.db.prisma.stage.findMany({
+      where: { sessionId: id },
+      orderBy: { stageIndex: "asc" },
+      include: { executions: { orderBy: { agentIndex: "asc" } } },
+    });
+    expect(stages.map((s) => [s.stageIndex, s.stageName, s.kind, s.status])).toEqual([
+      [1, "triage", "investigation", "completed"],
+      [2, "deep-dive", "investigation", "completed"],
+      [3, "deep-dive - Synthesis", "synthesis", "completed"],
+      [4, "verify", "investigation", "completed"],
+      [5, "verify - Synthesis", "synthesis", "completed"],
+    ]);
+    expect(stages[1]?.parallelType).toBe("multi_agent");
+    expect(stages[3]?.parallelType).toBe("replica");
+    expect(stages[3]?.executions.map((e) => e.agentName)).toEqual([
+      "Investigator-1",
+      "Investigator-2",
+    ]);
+    expect(stages[2]?.executions.map((e) => e.agentName)).toEqual(["SynthesisAgent"]);
+
+    // Request order and the context each stage got.
+    const byStage = (name: string) =>
+      peer.requests.filter((r) => stages.find((s) => s.id === r.stage_id)?.stageName === name);
+    const order = peer.requests.map(
+      (r) => stages.find((s) => s.id === r.stage_id)?.stageName ?? r.kind,
+    );
+    expect(order).toEqual([
+      "triage",
+      "deep-dive",
+      "deep-dive",
+      "deep-dive - Synthesis",
+      "verify",
+      "verify",
+      "verify - Synthesis",
+      "executive_summary",
+    ]);
+    expect(byStage("triage")[0]?.context).toBeUndefined();
+    const triageResult = stages[0]?.executions[0]?.finalAnalysis ?? "";
+    for (const r of byStage("deep-dive")) {
+      expect(r.context).toContain("<!-- CHAIN_CONTEXT_START -->");
+      expect(r.context).toContain(triageResult);
+    }
+    const synthesisContext = byStage("deep-dive - Synthesis")[0]?.context ?? "";
+    expect(synthesisContext).toContain("LogAgent");
+    expect(synthesisContext).toContain("MetricsAgent");
+    const synthesisResult = stages[2]?.executions[0]?.finalAnalysis ?? "";
+    const verifyContext = byStage("verify")[0]?.context ?? "";
+    expect(verifyContext).toContain(synthesisResult);
+    expect(verifyContext).not.toContain(stages[1]?.executions[0]?.finalAnalysis ?? "?");
+
+    // Final analysis from the last stage (its synthesis), then the executive summary.
+    const finalSynthesis = stages[4]?.executions[0]?.finalAnalysis;
+    expect(done.finalAnalysis).toBe(finalSynthesis);
+    expect(peer.requests.at(-1)?.context).toBe(finalSynthesis);
+    expect(done.executiveSummary).toBe("SUMMARY: payments pods crash on OOM");
+    expect(done.totalTokens).toBe(15 * 8);
+
+    // The session channel tells the same story, in order.
+    const replay = await nats.bus.replayEvents({
+      subject: `events.session.${id}`,
+      afterSeq: 0,
+      limit: 500,
+    });
+    const story = replay.events.map((e) =>
+      e.payload.type === "stage.status"
+        ? `${e.payload.stage_name}:${e.payload.status}`
+        : e.payload.type === "session.status"
+          ? `session:${e.payload.status}`
+          : e.payload.type,
+    );
+    expect(story.filter((s) => s.startsWith("session:")).at(-1)).toBe("session:completed");
+    expect(story.filter((s) => !s.startsWith("session:"))).toEqual([
+      "triage:started",
+      "triage:completed",
+      "deep-dive:started",
+      "deep-dive:completed",
+      "deep-dive - Synthesis:started",
+      "deep-dive - Synthesis:completed",
+      "verify:started",
+      "verify:completed",
+      "verify - Synthesis:started",
+      "verify - Synthesis:completed",
+    ]);
+  });
+
+  it("policy any: one failing agent of a parallel stage does not stop the chain", async () => {
+    const config = testConfig(CONFIG);
+    const peer = await runnerPeer(nats.bus, (r) =>
+      r.agent_name === "MetricsAgent"
+        ? { status: "failed", error: "metrics backend unreachable" }
+        : { status: "completed", analysis: `${r.agent_name} ok` },
+    );
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    const id = await submit(t.db);
+    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    await peer.stop();
+    expect(done.status).toBe("completed");
+    const synthesis = peer.requests.find((r) => r.kind === "synthesis");
+    expect(synthesis?.context).toMatch(
+      /MetricsAgent[\s\S]*Status: failed[\s\S]*metrics backend unreachable/,
+    );
+  });
+
+  it("policy all: a failing agent fails the session fast and no later stage runs", async () => {
+    const config = testConfig(CONFIG);
+    const peer = await runnerPeer(nats.bus, (r) =>
+      r.agent_name === "LogAgent"
+        ? { status: "failed", error: "log store timeout" }
+        : { status: "completed", analysis: "fine" },
+    );
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    const id = await submit(t.db, "strict-alert", "strict");
+    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    await peer.stop();
+    expect(done.status).toBe("failed");
+    expect(done.errorMessage).toContain('stage "both-must-pass" failed');
+    expect(done.errorMessage).toContain("LogAgent: failed: log store timeout");
+    const stages = await t.db.prisma.stage.findMany({ where: { sessionId: id } });
+    expect(stages.map((s) => s.stageName)).toEqual(["both-must-pass"]);
+    expect(
+      peer.requests.some((r) => r.kind === "synthesis" || r.kind === "executive_summary"),
+    ).toBe(false);
+  });
+
+  it("a failed executive summary still completes the session, keeping the reason", async () => {
+    const config = testConfig(CONFIG);
+    const peer = await runnerPeer(nats.bus, (r) =>
+      r.kind === "executive_summary"
+        ? { status: "failed", error: "summary model overloaded" }
+        : { status: "completed", analysis: `${r.agent_name} done` },
+    );
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    const id = await submit(t.db);
+    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    await peer.stop();
+    expect(done.status).toBe("completed");
+    expect(done.executiveSummary).toBeNull();
+    expect(done.executiveSummaryError).toBe("summary model overloaded");
+    expect(done.finalAnalysis).toBe("SynthesisAgent done");
+  });
+});
