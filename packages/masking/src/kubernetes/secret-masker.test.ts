@@ -22,6 +22,13 @@ describe("kubernetes_secret masker", () => {
       redactions: 2,
     },
     {
+      name: "a titled YAML list, as some MCP servers print it",
+      input:
+        "The following resources (YAML) have been found:\n- apiVersion: v1\n  kind: Secret\n  data:\n    token: dG9rZW4tdmFsdWU=\n  metadata:\n    name: api\n",
+      secrets: ["dG9rZW4tdmFsdWU="],
+      redactions: 1,
+    },
+    {
       name: "bare JSON array of resources",
       input:
         '[{"kind":"Secret","data":{"k":"c2VjcmV0"}},{"kind":"ConfigMap","data":{"k":"plain"}}]',

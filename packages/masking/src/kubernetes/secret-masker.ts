@@ -62,12 +62,30 @@ interface Counter {
   redactions: number;
 }
 
-function collectDocument(root: SourceNode, source: string, edits: SourceEdit[], counter: Counter) {
-  if (root.type === "map") collectResource(root, source, edits, counter);
-  else if (root.type === "seq") {
-    // A bare JSON array of resources.
-    for (const item of root.items)
-      if (item.type === "map") collectResource(item, source, edits, counter);
+/** How deep to look for resources inside wrappers (a titled YAML map, a bare array, …). */
+const MAX_WRAPPER_DEPTH = 4;
+
+function collectDocument(
+  node: SourceNode,
+  source: string,
+  edits: SourceEdit[],
+  counter: Counter,
+  depth = 0,
+) {
+  if (depth > MAX_WRAPPER_DEPTH) return;
+  if (node.type === "seq") {
+    for (const item of node.items) collectDocument(item, source, edits, counter, depth + 1);
+  } else if (node.type === "map") {
+    if (getPair(node, "kind") !== undefined) {
+      collectResource(node, source, edits, counter);
+      return;
+    }
+    // Not a resource: maybe a wrapper such as "The following resources were found:\n- kind: …".
+    for (const pair of node.pairs) {
+      if (pair.value && pair.value.type !== "scalar") {
+        collectDocument(pair.value, source, edits, counter, depth + 1);
+      }
+    }
   }
 }
 
