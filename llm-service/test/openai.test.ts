@@ -32,7 +32,8 @@ const config = () => ({
 
 beforeAll(async () => {
   fake = await startFakeProvider();
-  h = await startHarness({ MY_OPENAI_KEY: KEY });
+  // OPENAI_API_KEY is a decoy: only the variable the config names may be read.
+  h = await startHarness({ MY_OPENAI_KEY: KEY, OPENAI_API_KEY: "sk-decoy-must-not-be-used" });
 });
 afterAll(async () => {
   await h.stop();
@@ -166,6 +167,11 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
     expect(error?.type === "error" && error.message).toContain("MY_OPENAI_KEY");
     expect(JSON.stringify(chunks)).not.toContain(KEY);
     expect(fake.requests.length).toBe(1);
+    // The captured pino stream has the failure, with the echoed key scrubbed.
+    const failure = h.logLines.find((l) => l.includes('"generate failed"'));
+    expect(failure).toContain('"code":"auth"');
+    expect(failure).toContain("[REDACTED]");
+    expect(h.logLines.join("\n")).not.toContain(KEY);
   });
 
   it("gives up after 3 retries of a 5xx with a retryable error chunk", async () => {
