@@ -14,6 +14,7 @@ export type ErrorCode =
   | "auth"
   | "invalid_config"
   | "invalid_request"
+  | "content_blocked"
   | "script_exhausted"
   | "cancelled";
 
@@ -50,6 +51,12 @@ export class ConfigError extends LlmServiceError {
 /** 400/404/422: the provider rejected the request itself (unknown model, bad schema …). */
 export class ProviderRequestError extends LlmServiceError {
   readonly code = "invalid_request" as const;
+  readonly retryable = false as const;
+}
+
+/** The provider's safety filters blocked the prompt or the answer; retrying will not help. */
+export class ContentBlockedError extends LlmServiceError {
+  readonly code = "content_blocked" as const;
   readonly retryable = false as const;
 }
 

@@ -239,6 +239,22 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
     expect(fake.requests.length).toBe(3);
   });
 
+  it("reports a safety block as non-retryable content_blocked without retrying", async () => {
+    fake.enqueue(
+      respondSse([
+        {
+          data: {
+            promptFeedback: { blockReason: "PROHIBITED_CONTENT" },
+            usageMetadata: geminiUsage(5, 0, 0),
+          },
+        },
+      ]),
+    );
+    const chunks = await collect(h.client.generate(baseInput(native())));
+    expect(errorOf(chunks)).toMatchObject({ code: "content_blocked", retryable: false });
+    expect(fake.requests.length).toBe(1);
+  });
+
   it("fails a 401 (and Gemini's 400 API_KEY_INVALID) at once as non-retryable auth errors", async () => {
     fake.enqueue(
       respondJson(

@@ -10,7 +10,7 @@ import {
   streamText,
   type Tool,
 } from "ai";
-import { ConfigError, EmptyResponseError } from "../errors.ts";
+import { ConfigError, ContentBlockedError, EmptyResponseError } from "../errors.ts";
 import {
   type Chunk,
   type ConversationMessage,
@@ -274,6 +274,11 @@ export function createAiSdkBackend(options: {
           case "abort":
             throw new DOMException("aborted", "AbortError");
           case "finish": {
+            if (!produced && part.finishReason === "content-filter") {
+              throw new ContentBlockedError(
+                `provider ${config.provider} blocked the request or answer (content filter): rephrase the prompt or review the alert data`,
+              );
+            }
             if (!produced)
               throw new EmptyResponseError(
                 `provider ${config.provider} returned an empty response`,

@@ -9,7 +9,7 @@ import {
   ThinkingLevel,
   type Tool,
 } from "@google/genai";
-import { ConfigError, EmptyResponseError } from "../errors.ts";
+import { ConfigError, ContentBlockedError, EmptyResponseError } from "../errors.ts";
 import {
   type Chunk,
   type ConversationMessage,
@@ -27,6 +27,17 @@ export interface GoogleNativeOptions {
   getSecret: SecretLookup;
   signatures: ThoughtSignatureCache;
 }
+
+/** Finish/block reasons that mean the safety filters stopped the answer. */
+const BLOCKING_REASONS = new Set<string>([
+  "SAFETY",
+  "RECITATION",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "IMAGE_SAFETY",
+  "OTHER",
+]);
 
 /** Thinking configuration by model unless the request sets a budget or level. */
 export function thinkingConfigFor(config: LlmConfig): ThinkingConfig {
@@ -206,10 +217,13 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
         config: generationConfig,
       });
       let produced = false;
+      let blocked: string | undefined;
       let usage: GenerateContentResponse["usageMetadata"];
       for await (const response of stream) {
         if (response.usageMetadata) usage = response.usageMetadata;
         const candidate = response.candidates?.[0];
+        const reason = response.promptFeedback?.blockReason ?? candidate?.finishReason;
+        if (reason && BLOCKING_REASONS.has(reason)) blocked = reason;
         for (const part of candidate?.content?.parts ?? []) {
           const chunk = partToChunk(part, names, request.execution_id, options.signatures);
           if (chunk) {
@@ -230,6 +244,11 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
             },
           };
         }
+      }
+      if (!produced && blocked) {
+        throw new ContentBlockedError(
+          `provider ${config.provider || "google"} blocked the request or answer (${blocked}): rephrase the prompt or review the alert data`,
+        );
       }
       if (!produced)
         throw new EmptyResponseError(
