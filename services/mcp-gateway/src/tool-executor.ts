@@ -79,13 +79,15 @@ export class ToolExecutor {
             )
             .map((t) => toToolDefinition(server, t));
         } catch (err) {
-          failedServers[server] = describe(err);
+          const config = this.deps.servers.get(server);
+          const reason = maskToolContent(this.deps.masking, config, describe(err), "tools/list");
+          failedServers[server] = reason.content;
           this.deps.logger.warn(
             {
               execution_id: scope.executionId,
               session_id: scope.sessionId,
               server,
-              err: describe(err),
+              err: reason.content,
             },
             "listing MCP tools failed",
           );
@@ -164,14 +166,14 @@ export class ToolExecutor {
         durationMs: elapsed(),
       };
     } catch (err) {
-      log.warn({ server, tool, err: describe(err) }, "MCP tool call failed");
-      // Error text may echo server output: mask it like a result.
+      // Error text may echo server output: mask it like a result, before it is logged too.
       const masked = maskToolContent(
         this.deps.masking,
         config,
         `MCP tool execution failed: ${describe(err)}`,
         tool,
       );
+      log.warn({ server, tool, err: masked.content }, "MCP tool call failed");
       return {
         ...base,
         content: masked.content,
