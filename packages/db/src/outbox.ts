@@ -52,10 +52,15 @@ export interface RelayOptions {
   readonly logger?: DbLogger;
 }
 
+/** Serializes relay passes across processes: events of one session must stay in order. */
+const RELAY_LOCK_KEY = 0x7a5_0b0c;
+
 /**
- * Publishes unpublished outbox rows in id order and marks them published. Rows are locked
- * with SKIP LOCKED, so concurrent relays share the work. Stops at the first failure (the
- * row keeps its place, with the error and attempt count). Returns how many were published.
+ * Publishes unpublished outbox rows in id order and marks them published. One pass runs at a
+ * time across all relays (a transaction-level advisory lock; others wait their turn), so the
+ * messages of one session — written in order under its session lock — are published in that
+ * order. Stops at the first failure (the row keeps its place, with the error and attempt
+ * count) so nothing overtakes it. Returns how many were published.
  */
 export async function relayOutbox(
   prisma: PrismaClient,
@@ -66,10 +71,11 @@ export async function relayOutbox(
   let total = 0;
   for (;;) {
     const { published, more } = await prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${RELAY_LOCK_KEY})`;
       const rows = await tx.$queryRaw<
         { id: bigint; message_key: string; payload: unknown; msg_id: string }[]
       >`SELECT id, message_key, payload, msg_id FROM outbox_messages
-        WHERE published_at IS NULL ORDER BY id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+        WHERE published_at IS NULL ORDER BY id LIMIT ${batchSize} FOR UPDATE`;
       const done: bigint[] = [];
       let failed = false;
       for (const row of rows) {

@@ -52,13 +52,12 @@ describe("outbox", () => {
     expect(published).toEqual([a.id, b.id]);
   });
 
-  test("concurrent relays share the rows without publishing one twice", async ({
-    db,
-    database,
-  }) => {
-    for (let i = 0; i < 30; i++) await newSession(db.prisma);
-    const seen: bigint[] = [];
+  test("concurrent relays publish every row once, in commit order", async ({ db, database }) => {
+    const sessions = [];
+    for (let i = 0; i < 30; i++) sessions.push(await newSession(db.prisma));
+    const seen: string[] = [];
     const relays = [
+      createDb({ url: database.url, poolSize: 2 }),
       createDb({ url: database.url, poolSize: 2 }),
       createDb({ url: database.url, poolSize: 2 }),
     ];
@@ -68,7 +67,7 @@ describe("outbox", () => {
           relayOutbox(
             r.prisma,
             async (e) => {
-              seen.push(e.id);
+              seen.push(e.msgId);
               await new Promise((resolve) => setTimeout(resolve, 2));
             },
             { batchSize: 5 },
@@ -79,8 +78,7 @@ describe("outbox", () => {
     } finally {
       await Promise.all(relays.map((r) => r.close()));
     }
-    expect(new Set(seen).size).toBe(30);
-    expect(seen).toHaveLength(30);
+    expect(seen).toEqual(sessions.map((s) => `session-submitted.${s.id}`));
   });
 
   test("payloads are validated against the contract before they are stored", async ({ db }) => {
