@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { Bus } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type {
+  ExecutionFinished,
   ExecutionKind,
   ExecutionRequested,
   PersistentEvent,
@@ -159,8 +160,17 @@ export interface Env {
   cleanup(): Promise<void>;
 }
 
-export async function createEnv(options: Parameters<typeof writeConfig>[0] = {}): Promise<Env> {
-  const [testDb, testBus] = await Promise.all([createTestDb(), createTestBus()]);
+export async function createEnv(
+  options: Parameters<typeof writeConfig>[0] & { runnerAckWaitMs?: number } = {},
+): Promise<Env> {
+  const [testDb, testBus] = await Promise.all([
+    createTestDb(),
+    createTestBus(
+      options.runnerAckWaitMs
+        ? { consumers: { runner: { ackWaitMs: options.runnerAckWaitMs } } }
+        : {},
+    ),
+  ]);
   const { config, dir } = writeConfig(options);
   return {
     testDb,
@@ -180,8 +190,8 @@ export function runnerDeps(
   env: Env,
   llm: LlmClient,
   tools: ToolGateway,
-  overrides: Partial<RunnerDeps> = {},
-): RunnerDeps {
+  overrides: Partial<RunnerDeps & { bus: Bus }> = {},
+): RunnerDeps & { bus: Bus } {
   return {
     config: env.config,
     store: createPostgresStore(env.db),
@@ -363,4 +373,28 @@ export function startRunnerProcess(
     LLM_SERVICE_ADDRESS: llmAddress,
     ...extra,
   });
+}
+
+/** Collects what the runner tells the orchestrator (`executionFinished` on the work stream). */
+export async function collectFinished(bus: Bus): Promise<{
+  list: ExecutionFinished[];
+  stop(): Promise<void>;
+}> {
+  const list: ExecutionFinished[] = [];
+  const ignore = async () => {};
+  const consumer = await bus.consume("orchestrator", {
+    sessionSubmitted: ignore,
+    chatSubmitted: ignore,
+    cancelRequested: ignore,
+    deadline: ignore,
+    executionFinished: async (payload) => {
+      list.push(payload);
+    },
+  });
+  return {
+    list,
+    async stop() {
+      await consumer.stop();
+    },
+  };
 }
