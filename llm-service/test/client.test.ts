@@ -1,6 +1,8 @@
 import { createServer } from "node:net";
+import * as grpc from "@grpc/grpc-js";
 import { createLlmClient, LlmInvalidArgumentError, LlmUnavailableError } from "@tarsy/llm-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadProtos } from "../src/proto.ts";
 import { baseInput, collect, type Harness, startHarness } from "./harness.ts";
 
 let h: Harness;
@@ -113,6 +115,28 @@ describe("llm-client over real gRPC", () => {
       content: "finished during shutdown",
     });
     await stopping;
+    own.client.close();
+  });
+
+  it("streams health changes to grpc.health.v1 Watch subscribers", async () => {
+    const own = await startHarness();
+    const Health = grpc.makeGenericClientConstructor(loadProtos().healthService, "Health");
+    const health = new Health(own.address, grpc.credentials.createInsecure());
+    const watch = (
+      health as unknown as { Watch: (req: object) => grpc.ClientReadableStream<{ status: string }> }
+    ).Watch({ service: "llm.v1.LLMService" });
+    const statuses: string[] = [];
+    const ended = new Promise<void>((resolve) => {
+      watch.on("data", (m: { status: string }) => {
+        statuses.push(m.status);
+        if (m.status === "SERVING") void own.server.shutdown(1000);
+      });
+      watch.on("end", () => resolve());
+      watch.on("error", () => resolve());
+    });
+    await ended;
+    expect(statuses).toEqual(["SERVING", "NOT_SERVING"]);
+    health.close();
     own.client.close();
   });
 });
