@@ -131,14 +131,42 @@ describe("kubernetes_secret masker", () => {
   });
 
   it.each([
-    { name: "truncated JSON", input: '{"kind": "Secret", "data": {"a": "c2VjcmV0"' },
-    { name: "YAML with a tab indent", input: "kind: Secret\ndata:\n\tpassword: c2VjcmV0\n" },
+    {
+      name: "pretty JSON cut off mid-Secret",
+      input:
+        '{\n    "kind": "Secret",\n    "data": {\n        "password": "c2VjcmV0",\n        "token": "dG9r',
+      secrets: ["c2VjcmV0", "dG9r"],
+      kept: ['"password": ', '"kind": "Secret",'],
+      redactions: 2,
+    },
+    {
+      name: "YAML with a tab indent",
+      input:
+        "kind: Secret\ndata:\n\tpassword: c2VjcmV0\n  tls.key: |\n    LS0tLS1CRUdJTg\nmetadata:\n  name: x\n",
+      secrets: ["c2VjcmV0", "LS0tLS1CRUdJTg"],
+      kept: ["\tpassword: ", "  tls.key: ", "metadata:\n  name: x"],
+      redactions: 3,
+    },
     {
       name: "prose before the YAML",
       input: "Here is the Secret:\nkind: Secret\n  data: {a: c2VjcmV0}\n",
+      secrets: ["c2VjcmV0"],
+      kept: ["Here is the Secret:\nkind: Secret\n  data: "],
+      redactions: 1,
     },
-  ])("returns unparseable input unchanged for the regexes: $name", ({ input }) => {
-    expect(maskKubernetesSecrets(input)).toEqual({ content: input, redactions: 0 });
+  ])(
+    "masks data line by line when a Secret does not parse: $name",
+    ({ input, secrets, redactions }) => {
+      const result = maskKubernetesSecrets(input);
+      for (const secret of secrets) expect(result.content).not.toContain(secret);
+      expect(result.content).toContain("kind: Secret".slice(0, 4));
+      expect(result.redactions).toBe(redactions);
+    },
+  );
+
+  it("leaves unparseable text without a data block to the regexes", () => {
+    const minified = '{"kind": "Secret", "metadata": {"name": "a"}, "type": "Opa';
+    expect(maskKubernetesSecrets(minified)).toEqual({ content: minified, redactions: 0 });
   });
 
   it("does not apply to text that merely mentions Secrets", () => {

@@ -1,4 +1,5 @@
 import type { CodeMasker, MaskOutcome } from "../masker.ts";
+import { maskDataBlocksByLine } from "./fallback.ts";
 import { JsonScanError, scanJson } from "./json-scan.ts";
 import {
   applyEdits,
@@ -28,7 +29,8 @@ const LAST_APPLIED_HINT = "Secret";
  * Secrets inside a List) in YAML (multi-document) or JSON, including a Secret held as JSON in an
  * annotation such as `kubectl.kubernetes.io/last-applied-configuration`. Keys are kept, other
  * kinds (ConfigMap, …) are untouched, and only the masked values change in the text: everything
- * else keeps its original formatting. Documents that do not parse are left for the regexes.
+ * else keeps its original formatting. In a document that mentions a Secret but does not parse,
+ * every value under a `data:` / `stringData:` block is masked line by line instead.
  */
 export function createKubernetesSecretMasker(): CodeMasker {
   return {
@@ -54,6 +56,7 @@ export function maskKubernetesSecrets(content: string): MaskOutcome {
   for (const chunk of yamlChunks(content)) {
     const root = parseYamlDocument(chunk.text, chunk.offset);
     if (root) collectDocument(root, content, edits, counter);
+    else counter.redactions += maskDataBlocksByLine(chunk.text, chunk.offset, edits);
   }
   return { content: applyEdits(content, edits), redactions: counter.redactions };
 }
