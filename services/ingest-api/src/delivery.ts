@@ -1,6 +1,11 @@
 import { BusNotConnectedError } from "@tarsy/bus";
 import type { PersistentMessageKey } from "@tarsy/contracts";
-import { type OutboxPublisher, type PrismaClient, startOutboxRelay } from "@tarsy/db";
+import {
+  type OutboxEntry,
+  type OutboxPublisher,
+  type PrismaClient,
+  startOutboxRelay,
+} from "@tarsy/db";
 import type { AppDeps } from "./deps.ts";
 
 /**
@@ -37,6 +42,18 @@ export function busPublisher(deps: Pick<AppDeps, "bus" | "settings">): OutboxPub
   };
 }
 
+/** Publishes one committed outbox message now and marks it published. Throws on failure. */
+export async function deliverEntry(
+  deps: Pick<AppDeps, "bus" | "settings" | "prisma">,
+  entry: OutboxEntry,
+): Promise<void> {
+  await busPublisher(deps)(entry);
+  await deps.prisma.outboxMessage.updateMany({
+    where: { id: entry.id, publishedAt: null },
+    data: { publishedAt: new Date(), attempts: { increment: 1 } },
+  });
+}
+
 /**
  * Publishes the given outbox messages (by msg id, in commit order) right now and marks them
  * published. Throws on the first failure; the rest stay for the background relay.
@@ -49,17 +66,12 @@ export async function deliverNow(
     where: { msgId: { in: [...msgIds] }, publishedAt: null },
     orderBy: { id: "asc" },
   });
-  const publish = busPublisher(deps);
   for (const row of rows) {
-    await publish({
+    await deliverEntry(deps, {
       id: row.id,
       key: row.messageKey as PersistentMessageKey,
       payload: row.payload as never,
       msgId: row.msgId,
-    });
-    await deps.prisma.outboxMessage.updateMany({
-      where: { id: row.id, publishedAt: null },
-      data: { publishedAt: new Date(), attempts: { increment: 1 } },
     });
   }
 }

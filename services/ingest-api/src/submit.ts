@@ -1,5 +1,5 @@
 import type { CreatedSession } from "@tarsy/db";
-import { deliverNow, withdrawSession } from "./delivery.ts";
+import { deliverEntry, withdrawSession } from "./delivery.ts";
 import type { AppDeps } from "./deps.ts";
 import { unavailable } from "./errors.ts";
 
@@ -25,7 +25,7 @@ export async function deliverSession(
 ): Promise<void> {
   const sessionId = created.session.id;
   try {
-    await deliverNow(deps, [created.submitted.msgId]);
+    await deliverEntry(deps, created.submitted);
   } catch (err) {
     const withdrawn = await withdrawSession(deps.prisma, sessionId, created.submitted.id);
     if (!withdrawn) return;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
 import { type ErrorBody, eventually, type Harness, request, startHarness } from "./support.ts";
 
 let h: Harness;
@@ -171,5 +172,20 @@ describe("POST /api/v1/alerts", () => {
     const res = await request<ErrorBody>(`${h.url}/api/v1/nothing-here`);
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe("not_found");
+  });
+
+  it("answers the same through app.request() as through the listening server", async () => {
+    const app = createApp(h.deps);
+    const accepted = await app.request("/api/v1/alerts", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-user": "erin" },
+      body: JSON.stringify({ data: "in-process" }),
+    });
+    expect(accepted.status).toBe(202);
+    const { session_id } = (await accepted.json()) as { session_id: string };
+    expect((await stored(session_id))?.author).toBe("erin");
+    const wrongType = await app.request("/api/v1/alerts", { method: "POST", body: "x" });
+    expect(wrongType.status).toBe(415);
+    expect(((await wrongType.json()) as ErrorBody).error.code).toBe("unsupported_media_type");
   });
 });
