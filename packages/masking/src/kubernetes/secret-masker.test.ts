@@ -116,6 +116,15 @@ describe("kubernetes_secret masker", () => {
     expect(JSON.parse(annotation ?? "")).toMatchObject({ stringData: { password: M } });
   });
 
+  it("drops a last-applied-configuration Secret that is cut off and cannot be parsed", () => {
+    const input =
+      'kind: Secret\nmetadata:\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: \'{"kind":"Secret","stringData":{"password":"Pl41nTextPassw0rd\'\n  name: s\n';
+    const result = maskKubernetesSecrets(input);
+    expect(result.content).not.toContain("Pl41nTextPassw0rd");
+    expect(result.content).toContain("kubectl.kubernetes.io/last-applied-configuration: ");
+    expect(result.redactions).toBe(1);
+  });
+
   it("leaves other kinds alone, even with a ConfigMap in last-applied-configuration", () => {
     const applied = JSON.stringify({ kind: "ConfigMap", data: { mode: "Secret-less" } });
     const input = JSON.stringify(

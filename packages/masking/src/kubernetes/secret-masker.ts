@@ -20,6 +20,7 @@ const MASKED_LITERAL = JSON.stringify(MASKED_SECRET_VALUE);
 /** `kind: Secret` / `"kind": "Secret"` as a mapping entry (block or flow), not in prose. */
 const SECRET_KIND =
   /(?:^[ \t-]*|[{,][ \t]*)["']?kind["']?[ \t]*:[ \t]*["']?Secret(?:List)?["']?[ \t]*(?:[,}]|#[^\r\n]*|\r?$)/m;
+const SECRET_KIND_IN_JSON = /"kind"\s*:\s*"Secret"/;
 const ESCAPED_JSON_SECRET_KIND = /\\"kind\\"\s*:\s*\\"Secret\\"/;
 const DOCUMENT_SEPARATOR = /^---(?=[ \t]|\r?$)/gm;
 const LAST_APPLIED_HINT = "Secret";
@@ -141,6 +142,12 @@ function maskAnnotations(secret: SourceMap, source: string, edits: SourceEdit[],
     const value = node.text();
     if (!value?.includes(LAST_APPLIED_HINT)) continue;
     const embedded = parseJsonObject(value);
+    if (!embedded && SECRET_KIND_IN_JSON.test(value)) {
+      // A Secret we cannot parse (cut off, not JSON): drop the whole annotation value.
+      edits.push({ start: node.start, end: node.end, replacement: MASKED_LITERAL });
+      counter.redactions += 1;
+      continue;
+    }
     if (embedded?.kind !== "Secret") continue;
     const masked = maskSecretObject(embedded);
     if (masked === 0) continue;
