@@ -41,8 +41,18 @@ function resolveBackendName(request: GenerateRequest): string {
   return request.llm_config.backend || "langchain";
 }
 
-async function write(call: GenerateCall, message: unknown): Promise<void> {
-  if (!call.write(message)) await new Promise<void>((resolve) => call.once("drain", resolve));
+/** Writes one message, waiting for drain under backpressure (or until the caller leaves). */
+async function write(call: GenerateCall, message: unknown, signal: AbortSignal): Promise<void> {
+  if (call.write(message) || signal.aborted) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      call.off("drain", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    call.once("drain", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 export function createLlmServer(options: LlmServerOptions): LlmServer {
@@ -94,14 +104,15 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
     const abort = new AbortController();
     const onCancel = () => abort.abort();
     call.on("cancelled", onCancel);
+    if (call.cancelled) abort.abort();
     const started = performance.now();
     let chunks = 0;
     log.debug(
       { messages: request.messages.length, tools: request.tools.length },
       "generate started",
     );
-    // Only the key's env var name is known here; the value is read inside the backend and
-    // added to the scrub list so that no provider message can echo it back.
+    // The key is looked up here only to scrub it from provider messages (backends read it
+    // themselves): no error chunk or log line can echo it back.
     const { apiKeyEnv, apiKey } = resolveApiKey(request.llm_config, options.getSecret, true);
     const classify = {
       provider: request.llm_config.provider,
@@ -119,10 +130,10 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       for await (const chunk of stream) {
         if (abort.signal.aborted) break;
         chunks++;
-        await write(call, chunk);
+        await write(call, chunk, abort.signal);
       }
       if (abort.signal.aborted) throw new CancelledError("request cancelled by the caller");
-      await write(call, { is_final: true });
+      await write(call, { is_final: true }, abort.signal);
       call.end();
       log.info({ chunks, ms: Math.round(performance.now() - started) }, "generate finished");
     } catch (err) {
@@ -135,10 +146,14 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
         { code: error.code, retryable: error.retryable, error: error.message },
         "generate failed",
       );
-      await write(call, {
-        error: { message: error.message, code: error.code, retryable: error.retryable },
-        is_final: true,
-      });
+      await write(
+        call,
+        {
+          error: { message: error.message, code: error.code, retryable: error.retryable },
+          is_final: true,
+        },
+        abort.signal,
+      );
       call.end();
     } finally {
       call.off("cancelled", onCancel);
