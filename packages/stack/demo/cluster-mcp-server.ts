@@ -1,0 +1,92 @@
+/**
+ * The demo cluster: an MCP server (stdio, built with the MCP SDK) that answers like a small
+ * Kubernetes cluster where a payments pod is crash-looping. Used by the demo mode of the local
+ * stack and by the whole-system tests; its Secret carries a planted credential that TARSy must
+ * mask before any LLM, log or database sees it.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+export const PLANTED_PASSWORD = "hunter2-demo-db-password";
+const PLANTED_B64 = Buffer.from(PLANTED_PASSWORD).toString("base64");
+
+const server = new McpServer({ name: "demo-cluster", version: "1.0.0" });
+const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+
+server.registerTool(
+  "get_pods",
+  {
+    description: "List pods of a namespace with status, restarts and age",
+    inputSchema: { namespace: z.string() },
+  },
+  async ({ namespace }) =>
+    text(
+      namespace === "payments"
+        ? [
+            "NAME                          READY   STATUS             RESTARTS   AGE",
+            "payments-api-7f9c6d5b8-x2kqz  0/1     CrashLoopBackOff   14         52m",
+            "payments-api-7f9c6d5b8-m8wtn  1/1     Running            0          52m",
+            "payments-worker-5d8f7-q9zt2   1/1     Running            2          3h",
+          ].join("\n")
+        : `No resources found in ${namespace} namespace.`,
+    ),
+);
+
+server.registerTool(
+  "get_pod_logs",
+  {
+    description: "Last log lines of a pod",
+    inputSchema: { namespace: z.string(), pod: z.string(), tail: z.number().int().optional() },
+  },
+  async ({ pod }) =>
+    text(
+      pod.startsWith("payments-api")
+        ? [
+            "2026-11-22T03:11:58Z INFO  starting payments-api v2.14.1",
+            "2026-11-22T03:11:59Z INFO  connecting to postgres payments-db:5432",
+            "2026-11-22T03:12:03Z WARN  heap usage 1890Mi of 2048Mi",
+            "2026-11-22T03:12:04Z ERROR java.lang.OutOfMemoryError: Java heap space",
+            "2026-11-22T03:12:04Z INFO  container exiting with code 137",
+          ].join("\n")
+        : "2026-11-22T03:10:00Z INFO  healthy",
+    ),
+);
+
+server.registerTool(
+  "get_events",
+  { description: "Recent events of a namespace", inputSchema: { namespace: z.string() } },
+  async () =>
+    text(
+      [
+        "LAST SEEN   TYPE      REASON      OBJECT                              MESSAGE",
+        "2m          Warning   BackOff     pod/payments-api-7f9c6d5b8-x2kqz    Back-off restarting failed container",
+        "2m          Warning   OOMKilling  node/worker-3                       Memory cgroup out of memory: Killed process 4121 (java)",
+        "52m         Normal    Scaled      deployment/payments-api             Scaled up replica set payments-api-7f9c6d5b8 to 2",
+      ].join("\n"),
+    ),
+);
+
+server.registerTool(
+  "get_secret",
+  {
+    description: "A Secret as YAML (kubectl get secret -o yaml)",
+    inputSchema: { namespace: z.string(), name: z.string() },
+  },
+  async ({ namespace, name }) =>
+    text(
+      [
+        "apiVersion: v1",
+        "kind: Secret",
+        "metadata:",
+        `  name: ${name}`,
+        `  namespace: ${namespace}`,
+        "type: Opaque",
+        "data:",
+        `  password: ${PLANTED_B64}`,
+        "  username: cGF5bWVudHM=",
+      ].join("\n"),
+    ),
+);
+
+await server.connect(new StdioServerTransport());

@@ -1,0 +1,103 @@
+/**
+ * `pnpm start`: the whole TARSy system on this machine.
+ *
+ *   pnpm start               demo mode when no provider key is set, else real investigations
+ *   pnpm start --demo        force the demo (scripted LLM + bundled demo cluster)
+ *   pnpm start --once        demo: exit after the demo investigation finished (smoke test)
+ *   pnpm start --runners 3   agent-runner processes (default 2)
+ *
+ * Postgres: DATABASE_URL, else an embedded server. NATS: NATS_URL, else 127.0.0.1:4222, else a
+ * nats-server started here. Ctrl-C stops everything.
+ */
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { startStack } from "./stack.ts";
+
+const root = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+const { values } = parseArgs({
+  options: {
+    demo: { type: "boolean", default: false },
+    once: { type: "boolean", default: false },
+    runners: { type: "string", default: "2" },
+    "log-level": { type: "string", default: "info" },
+  },
+});
+const PROVIDER_KEYS = ["GOOGLE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "XAI_API_KEY"];
+const hasKey = PROVIDER_KEYS.some((k) => process.env[k]);
+const demo = values.demo || values.once || !hasKey;
+const say = (line: string) => process.stdout.write(`\x1b[1mtarsy\x1b[0m            | ${line}\n`);
+
+if (demo) {
+  say("DEMO MODE: scripted LLM answers and a bundled demo cluster (no provider key is set).");
+  say(
+    `For real investigations set one of ${PROVIDER_KEYS.join(", ")} and a config in deploy/config.`,
+  );
+}
+const stack = await startStack({
+  root,
+  configDir: demo
+    ? resolve(root, "deploy/demo")
+    : resolve(root, process.env.TARSY_CONFIG_DIR ?? "deploy/config"),
+  ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
+  ...(process.env.NATS_URL ? { natsUrl: process.env.NATS_URL } : {}),
+  ...(demo ? { llmScriptPath: resolve(root, "deploy/demo/llm-script.yaml") } : {}),
+  replicas: { "agent-runner": Number(values.runners) },
+  logLevel: values["log-level"],
+  env: { TARSY_REPO_ROOT: root },
+});
+
+let stopping = false;
+const shutdown = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  say("stopping…");
+  await stack.stop();
+  process.exit(code);
+};
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+say(`API and dashboard: ${stack.apiUrl}   WebSocket: ${stack.wsUrl}`);
+if (demo) {
+  const response = await fetch(`${stack.apiUrl}/api/v1/alerts`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-forwarded-user": "demo" },
+    body: JSON.stringify({
+      alert_type: "PodCrashLooping",
+      data: {
+        alertname: "PodCrashLooping",
+        namespace: "payments",
+        pod: "payments-api-7f9c6d5b8-x2kqz",
+        severity: "critical",
+        description: "Pod payments-api-7f9c6d5b8-x2kqz restarted 14 times in 50 minutes",
+      },
+    }),
+  });
+  const body = (await response.json()) as { session_id?: string };
+  if (!response.ok || !body.session_id) {
+    say(`demo alert was refused: ${response.status} ${JSON.stringify(body)}`);
+    await shutdown(1);
+  }
+  const id = body.session_id as string;
+  say(`demo alert submitted: session ${id}`);
+  say(
+    `watch it live:  TARSY_API_URL=${stack.apiUrl} TARSY_WS_URL=${stack.wsUrl} pnpm tarsy session watch ${id}`,
+  );
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const detail = (await (await fetch(`${stack.apiUrl}/api/v1/sessions/${id}`)).json()) as {
+      status?: string;
+      final_analysis?: string | null;
+      executive_summary?: string | null;
+    };
+    if (detail.status && !["pending", "in_progress", "cancelling"].includes(detail.status)) {
+      say(`demo investigation ${detail.status}.`);
+      if (detail.executive_summary) say(`executive summary: ${detail.executive_summary}`);
+      if (detail.final_analysis) process.stdout.write(`\n${detail.final_analysis}\n\n`);
+      if (values.once) await shutdown(detail.status === "completed" ? 0 : 1);
+      break;
+    }
+  }
+}
+say("running; Ctrl-C to stop.");

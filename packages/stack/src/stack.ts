@@ -1,0 +1,191 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { migrate } from "@tarsy/db";
+import { ensureNats, ensurePostgres, freePort, type ManagedInfra } from "./infra.ts";
+import { type LogSink, type RunningProcess, startProcess } from "./processes.ts";
+
+export interface StackOptions {
+  /** Repository root (where services/ and llm-service/ are). */
+  root: string;
+  /** Directory with tarsy.yaml and llm-providers.yaml. */
+  configDir: string;
+  /** Unset: embedded Postgres. */
+  databaseUrl?: string;
+  /** Unset: local NATS on 4222, or a nats-server started here. */
+  natsUrl?: string;
+  /** Subject prefix and stream suffix; tests give each stack its own. */
+  prefix?: string;
+  streamSuffix?: string;
+  /** Script for llm-service's scripted backend. */
+  llmScriptPath?: string;
+  /** How many of each process (agent-runner defaults to 2, the rest to 1). */
+  replicas?: Partial<Record<ServiceName, number>>;
+  logLevel?: string;
+  /** Extra environment for every service (e.g. provider API keys). */
+  env?: Record<string, string>;
+  log?: LogSink;
+}
+
+export type ServiceName =
+  | "llm-service"
+  | "mcp-gateway"
+  | "orchestrator"
+  | "agent-runner"
+  | "stream-relay"
+  | "ingest-api";
+
+export interface Stack {
+  /** Base URL of ingest-api replica 1 (REST API and dashboard). */
+  apiUrl: string;
+  apiUrls: string[];
+  /** WebSocket URL of stream-relay replica 1. */
+  wsUrl: string;
+  wsUrls: string[];
+  databaseUrl: string;
+  natsUrl: string;
+  prefix: string;
+  streamSuffix: string;
+  processes: RunningProcess[];
+  /** The running process named e.g. `agent-runner-1`. */
+  process(name: string): RunningProcess;
+  /** Starts one more process of a service (after a crash, or to scale). */
+  start(service: ServiceName): Promise<RunningProcess>;
+  stop(): Promise<void>;
+}
+
+const DIRS: Record<ServiceName, string> = {
+  "llm-service": "llm-service",
+  "mcp-gateway": "services/mcp-gateway",
+  orchestrator: "services/orchestrator",
+  "agent-runner": "services/agent-runner",
+  "stream-relay": "services/stream-relay",
+  "ingest-api": "services/ingest-api",
+};
+/** Start order: what others depend on first. */
+const ORDER: ServiceName[] = [
+  "llm-service",
+  "mcp-gateway",
+  "orchestrator",
+  "agent-runner",
+  "stream-relay",
+  "ingest-api",
+];
+
+/**
+ * Starts the whole system as processes: infrastructure (or the given URLs), migrations, then
+ * every service with prefixed logs. `stop()` ends everything in reverse order.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const infra: ManagedInfra[] = [];
+  const processes: RunningProcess[] = [];
+  const counters = new Map<ServiceName, number>();
+  try {
+    const pg = await ensurePostgres(options.databaseUrl);
+    infra.push(pg);
+    const nats = await ensureNats(options.natsUrl);
+    infra.push(nats);
+    const applied = await migrate(pg.url);
+    log(
+      `stack            | postgres: ${pg.describe}; migrations applied: ${applied.applied.length}`,
+    );
+    log(`stack            | nats: ${nats.describe}`);
+
+    const id = randomBytes(3).toString("hex");
+    const prefix = options.prefix ?? "tarsy";
+    const streamSuffix = options.streamSuffix ?? "";
+    const llmPort = await freePort();
+    const common: Record<string, string> = {
+      LOG_LEVEL: options.logLevel ?? "info",
+      DATABASE_URL: pg.url,
+      NATS_URL: nats.url,
+      TARSY_SUBJECT_PREFIX: prefix,
+      TARSY_STREAM_SUFFIX: streamSuffix,
+      TARSY_CONFIG_DIR: options.configDir,
+      LLM_SERVICE_ADDR: `127.0.0.1:${llmPort}`,
+      LLM_SERVICE_ADDRESS: `127.0.0.1:${llmPort}`,
+      ...options.env,
+    };
+    const apiUrls: string[] = [];
+    const wsUrls: string[] = [];
+
+    const start = async (service: ServiceName): Promise<RunningProcess> => {
+      const n = (counters.get(service) ?? 0) + 1;
+      counters.set(service, n);
+      const name = `${service}-${n}`;
+      const env: Record<string, string> = { ...common };
+      switch (service) {
+        case "llm-service":
+          env.LLM_SERVICE_HOST = "127.0.0.1";
+          env.LLM_SERVICE_PORT = n === 1 ? String(llmPort) : String(await freePort());
+          if (options.llmScriptPath) env.LLM_SCRIPT_PATH = options.llmScriptPath;
+          break;
+        case "mcp-gateway":
+          env.MCP_GATEWAY_REPLICA_ID = `gw-${id}-${n}`;
+          break;
+        case "orchestrator":
+          env.POD_ID = `orchestrator-${id}-${n}`;
+          break;
+        case "agent-runner":
+          env.RUNNER_ID = `runner-${id}-${n}`;
+          break;
+        case "stream-relay": {
+          const port = await freePort();
+          env.RELAY_HOST = "127.0.0.1";
+          env.RELAY_PORT = String(port);
+          wsUrls.push(`ws://127.0.0.1:${port}/api/v1/ws`);
+          break;
+        }
+        case "ingest-api": {
+          const port = await freePort();
+          env.HOST = "127.0.0.1";
+          env.PORT = String(port);
+          if (wsUrls[0]) env.TARSY_WS_URL = wsUrls[0];
+          apiUrls.push(`http://127.0.0.1:${port}`);
+          break;
+        }
+      }
+      const running = await startProcess(
+        { name, cwd: join(options.root, DIRS[service]), env },
+        log,
+      );
+      processes.push(running);
+      return running;
+    };
+
+    for (const service of ORDER) {
+      const count = options.replicas?.[service] ?? (service === "agent-runner" ? 2 : 1);
+      for (let i = 0; i < count; i++) await start(service);
+    }
+    log(`stack            | up: API ${apiUrls[0]}  WebSocket ${wsUrls[0]}`);
+
+    let stopped = false;
+    return {
+      apiUrl: apiUrls[0] as string,
+      apiUrls,
+      wsUrl: wsUrls[0] as string,
+      wsUrls,
+      databaseUrl: pg.url,
+      natsUrl: nats.url,
+      prefix,
+      streamSuffix,
+      processes,
+      process(name) {
+        const found = processes.find((p) => p.name === name);
+        if (!found) throw new Error(`no process ${name}`);
+        return found;
+      },
+      start,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        for (const p of [...processes].reverse()) await p.stop();
+        for (const i of infra.reverse()) await i.stop();
+      },
+    };
+  } catch (err) {
+    for (const p of processes.reverse()) await p.stop().catch(() => undefined);
+    for (const i of infra.reverse()) await i.stop().catch(() => undefined);
+    throw err;
+  }
+}
