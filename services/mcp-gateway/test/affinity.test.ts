@@ -11,7 +11,7 @@ import {
 
 type Who = { pid: number; session: string };
 
-describe("replica affinity over the NATS service", () => {
+describe("replica affinity over the NATS service", { timeout: 90_000 }, () => {
   let testBus: TestBus;
   const replicas = new Map<string, TestGateway>();
 

@@ -22,7 +22,7 @@ async function until<T>(
   }
 }
 
-describe("health monitor", () => {
+describe("health monitor", { timeout: 90_000 }, () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
@@ -43,7 +43,7 @@ describe("health monitor", () => {
 
     const healthy = await client.health();
     expect(healthy).toMatchObject({ ready: true, healthy: true });
-    expect(healthy.servers[0]).toMatchObject({ server: "flaky", healthy: true, tool_count: 11 });
+    expect(healthy.servers[0]).toMatchObject({ server: "flaky", healthy: true, tool_count: 12 });
     expect((await client.warnings()).warnings).toEqual([]);
 
     await server.close();
@@ -72,7 +72,7 @@ describe("health monitor", () => {
       () => client.health(),
       (h) => h.healthy,
     );
-    expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 11 });
+    expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 12 });
     expect((await client.warnings()).warnings).toEqual([]);
   }, 60_000);
 

@@ -164,6 +164,7 @@ export interface StartTestGatewayOptions {
   /** Serve on an existing test bus (a second replica). */
   testBus?: TestBus;
   replicaId?: string;
+  inheritedEnv?: Record<string, string | undefined>;
 }
 
 /** A real gateway replica on a NATS connection of its own (own subject prefix per test bus). */
@@ -181,7 +182,7 @@ export async function startTestGateway(
     timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
     healthIntervalMs: options.healthIntervalMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
-    inheritedEnv: process.env,
+    inheritedEnv: options.inheritedEnv ?? process.env,
     replicaId: options.replicaId,
   });
   return {

@@ -11,7 +11,7 @@ import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-serv
 
 type Who = { pid: number; session: string };
 
-describe("per-execution MCP sessions", () => {
+describe("per-execution MCP sessions", { timeout: 90_000 }, () => {
   let gw: TestGateway;
   let http: FixtureHttpServer;
 

@@ -12,7 +12,7 @@ import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-serv
 import { CONFIGMAP_VALUES, PLANTED, plantedForms } from "./servers/fixtures.ts";
 
 /** Tool results leave the gateway masked: planted secrets never, ConfigMap data always. */
-describe("masking of every tool result before it leaves the gateway", () => {
+describe("masking of every tool result before it leaves the gateway", { timeout: 90_000 }, () => {
   let gw: TestGateway;
   let http: FixtureHttpServer;
   const scope = { execution_id: "exec-masking", servers: ["secrets-stdio", "secrets-http"] };

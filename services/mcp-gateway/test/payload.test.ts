@@ -13,7 +13,9 @@ import {
 } from "./helpers.ts";
 import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-server.ts";
 
-describe("replies near the NATS max payload; HTTP auth, headers and TLS", () => {
+describe("replies near the NATS max payload; HTTP auth, headers and TLS", {
+  timeout: 90_000,
+}, () => {
   let gw: TestGateway;
   const servers: FixtureHttpServer[] = [];
   let certDir: string;

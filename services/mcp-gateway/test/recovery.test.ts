@@ -5,14 +5,18 @@ import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixtureStdio, serverConfig, startTestGateway, type TestGateway } from "./helpers.ts";
 
-describe("recovery and timeouts against a real stdio server", () => {
+describe("recovery and timeouts against a real stdio server", { timeout: 90_000 }, () => {
   let gw: TestGateway;
   const marker = join(tmpdir(), `tarsy-crash-marker-${process.pid}-${Date.now()}`);
 
   beforeAll(async () => {
-    gw = await startTestGateway([serverConfig("fixture", fixtureStdio({ CRASH_MARKER: marker }))], {
-      timeouts: { callMs: 1_500 },
-    });
+    gw = await startTestGateway(
+      [serverConfig("fixture", fixtureStdio({ CRASH_MARKER: marker, SHARED_VAR: "from-config" }))],
+      {
+        timeouts: { callMs: 1_500 },
+        inheritedEnv: { ...process.env, GATEWAY_ONLY_VAR: "inherited", SHARED_VAR: "from-gateway" },
+      },
+    );
   }, 60_000);
   afterAll(async () => {
     await gw?.stop();
@@ -64,6 +68,21 @@ describe("recovery and timeouts against a real stdio server", () => {
     expect(next.is_error).toBe(false);
     expect(JSON.parse(next.content)).toEqual({ a: 1 });
     await client.release(scope.execution_id);
+  });
+
+  it("a stdio server inherits the gateway's environment, with the config's env on top", async () => {
+    const client = createMcpGatewayClient(gw.testBus.bus);
+    const scope = { execution_id: "exec-env", servers: ["fixture"] };
+    const read = async (name: string) =>
+      JSON.parse(
+        (await client.callTool(scope, { name: "fixture.env_var", arguments: `name: ${name}` }))
+          .content,
+      ).value as string | null;
+    expect(await read("GATEWAY_ONLY_VAR")).toBe("inherited");
+    expect(await read("SHARED_VAR")).toBe("from-config");
+    expect(await read("CRASH_MARKER")).toBe(marker);
+    expect(await read("NOT_SET_ANYWHERE_42")).toBeNull();
+    await client.release("exec-env");
   });
 
   it("a tool's own error result comes back as isError content", async () => {

@@ -18,7 +18,7 @@ const alive = (pid: number) => {
   }
 };
 
-describe("the mcp-gateway process (src/main.ts)", () => {
+describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "tarsy-mcp-gateway-"));
   let child: ChildProcess | undefined;
   afterAll(() => {

@@ -4,7 +4,9 @@ import { ServerSessions } from "../src/client/server-sessions.ts";
 import { freePort, httpTransport, serverConfig } from "./helpers.ts";
 import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-server.ts";
 
-describe("ServerSessions: one session per server, serialized (re-)creation", () => {
+describe("ServerSessions: one session per server, serialized (re-)creation", {
+  timeout: 90_000,
+}, () => {
   let http: FixtureHttpServer;
   beforeAll(async () => {
     http = await serveFixtureHttp();

@@ -13,7 +13,9 @@ import {
   type TestGateway,
 } from "./helpers.ts";
 
-describe("server-everything over stdio, Streamable HTTP and SSE; kubernetes-mcp-server", () => {
+describe("server-everything over stdio, Streamable HTTP and SSE; kubernetes-mcp-server", {
+  timeout: 90_000,
+}, () => {
   let gw: TestGateway;
   const stops: Array<() => Promise<void>> = [];
 

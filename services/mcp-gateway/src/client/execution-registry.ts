@@ -9,7 +9,8 @@ export interface ExecutionScope {
 }
 
 export interface OpenExecution {
-  readonly scope: ExecutionScope;
+  /** The scope of the latest request (each request carries it). */
+  scope: ExecutionScope;
   readonly sessions: ServerSessions;
   /** Marks work in progress so the idle sweep leaves the execution alone until `done`. */
   begin(): () => void;
@@ -49,11 +50,12 @@ export class ExecutionRegistry {
     this.timer.unref();
   }
 
-  /** The execution's sessions, opening the execution on first use. The scope of the first request wins. */
+  /** The execution's sessions, opening the execution on first use; the request's scope applies. */
   acquire(scope: ExecutionScope): OpenExecution {
     const existing = this.slots.get(scope.executionId);
     if (existing) {
       existing.lastUsed = this.now();
+      existing.execution.scope = scope;
       return existing.execution;
     }
     const sessions = new ServerSessions(this.options.deps);

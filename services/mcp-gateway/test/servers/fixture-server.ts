@@ -53,6 +53,11 @@ const TOOLS = [
   },
   { name: "hang", description: "never answers", inputSchema: obj() },
   { name: "whoami", description: "process and session identity", inputSchema: obj() },
+  {
+    name: "env_var",
+    description: "the value of one environment variable",
+    inputSchema: obj({ name: { type: "string" } }),
+  },
   { name: "echo_args", description: "returns its arguments as JSON", inputSchema: obj() },
   {
     name: "big",
@@ -98,6 +103,8 @@ export function createFixtureServer(sessionLabel: string): Server {
         return new Promise<CallToolResult>(() => {});
       case "whoami":
         return text(JSON.stringify({ pid: process.pid, session: sessionLabel }));
+      case "env_var":
+        return text(JSON.stringify({ value: process.env[String(args.name)] ?? null }));
       case "echo_args":
         return text(JSON.stringify(args));
       case "big":
