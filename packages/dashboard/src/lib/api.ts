@@ -1,0 +1,112 @@
+import {
+  ActiveSessionsResponseSchema,
+  type AlertSubmitRequest,
+  AlertSubmitResponseSchema,
+  AlertTypesResponseSchema,
+  CancelResponseSchema,
+  ChatMessageResponseSchema,
+  FilterOptionsResponseSchema,
+  HttpErrorBodySchema,
+  LLMInteractionDetailSchema,
+  MCPInteractionDetailSchema,
+  McpServersResponseSchema,
+  SessionDetailSchema,
+  SessionListResponseSchema,
+  SystemWarningsResponseSchema,
+  TimelineResponseSchema,
+  TraceListResponseSchema,
+} from "@tarsy/contracts";
+import type { z } from "zod";
+import { type ListState, listQueryString } from "./url-state.ts";
+
+/** An error answered by the API (its `{ error: { code, message } }` body) or the network. */
+export class ApiError extends Error {
+  readonly code: string;
+  constructor(
+    code: string,
+    message: string,
+    readonly status: number,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+  }
+}
+
+export interface ApiClient {
+  listSessions(state: ListState): Promise<z.infer<typeof SessionListResponseSchema>>;
+  activeSessions(): Promise<z.infer<typeof ActiveSessionsResponseSchema>>;
+  filterOptions(): Promise<z.infer<typeof FilterOptionsResponseSchema>>;
+  session(id: string): Promise<z.infer<typeof SessionDetailSchema>>;
+  timeline(id: string): Promise<z.infer<typeof TimelineResponseSchema>>;
+  cancel(id: string): Promise<z.infer<typeof CancelResponseSchema>>;
+  sendChat(id: string, content: string): Promise<z.infer<typeof ChatMessageResponseSchema>>;
+  trace(id: string): Promise<z.infer<typeof TraceListResponseSchema>>;
+  llmInteraction(id: string, iid: string): Promise<z.infer<typeof LLMInteractionDetailSchema>>;
+  mcpInteraction(id: string, iid: string): Promise<z.infer<typeof MCPInteractionDetailSchema>>;
+  submitAlert(body: AlertSubmitRequest): Promise<z.infer<typeof AlertSubmitResponseSchema>>;
+  alertTypes(): Promise<z.infer<typeof AlertTypesResponseSchema>>;
+  mcpServers(): Promise<z.infer<typeof McpServersResponseSchema>>;
+  warnings(): Promise<z.infer<typeof SystemWarningsResponseSchema>>;
+}
+
+/** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
+export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): ApiClient {
+  async function call<S extends z.ZodType>(
+    schema: S,
+    path: string,
+    init?: RequestInit,
+  ): Promise<z.infer<S>> {
+    let res: Response;
+    try {
+      res = await fetchImpl(`${baseUrl}/api/v1${path}`, {
+        ...init,
+        headers: {
+          accept: "application/json",
+          ...(init?.body ? { "content-type": "application/json" } : {}),
+        },
+      });
+    } catch (err) {
+      throw new ApiError("network", `API unreachable: ${(err as Error).message}`, 0);
+    }
+    const body: unknown = await res.json().catch(() => null);
+    if (!res.ok) {
+      const parsed = HttpErrorBodySchema.safeParse(body);
+      if (parsed.success) {
+        const { code, message, details } = parsed.data.error;
+        throw new ApiError(code, message, res.status, details);
+      }
+      throw new ApiError("http", `HTTP ${res.status}`, res.status);
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      throw new ApiError("invalid_response", `unexpected response from ${path}`, res.status);
+    }
+    return parsed.data;
+  }
+  const sid = (id: string) => `/sessions/${encodeURIComponent(id)}`;
+  return {
+    listSessions: (state) => call(SessionListResponseSchema, `/sessions?${listQueryString(state)}`),
+    activeSessions: () => call(ActiveSessionsResponseSchema, "/sessions/active"),
+    filterOptions: () => call(FilterOptionsResponseSchema, "/sessions/filter-options"),
+    session: (id) => call(SessionDetailSchema, sid(id)),
+    timeline: (id) => call(TimelineResponseSchema, `${sid(id)}/timeline`),
+    cancel: (id) => call(CancelResponseSchema, `${sid(id)}/cancel`, { method: "POST" }),
+    sendChat: (id, content) =>
+      call(ChatMessageResponseSchema, `${sid(id)}/chat/messages`, {
+        method: "POST",
+        body: JSON.stringify({ content }),
+      }),
+    trace: (id) => call(TraceListResponseSchema, `${sid(id)}/trace`),
+    llmInteraction: (id, iid) =>
+      call(LLMInteractionDetailSchema, `${sid(id)}/trace/llm/${encodeURIComponent(iid)}`),
+    mcpInteraction: (id, iid) =>
+      call(MCPInteractionDetailSchema, `${sid(id)}/trace/mcp/${encodeURIComponent(iid)}`),
+    submitAlert: (body) =>
+      call(AlertSubmitResponseSchema, "/alerts", { method: "POST", body: JSON.stringify(body) }),
+    alertTypes: () => call(AlertTypesResponseSchema, "/system/alert-types"),
+    mcpServers: () => call(McpServersResponseSchema, "/system/mcp-servers"),
+    warnings: () => call(SystemWarningsResponseSchema, "/system/warnings"),
+  };
+}

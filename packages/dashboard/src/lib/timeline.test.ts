@@ -1,0 +1,146 @@
+import type { StreamChunk, TimelineEventCompleted, TimelineEventCreated } from "@tarsy/contracts";
+import { describe, expect, it } from "vitest";
+import { EMPTY_TIMELINE, groupByExecution, timelineItems, timelineReducer } from "./timeline.ts";
+
+const ts = "2026-11-22T04:00:00.000Z";
+const created = (id: string, seq: number, extra: Partial<TimelineEventCreated> = {}) =>
+  ({
+    v: 1,
+    type: "timeline_event.created",
+    session_id: "s1",
+    stage_id: "st1",
+    execution_id: "ex1",
+    event_id: id,
+    sequence_number: seq,
+    event_type: "llm_response",
+    status: "streaming",
+    content: "",
+    metadata: null,
+    timestamp: ts,
+    ...extra,
+  }) satisfies TimelineEventCreated;
+const completed = (id: string, content: string) =>
+  ({
+    v: 1,
+    type: "timeline_event.completed",
+    session_id: "s1",
+    stage_id: "st1",
+    execution_id: "ex1",
+    event_id: id,
+    event_type: "llm_response",
+    status: "completed",
+    content,
+    metadata: { tokens: 3 },
+    timestamp: ts,
+  }) satisfies TimelineEventCompleted;
+const chunk = (id: string, delta: string) =>
+  ({
+    v: 1,
+    type: "stream.chunk",
+    session_id: "s1",
+    stage_id: "st1",
+    execution_id: "ex1",
+    event_id: id,
+    delta,
+    timestamp: ts,
+  }) satisfies StreamChunk;
+
+describe("timelineReducer", () => {
+  it("streams deltas into a created event and settles on the completed content", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("e1", 1) });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "Disk ") });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "full") });
+    expect(timelineItems(s).map((i) => [i.content, i.status])).toEqual([
+      ["Disk full", "streaming"],
+    ]);
+    s = timelineReducer(s, { kind: "completed", event: completed("e1", "Disk full on /var") });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", " late") });
+    expect(timelineItems(s)).toMatchObject([
+      { content: "Disk full on /var", status: "completed", metadata: { tokens: 3 } },
+    ]);
+  });
+
+  it("keeps deltas that outran their created event", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "chunk", chunk: chunk("e1", "early ") });
+    expect(timelineItems(s)).toEqual([]);
+    s = timelineReducer(s, { kind: "created", event: created("e1", 1) });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "text") });
+    expect(timelineItems(s)[0]?.content).toBe("early text");
+    expect(s.pendingDeltas.size).toBe(0);
+  });
+
+  it("shows each event once when a REST load and a replay overlap, in sequence order", () => {
+    const rest = {
+      session_id: "s1",
+      events: [
+        {
+          id: "e2",
+          session_id: "s1",
+          stage_id: "st1",
+          execution_id: "ex1",
+          sequence_number: 2,
+          event_type: "llm_tool_call" as const,
+          status: "completed" as const,
+          content: "kubectl get pods",
+          metadata: { server: "k8s" },
+          created_at: ts,
+          updated_at: ts,
+        },
+      ],
+    };
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("e3", 3) });
+    s = timelineReducer(s, { kind: "loaded", timeline: rest });
+    s = timelineReducer(s, {
+      kind: "created",
+      event: created("e1", 1, { status: "completed", content: "a" }),
+    });
+    s = timelineReducer(s, { kind: "created", event: created("e2", 2, { status: "streaming" }) });
+    s = timelineReducer(s, { kind: "loaded", timeline: rest });
+    expect(timelineItems(s).map((i) => [i.event_id, i.status])).toEqual([
+      ["e1", "completed"],
+      ["e2", "completed"],
+      ["e3", "streaming"],
+    ]);
+  });
+
+  it("does not lose streamed text when a REST reload returns a shorter snapshot", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("e1", 1) });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "partial answer") });
+    s = timelineReducer(s, {
+      kind: "loaded",
+      timeline: {
+        session_id: "s1",
+        events: [
+          {
+            id: "e1",
+            session_id: "s1",
+            stage_id: "st1",
+            execution_id: "ex1",
+            sequence_number: 1,
+            event_type: "llm_response",
+            status: "streaming",
+            content: "",
+            metadata: null,
+            created_at: ts,
+            updated_at: ts,
+          },
+        ],
+      },
+    });
+    expect(timelineItems(s)[0]?.content).toBe("partial answer");
+  });
+
+  it("groups parallel agents by execution", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("a1", 1) });
+    s = timelineReducer(s, {
+      kind: "created",
+      event: created("b1", 2, { execution_id: "ex2" }),
+    });
+    s = timelineReducer(s, { kind: "created", event: created("a2", 3) });
+    const groups = groupByExecution(timelineItems(s));
+    expect([...groups.entries()].map(([k, v]) => [k, v.map((i) => i.event_id)])).toEqual([
+      ["ex1", ["a1", "a2"]],
+      ["ex2", ["b1"]],
+    ]);
+  });
+});

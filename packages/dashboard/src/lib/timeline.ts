@@ -1,0 +1,177 @@
+import type {
+  StreamChunk,
+  TimelineEventCompleted,
+  TimelineEventCreated,
+  TimelineEventStatus,
+  TimelineEventType,
+  TimelineResponse,
+} from "@tarsy/contracts";
+
+/** One row of the timeline as the dashboard shows it. */
+export interface TimelineItem {
+  event_id: string;
+  stage_id: string | null;
+  execution_id: string | null;
+  sequence_number: number;
+  event_type: TimelineEventType;
+  status: TimelineEventStatus;
+  content: string;
+  metadata: Record<string, unknown> | null;
+  timestamp: string;
+}
+
+export interface TimelineState {
+  /** Items by event id; `order` lists the ids by sequence number. */
+  items: ReadonlyMap<string, TimelineItem>;
+  order: readonly string[];
+  /** Deltas that arrived before their `timeline_event.created` (chunks travel apart). */
+  pendingDeltas: ReadonlyMap<string, string>;
+}
+
+export type TimelineAction =
+  | { kind: "loaded"; timeline: TimelineResponse }
+  | { kind: "created"; event: TimelineEventCreated }
+  | { kind: "completed"; event: TimelineEventCompleted }
+  | { kind: "chunk"; chunk: StreamChunk }
+  | { kind: "reset" };
+
+export const EMPTY_TIMELINE: TimelineState = {
+  items: new Map(),
+  order: [],
+  pendingDeltas: new Map(),
+};
+
+const isTerminal = (status: TimelineEventStatus) => status !== "streaming";
+
+function withItem(state: TimelineState, item: TimelineItem): TimelineState {
+  const items = new Map(state.items);
+  const known = items.has(item.event_id);
+  items.set(item.event_id, item);
+  if (known) return { ...state, items };
+  const order = [...state.order, item.event_id].sort((a, b) => {
+    const x = items.get(a);
+    const y = items.get(b);
+    return (x?.sequence_number ?? 0) - (y?.sequence_number ?? 0);
+  });
+  return { ...state, items, order };
+}
+
+/**
+ * Merges what REST and the live channel say about a session's timeline. Idempotent: the same
+ * event seen twice (a REST load overlapping a replay, a catch-up after a reconnect) leaves one
+ * row; a terminal event is never reopened by a late `created` or chunk.
+ */
+export function timelineReducer(state: TimelineState, action: TimelineAction): TimelineState {
+  switch (action.kind) {
+    case "reset":
+      return EMPTY_TIMELINE;
+    case "loaded": {
+      let next = state;
+      for (const e of action.timeline.events) {
+        const current = next.items.get(e.id);
+        if (current && isTerminal(current.status)) continue;
+        const streamedMore =
+          current && current.status === "streaming" && current.content.length > e.content.length;
+        next = withItem(next, {
+          event_id: e.id,
+          stage_id: e.stage_id,
+          execution_id: e.execution_id,
+          sequence_number: e.sequence_number,
+          event_type: e.event_type,
+          status: e.status,
+          content: streamedMore && e.status === "streaming" ? current.content : e.content,
+          metadata: (e.metadata as Record<string, unknown> | null) ?? null,
+          timestamp: e.created_at,
+        });
+      }
+      return next;
+    }
+    case "created": {
+      const e = action.event;
+      if (state.items.has(e.event_id)) return state;
+      const pending = state.pendingDeltas.get(e.event_id);
+      let next = withItem(state, {
+        event_id: e.event_id,
+        stage_id: e.stage_id,
+        execution_id: e.execution_id,
+        sequence_number: e.sequence_number,
+        event_type: e.event_type,
+        status: e.status,
+        content: pending && e.status === "streaming" ? e.content + pending : e.content,
+        metadata: e.metadata,
+        timestamp: e.timestamp,
+      });
+      if (pending !== undefined) {
+        const pendingDeltas = new Map(next.pendingDeltas);
+        pendingDeltas.delete(e.event_id);
+        next = { ...next, pendingDeltas };
+      }
+      return next;
+    }
+    case "completed": {
+      const e = action.event;
+      const current = state.items.get(e.event_id);
+      const pendingDeltas = new Map(state.pendingDeltas);
+      pendingDeltas.delete(e.event_id);
+      const base: TimelineItem = current ?? {
+        event_id: e.event_id,
+        stage_id: e.stage_id,
+        execution_id: e.execution_id,
+        // Unknown until a REST load tells: sorts after what is known.
+        sequence_number: Number.MAX_SAFE_INTEGER,
+        event_type: e.event_type,
+        status: e.status,
+        content: "",
+        metadata: null,
+        timestamp: e.timestamp,
+      };
+      return withItem(
+        { ...state, pendingDeltas },
+        {
+          ...base,
+          event_type: e.event_type,
+          status: e.status,
+          content: e.content,
+          metadata: e.metadata ? { ...base.metadata, ...e.metadata } : base.metadata,
+        },
+      );
+    }
+    case "chunk": {
+      const c = action.chunk;
+      const current = state.items.get(c.event_id);
+      if (!current) {
+        const pendingDeltas = new Map(state.pendingDeltas);
+        pendingDeltas.set(c.event_id, (pendingDeltas.get(c.event_id) ?? "") + c.delta);
+        return { ...state, pendingDeltas };
+      }
+      if (isTerminal(current.status)) return state;
+      return withItem(state, { ...current, content: current.content + c.delta });
+    }
+    default: {
+      const unreachable: never = action;
+      throw new Error(`unhandled timeline action ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** The items in display order. */
+export function timelineItems(state: TimelineState): TimelineItem[] {
+  const out: TimelineItem[] = [];
+  for (const id of state.order) {
+    const item = state.items.get(id);
+    if (item) out.push(item);
+  }
+  return out;
+}
+
+/** Items grouped by execution (parallel agents side by side), keeping the display order. */
+export function groupByExecution(items: readonly TimelineItem[]): Map<string, TimelineItem[]> {
+  const groups = new Map<string, TimelineItem[]>();
+  for (const item of items) {
+    const key = item.execution_id ?? "session";
+    const list = groups.get(key);
+    if (list) list.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_LIST_STATE,
+  formatListState,
+  listQueryString,
+  parseListState,
+} from "./url-state.ts";
+
+describe("list URL state", () => {
+  it("round-trips filters through the page URL", () => {
+    const state = {
+      ...DEFAULT_LIST_STATE,
+      status: ["completed" as const, "failed" as const],
+      search: "disk",
+      alert_type: "kubernetes",
+      sort_by: "status" as const,
+      sort_order: "asc" as const,
+      page: 3,
+    };
+    const text = formatListState(state);
+    expect(text).toBe(
+      "status=completed%2Cfailed&alert_type=kubernetes&search=disk&sort_by=status&sort_order=asc&page=3",
+    );
+    expect(parseListState(`?${text}`)).toEqual(state);
+    expect(formatListState(DEFAULT_LIST_STATE)).toBe("");
+  });
+
+  it("ignores invalid values and keeps short searches out of the API query", () => {
+    const state = parseListState(
+      "?status=bogus,pending&sort_by=nope&page=-2&page_size=9999&search=ab",
+    );
+    expect(state).toMatchObject({
+      status: ["pending"],
+      sort_by: "created_at",
+      page: 1,
+      page_size: 200,
+    });
+    const api = new URLSearchParams(listQueryString(state));
+    expect(api.get("search")).toBeNull();
+    expect(api.get("status")).toBe("pending");
+    const ranged = new URLSearchParams(
+      listQueryString({ ...state, from: "2026-11-01T00:00:00Z", to: "garbage" }),
+    );
+    expect(ranged.get("from")).toBe("2026-11-01T00:00:00.000Z");
+    expect(ranged.get("to")).toBeNull();
+  });
+});

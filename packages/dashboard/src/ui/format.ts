@@ -1,0 +1,31 @@
+/** Small display helpers. */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms == null || ms < 0) return "—";
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export function formatTime(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : "—";
+}
+
+export function elapsedSince(iso: string | null | undefined, now: number): string {
+  return iso ? formatDuration(now - new Date(iso).getTime()) : "—";
+}
+
+/** The alert data pretty-printed when it is JSON, as is otherwise. */
+export function prettyData(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+export function prettyJson(value: unknown): string {
+  if (typeof value === "string") return prettyData(value);
+  return JSON.stringify(value, null, 2) ?? "null";
+}

@@ -1,0 +1,89 @@
+import type { SessionDetail } from "@tarsy/contracts";
+import { useCallback, useEffect, useReducer, useState } from "react";
+import { EMPTY_TIMELINE, type TimelineState, timelineReducer } from "../lib/timeline.ts";
+import { useServices } from "./context.tsx";
+import { useChannel, useThrottled } from "./hooks.ts";
+
+export interface LiveSession {
+  detail: SessionDetail | null;
+  timeline: TimelineState;
+  error: Error | null;
+  reload: () => void;
+}
+
+/**
+ * A session as REST reports it, kept current by its live channel: timeline events go through
+ * the reducer, chunks stream into their event, status changes refetch the detail, and an
+ * overflow reloads both over REST.
+ */
+export function useLiveSession(sessionId: string): LiveSession {
+  const { api } = useServices();
+  const [detail, setDetail] = useState<SessionDetail | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  const [timeline, dispatch] = useReducer(timelineReducer, EMPTY_TIMELINE);
+
+  const loadDetail = useCallback(() => {
+    api.session(sessionId).then(
+      (d) => {
+        setDetail(d);
+        setError(null);
+      },
+      (err: Error) => setError(err),
+    );
+  }, [api, sessionId]);
+  const loadTimeline = useCallback(() => {
+    api.timeline(sessionId).then(
+      (t) => dispatch({ kind: "loaded", timeline: t }),
+      (err: Error) => setError(err),
+    );
+  }, [api, sessionId]);
+  const refreshDetail = useThrottled(loadDetail, 250);
+
+  useEffect(() => {
+    loadDetail();
+    loadTimeline();
+  }, [loadDetail, loadTimeline]);
+
+  useChannel(`session:${sessionId}`, {
+    onEvent: (frame) => {
+      const event = frame.payload;
+      switch (event.type) {
+        case "timeline_event.created":
+          dispatch({ kind: "created", event });
+          return;
+        case "timeline_event.completed":
+          dispatch({ kind: "completed", event });
+          // Final analysis, summary and token totals live on the session.
+          if (event.event_type === "final_analysis" || event.event_type === "executive_summary") {
+            refreshDetail();
+          }
+          return;
+        case "session.status":
+        case "stage.status":
+        case "chat.created":
+        case "chat.user_message":
+          refreshDetail();
+          return;
+        default: {
+          const unreachable: never = event;
+          throw new Error(`unhandled event ${JSON.stringify(unreachable)}`);
+        }
+      }
+    },
+    onChunk: (frame) => dispatch({ kind: "chunk", chunk: frame.payload }),
+    onOverflow: () => {
+      loadDetail();
+      loadTimeline();
+    },
+  });
+
+  return {
+    detail,
+    timeline,
+    error,
+    reload: () => {
+      loadDetail();
+      loadTimeline();
+    },
+  };
+}
