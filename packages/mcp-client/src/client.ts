@@ -54,7 +54,7 @@ class GatewayClient implements McpGatewayClient {
     private readonly bus: Bus,
     options: McpGatewayClientOptions,
   ) {
-    this.callTimeoutMs = options.callTimeoutMs ?? 200_000;
+    this.callTimeoutMs = options.callTimeoutMs ?? 240_000;
     this.listTimeoutMs = options.listTimeoutMs ?? 75_000;
     this.shortTimeoutMs = options.shortTimeoutMs ?? 10_000;
   }
