@@ -3,11 +3,13 @@ import type { RunnerStore } from "./ports.ts";
 import type { TimelineScope } from "./timeline.ts";
 
 /**
- * The LLM conversation of one execution: linear, every message stored as it is appended
- * (Message rows, 1-based sequence), so each LLM request can be rebuilt from the table.
+ * The LLM conversation of one execution: linear, stored as Message rows (1-based sequence) so
+ * each LLM request can be rebuilt from the table. Appended messages are written in one batch
+ * before the next LLM call (`flush`), i.e. progressively, one transaction per iteration.
  */
 export class Conversation {
   private readonly list: ConversationMessage[] = [];
+  private pending: ConversationMessage[] = [];
   private lastId: string | null = null;
 
   constructor(
@@ -19,24 +21,34 @@ export class Conversation {
     return this.list;
   }
 
-  /** Id of the newest stored message (the end of the next request's conversation). */
+  /** Id of the newest stored message (call `flush` first). */
   get lastMessageId(): string | null {
     return this.lastId;
   }
 
-  async append(message: ConversationMessage): Promise<void> {
+  append(message: ConversationMessage): void {
     this.list.push(message);
-    const stored = await this.store.appendMessage({
-      sessionId: this.scope.sessionId,
-      stageId: this.scope.stageId,
-      executionId: this.scope.executionId,
-      role: message.role,
-      content: message.content,
-      ...(message.toolCalls && message.toolCalls.length > 0 && { toolCalls: message.toolCalls }),
-      ...(message.toolCallId !== undefined && { toolCallId: message.toolCallId }),
-      ...(message.toolName !== undefined && { toolName: message.toolName }),
-    });
-    this.lastId = stored.id;
+    this.pending.push(message);
+  }
+
+  /** Stores the messages appended since the last flush. */
+  async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    const ids = await this.store.appendMessages(
+      batch.map((message) => ({
+        sessionId: this.scope.sessionId,
+        stageId: this.scope.stageId,
+        executionId: this.scope.executionId,
+        role: message.role,
+        content: message.content,
+        ...(message.toolCalls && message.toolCalls.length > 0 && { toolCalls: message.toolCalls }),
+        ...(message.toolCallId !== undefined && { toolCallId: message.toolCallId }),
+        ...(message.toolName !== undefined && { toolName: message.toolName }),
+      })),
+    );
+    this.lastId = ids.at(-1) ?? this.lastId;
   }
 
   /** The conversation as text for the summarizer (system messages excluded). */

@@ -8,7 +8,7 @@ import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
 import { abortReasonOf, ExecutionNotFoundError } from "./errors.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
-import { type ControllerResult, type RunContext, UsageTotals } from "./run-context.ts";
+import { type ControllerResult, type RunContext, UsageTotals, WriteBehind } from "./run-context.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerDeps {
@@ -82,19 +82,21 @@ async function listTools(run: RunContext) {
   exec.failedServers = listed.failedServers;
   for (const server of scope.servers) {
     const tools = listed.tools.filter((t) => t.server === server);
-    await run.store.recordMcpInteraction({
-      sessionId: exec.sessionId,
-      stageId: exec.stageId,
-      executionId: exec.executionId,
-      interactionType: "tool_list",
-      serverName: server,
-      toolName: null,
-      toolArguments: null,
-      toolResult: null,
-      availableTools: tools.map((t) => ({ name: t.name, description: t.description })),
-      durationMs,
-      errorMessage: listed.failedServers[server] ?? null,
-    });
+    run.writes.enqueue(() =>
+      run.store.recordMcpInteraction({
+        sessionId: exec.sessionId,
+        stageId: exec.stageId,
+        executionId: exec.executionId,
+        interactionType: "tool_list",
+        serverName: server,
+        toolName: null,
+        toolArguments: null,
+        toolResult: null,
+        availableTools: tools.map((t) => ({ name: t.name, description: t.description })),
+        durationMs,
+        errorMessage: listed.failedServers[server] ?? null,
+      }),
+    );
   }
   return { scope, tools: listed.tools };
 }
@@ -149,6 +151,7 @@ export async function runExecution(
   logger.info({ attempt: started.attempt }, "execution started");
 
   const usage = new UsageTotals();
+  const writes = new WriteBehind((err) => logger.error({ err }, "trace record not written"));
   const heartbeat = setInterval(() => {
     deps.store
       .heartbeat(record.id)
@@ -166,6 +169,7 @@ export async function runExecution(
       logger,
       signal,
       usage,
+      writes,
     };
     const result = await runController(run);
     outcome = {
@@ -206,6 +210,7 @@ export async function runExecution(
     }
   } finally {
     clearInterval(heartbeat);
+    await writes.drain();
     await deps.tools
       .release(record.id)
       .catch((err: unknown) => logger.warn({ err }, "release failed"));

@@ -219,7 +219,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     typeof options.interactionType === "function"
       ? options.interactionType(error ? null : response)
       : options.interactionType;
-  await run.store.recordLlmInteraction({
+  const interaction = {
     sessionId: exec.sessionId,
     stageId: options.textEventScope ? options.textEventScope.stageId : exec.stageId,
     executionId: exec.executionId,
@@ -245,7 +245,8 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     usage: response.usage,
     durationMs: response.durationMs,
     errorMessage: error ? error.message : null,
-  });
+  };
+  run.writes.enqueue(() => run.store.recordLlmInteraction(interaction));
 
   if (error) throw error;
   return response;

@@ -131,7 +131,8 @@ export interface RunnerStore {
       metadata: Record<string, unknown> | null;
     },
   ): Promise<TimelineEventRecord | null>;
-  appendMessage(message: NewMessage): Promise<{ id: string }>;
+  /** Appends messages in order (one transaction); returns their ids. */
+  appendMessages(messages: NewMessage[]): Promise<string[]>;
   recordLlmInteraction(interaction: NewLlmInteraction): Promise<void>;
   recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
 

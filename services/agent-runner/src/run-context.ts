@@ -16,6 +16,29 @@ export interface RunContext {
   /** Fires on cancel, session timeout or shutdown; its reason is an ExecutionAbortedError. */
   signal: AbortSignal;
   usage: UsageTotals;
+  /** Trace records (interactions) written behind the loop, in order. */
+  writes: WriteBehind;
+}
+
+/**
+ * Writes that must happen, in order, but need not hold up the loop (LLM and MCP interaction
+ * records). `drain` waits for all of them; a failed write is logged, never thrown.
+ */
+export class WriteBehind {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly onError: (err: unknown) => void) {}
+
+  enqueue(write: () => Promise<unknown>): void {
+    this.tail = this.tail.then(write).then(
+      () => undefined,
+      (err: unknown) => this.onError(err),
+    );
+  }
+
+  drain(): Promise<void> {
+    return this.tail;
+  }
 }
 
 export class UsageTotals {

@@ -68,26 +68,21 @@ export function createPostgresStore(db: Db): RunnerStore {
       return row ? toRecord(row) : null;
     },
 
-    async appendMessage(message) {
-      const [row] = await appendMessages(
+    async appendMessages(messages) {
+      const first = messages[0];
+      if (!first) return [];
+      const rows = await appendMessages(
         prisma,
-        {
-          sessionId: message.sessionId,
-          stageId: message.stageId,
-          executionId: message.executionId,
-        },
-        [
-          {
-            role: message.role,
-            content: message.content,
-            toolCalls: message.toolCalls ?? null,
-            toolCallId: message.toolCallId ?? null,
-            toolName: message.toolName ?? null,
-          },
-        ],
+        { sessionId: first.sessionId, stageId: first.stageId, executionId: first.executionId },
+        messages.map((m) => ({
+          role: m.role,
+          content: m.content,
+          toolCalls: m.toolCalls ?? null,
+          toolCallId: m.toolCallId ?? null,
+          toolName: m.toolName ?? null,
+        })),
       );
-      if (!row) throw new Error("message was not stored");
-      return { id: row.id };
+      return rows.map((r) => r.id);
     },
 
     async recordLlmInteraction(i) {

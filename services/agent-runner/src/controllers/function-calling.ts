@@ -25,64 +25,71 @@ export async function runFunctionCalling(
     stageId: exec.stageId,
     executionId: exec.executionId,
   });
-  for (const message of buildFunctionCallingMessages(exec)) await conversation.append(message);
-  const finalType = exec.chat ? "chat_response" : "final_analysis";
-  let consecutiveTimeouts = 0;
+  try {
+    for (const message of buildFunctionCallingMessages(exec)) conversation.append(message);
+    const finalType = exec.chat ? "chat_response" : "final_analysis";
+    let consecutiveTimeouts = 0;
 
-  for (let iteration = 1; iteration <= exec.config.maxIterations; iteration++) {
-    let response: Awaited<ReturnType<typeof callLlm>>;
-    try {
-      response = await callLlm(run, {
-        messages: conversation.messages,
-        tools,
-        interactionType: (r) => (r && r.toolCalls.length === 0 ? finalType : "iteration"),
-        iteration,
-        textEventType: "llm_response",
-        lastMessageId: conversation.lastMessageId,
-      });
-    } catch (err) {
-      if (!(err instanceof IterationTimeoutError)) throw err;
-      consecutiveTimeouts++;
-      await onIterationTimeout(run, err, consecutiveTimeouts, iteration);
-      continue;
-    }
-    consecutiveTimeouts = 0;
-
-    if (response.toolCalls.length === 0) {
-      // No tool calls: this is the answer. The streamed text event becomes the final analysis.
-      if (response.textEvent) {
-        await run.timeline.complete(response.textEvent, { eventType: "final_analysis" });
-      } else {
-        await run.timeline.create("final_analysis", {
-          status: "completed",
-          content: response.text,
+    for (let iteration = 1; iteration <= exec.config.maxIterations; iteration++) {
+      let response: Awaited<ReturnType<typeof callLlm>>;
+      await conversation.flush();
+      try {
+        response = await callLlm(run, {
+          messages: conversation.messages,
+          tools,
+          interactionType: (r) => (r && r.toolCalls.length === 0 ? finalType : "iteration"),
+          iteration,
+          textEventType: "llm_response",
+          lastMessageId: conversation.lastMessageId,
         });
+      } catch (err) {
+        if (!(err instanceof IterationTimeoutError)) throw err;
+        consecutiveTimeouts++;
+        await onIterationTimeout(run, err, consecutiveTimeouts, iteration);
+        continue;
       }
-      await conversation.append({ role: "assistant", content: response.text });
-      return { finalAnalysis: response.text };
+      consecutiveTimeouts = 0;
+
+      if (response.toolCalls.length === 0) {
+        // No tool calls: this is the answer. The streamed text event becomes the final analysis.
+        if (response.textEvent) {
+          await run.timeline.complete(response.textEvent, { eventType: "final_analysis" });
+        } else {
+          await run.timeline.create("final_analysis", {
+            status: "completed",
+            content: response.text,
+          });
+        }
+        conversation.append({ role: "assistant", content: response.text });
+        await conversation.flush();
+        return { finalAnalysis: response.text };
+      }
+
+      if (response.textEvent) await run.timeline.complete(response.textEvent);
+      conversation.append({
+        role: "assistant",
+        content: response.text,
+        toolCalls: response.toolCalls,
+      });
+      for (const call of response.toolCalls) {
+        await executeToolCall(run, scope, conversation, call);
+      }
     }
 
-    if (response.textEvent) await run.timeline.complete(response.textEvent);
-    await conversation.append({
-      role: "assistant",
-      content: response.text,
-      toolCalls: response.toolCalls,
+    // Out of iterations: one more call, without tools, for the best conclusion so far.
+    conversation.append({
+      role: "user",
+      content: forcedConclusionPrompt(exec.config.maxIterations),
     });
-    for (const call of response.toolCalls) {
-      await executeToolCall(run, scope, conversation, call);
-    }
+    const text = await toolLessCall(run, conversation, {
+      interactionType: "forced_conclusion",
+      eventType: "final_analysis",
+      eventMetadata: { forced_conclusion: true },
+      iteration: exec.config.maxIterations + 1,
+    });
+    return { finalAnalysis: text };
+  } finally {
+    // Whatever stopped the loop, what was said so far is stored.
+    await conversation.flush().catch(() => undefined);
   }
-
-  // Out of iterations: one more call, without tools, for the best conclusion so far.
-  await conversation.append({
-    role: "user",
-    content: forcedConclusionPrompt(exec.config.maxIterations),
-  });
-  const text = await toolLessCall(run, conversation, {
-    interactionType: "forced_conclusion",
-    eventType: "final_analysis",
-    eventMetadata: { forced_conclusion: true },
-    iteration: exec.config.maxIterations + 1,
-  });
-  return { finalAnalysis: text };
 }

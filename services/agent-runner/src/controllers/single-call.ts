@@ -53,6 +53,7 @@ export async function toolLessCall(
 ): Promise<string> {
   let timeouts = 0;
   for (;;) {
+    await conversation.flush();
     try {
       const response = await callLlm(run, {
         messages: conversation.messages as ConversationMessage[],
@@ -73,7 +74,8 @@ export async function toolLessCall(
           ...(options.eventScope && { scope: options.eventScope }),
         });
       }
-      await conversation.append({ role: "assistant", content: response.text });
+      conversation.append({ role: "assistant", content: response.text });
+      await conversation.flush();
       return response.text;
     } catch (err) {
       if (!(err instanceof IterationTimeoutError)) throw err;

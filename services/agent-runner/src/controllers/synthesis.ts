@@ -11,7 +11,7 @@ export async function runSynthesis(run: RunContext): Promise<ControllerResult> {
     stageId: exec.stageId,
     executionId: exec.executionId,
   });
-  for (const message of buildSynthesisMessages(exec)) await conversation.append(message);
+  for (const message of buildSynthesisMessages(exec)) conversation.append(message);
   const text = await toolLessCall(run, conversation, {
     interactionType: "synthesis",
     eventType: "final_analysis",
@@ -32,7 +32,7 @@ export async function runExecutiveSummary(run: RunContext): Promise<ControllerRe
     executionId: exec.executionId,
   });
   for (const message of buildExecutiveSummaryMessages(exec.previousContext ?? "")) {
-    await conversation.append(message);
+    conversation.append(message);
   }
   const text = await toolLessCall(run, conversation, {
     interactionType: "executive_summary",

@@ -73,11 +73,11 @@ export async function executeToolCall(
   await run.timeline.complete(event, { content: stored, metadata: { is_error: result.isError } });
   const server = result.server ?? names.server;
   const tool = result.tool ?? names.tool;
-  await run.store.recordMcpInteraction({
+  const interaction = {
     sessionId: run.exec.sessionId,
     stageId: run.exec.stageId,
     executionId: run.exec.executionId,
-    interactionType: "tool_call",
+    interactionType: "tool_call" as const,
     serverName: server,
     toolName: tool,
     toolArguments:
@@ -89,7 +89,8 @@ export async function executeToolCall(
     availableTools: null,
     durationMs: result.durationMs,
     errorMessage: result.isError ? stored : null,
-  });
+  };
+  run.writes.enqueue(() => run.store.recordMcpInteraction(interaction));
 
   const forLlm = await maybeSummarize(run, {
     server,
@@ -97,7 +98,7 @@ export async function executeToolCall(
     raw: result.content,
     conversationContext: conversation.contextForSummarization(),
   });
-  await conversation.append({
+  conversation.append({
     role: "tool",
     content: forLlm.content,
     toolCallId: call.id,

@@ -1,0 +1,127 @@
+import { describe, expect, test } from "vitest";
+import type { ExecutionContext } from "../execution-context.ts";
+import {
+  buildExecutiveSummaryMessages,
+  buildFunctionCallingMessages,
+  buildSynthesisMessages,
+  forcedConclusionPrompt,
+  summarizationSystemPrompt,
+  summarizationUserPrompt,
+} from "./index.ts";
+
+function context(overrides: Partial<ExecutionContext> = {}): ExecutionContext {
+  return {
+    sessionId: "s1",
+    stageId: "st1",
+    executionId: "e1",
+    kind: "investigation",
+    agentName: "KubernetesAgent-2",
+    agentIndex: 2,
+    alertType: "PodCrashLoop",
+    alertData: "pod=web-1\nreason: CrashLoopBackOff  {not json}",
+    runbook: "1. Look at the pod.",
+    config: {
+      agentName: "KubernetesAgent",
+      providerName: "p",
+      llm: { provider: "scripted" },
+      maxIterations: 3,
+      iterationTimeoutMs: 1000,
+      mcpServers: ["kubernetes-server", "argocd"],
+      toolFilters: {},
+      customInstructions: "Prefer namespaced queries.",
+    },
+    mcpInstructions: new Map([["kubernetes-server", "Use kubectl-like tools."]]),
+    summarization: new Map(),
+    failedServers: {},
+    ...overrides,
+  };
+}
+
+const index = (text: string, part: string) => {
+  const at = text.indexOf(part);
+  expect(at, `missing: ${part}`).toBeGreaterThanOrEqual(0);
+  return at;
+};
+
+describe("investigation prompts", () => {
+  test("system: identity, then general SRE, MCP server and custom instructions in that order", () => {
+    const [system] = buildFunctionCallingMessages(context());
+    const text = system?.content ?? "";
+    expect(system?.role).toBe("system");
+    const identity = index(text, "You are KubernetesAgent-2");
+    const general = index(text, "## General SRE Agent Instructions");
+    const mcp = index(text, "### kubernetes-server\n\nUse kubectl-like tools.");
+    const custom = index(text, "## Agent-Specific Instructions (KubernetesAgent)");
+    expect(identity < general && general < mcp && mcp < custom).toBe(true);
+    expect(text).not.toContain("### argocd");
+    expect(text).not.toContain("Unavailable MCP Servers");
+  });
+
+  test("user: alert data verbatim, runbook, previous stages between markers, the task", () => {
+    const [, user] = buildFunctionCallingMessages(
+      context({ previousContext: "### Stage 1\nOOMKilled twice." }),
+    );
+    const text = user?.content ?? "";
+    expect(text).toContain("**Alert type:** PodCrashLoop");
+    expect(text).toContain("pod=web-1\nreason: CrashLoopBackOff  {not json}");
+    expect(text).toContain("## Runbook\n\n1. Look at the pod.");
+    expect(text).toContain(
+      "<!-- CHAIN_CONTEXT_START -->\n### Stage 1\nOOMKilled twice.\n<!-- CHAIN_CONTEXT_END -->",
+    );
+    expect(index(text, "## Alert Details")).toBeLessThan(index(text, "## Your Task"));
+  });
+
+  test("without previous stages there is no context section", () => {
+    const [, user] = buildFunctionCallingMessages(context());
+    expect(user?.content).not.toContain("CHAIN_CONTEXT_START");
+  });
+
+  test("servers that failed to start are named in a warning", () => {
+    const [system] = buildFunctionCallingMessages(
+      context({ failedServers: { argocd: "connection refused" } }),
+    );
+    expect(system?.content).toContain("## Unavailable MCP Servers");
+    expect(system?.content).toContain("- **argocd**: connection refused");
+  });
+});
+
+describe("chat, synthesis and other prompts", () => {
+  test("chat: chat instructions and the investigation context with the question", () => {
+    const [system, user] = buildFunctionCallingMessages(
+      context({
+        kind: "chat",
+        chat: { question: "Why did it restart?", investigationContext: "Final: OOM." },
+      }),
+    );
+    expect(system?.content).toContain("## Follow-up Chat Instructions");
+    expect(system?.content).toContain("Use kubectl-like tools.");
+    expect(user?.content).toContain(
+      "<!-- INVESTIGATION_CONTEXT_START -->\nFinal: OOM.\n<!-- INVESTIGATION_CONTEXT_END -->",
+    );
+    expect(user?.content?.endsWith("## Question\n\nWhy did it restart?")).toBe(true);
+    expect(user?.content).not.toContain("## Alert Details");
+  });
+
+  test("synthesis: no tool instructions, the investigations to compare", () => {
+    const [system, user] = buildSynthesisMessages(
+      context({ kind: "synthesis", previousContext: "Agent 1: OOM\nAgent 2: bad config" }),
+    );
+    expect(system?.content).toContain("## Synthesis Instructions");
+    expect(system?.content).not.toContain("MCP Server Instructions");
+    expect(user?.content).toContain("Agent 1: OOM\nAgent 2: bad config");
+  });
+
+  test("forced conclusion names the limit; summarization carries context and result", () => {
+    expect(forcedConclusionPrompt(7)).toContain("limit of 7 iterations");
+    expect(summarizationSystemPrompt("k8s", "pods_list", 500)).toContain("under 500 tokens");
+    const user = summarizationUserPrompt("USER: why?", "k8s", "pods_list", "RESULT");
+    expect(user).toContain("USER: why?");
+    expect(user).toContain("<!-- TOOL_RESULT_START -->\nRESULT\n<!-- TOOL_RESULT_END -->");
+  });
+
+  test("executive summary works from the final analysis", () => {
+    const [system, user] = buildExecutiveSummaryMessages("Root cause: OOM.");
+    expect(system?.content).toContain("executive summary");
+    expect(user?.content).toContain("Root cause: OOM.");
+  });
+});
