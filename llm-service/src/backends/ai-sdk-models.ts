@@ -1,0 +1,98 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { JSONValue } from "ai";
+import { ConfigError } from "../errors.ts";
+import type { LlmConfig } from "../request.ts";
+import { resolveApiKey } from "./credentials.ts";
+import type { SecretLookup } from "./types.ts";
+
+/** The AI SDK provider-level model (LanguageModelV3): streamed with `doStream`. */
+export type ProviderModel = ReturnType<ReturnType<typeof createOpenAI>["chat"]>;
+/** The options `doStream` takes. */
+export type ProviderCallOptions = Parameters<ProviderModel["doStream"]>[0];
+
+/** xAI speaks the OpenAI chat-completions protocol; reached through openai-compatible. */
+const XAI_BASE_URL = "https://api.x.ai/v1";
+/** Vertex AI express mode (API key) for Gemini models, through @ai-sdk/google. */
+const VERTEX_EXPRESS_BASE_URL = "https://aiplatform.googleapis.com/v1/publishers/google";
+
+type ProviderOptions = Record<string, Record<string, JSONValue>>;
+
+/** Builds the AI SDK model for a provider type. API keys are always passed explicitly. */
+export function modelFor(config: LlmConfig, getSecret: SecretLookup): ProviderModel {
+  const baseURL = config.base_url || undefined;
+  switch (config.provider) {
+    case "openai": {
+      const { apiKey } = resolveApiKey(config, getSecret);
+      return createOpenAI({ apiKey, ...(baseURL ? { baseURL } : {}) }).chat(config.model);
+    }
+    case "anthropic": {
+      const { apiKey } = resolveApiKey(config, getSecret);
+      return createAnthropic({ apiKey, ...(baseURL ? { baseURL } : {}) })(config.model);
+    }
+    case "google": {
+      const { apiKey } = resolveApiKey(config, getSecret);
+      return createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(config.model);
+    }
+    case "vertexai": {
+      const { apiKey } = resolveApiKey(config, getSecret);
+      return createGoogleGenerativeAI({ apiKey, baseURL: baseURL ?? VERTEX_EXPRESS_BASE_URL })(
+        config.model,
+      );
+    }
+    case "xai": {
+      const { apiKey } = resolveApiKey(config, getSecret);
+      return createOpenAICompatible({
+        name: "xai",
+        apiKey,
+        baseURL: baseURL ?? XAI_BASE_URL,
+        includeUsage: true,
+      }).chatModel(config.model);
+    }
+    case "openai-compatible":
+    case "ollama":
+    case "vllm":
+    case "litellm": {
+      if (!baseURL)
+        throw new ConfigError(
+          `provider ${config.provider} needs llm_config.base_url (e.g. http://localhost:11434/v1)`,
+        );
+      const { apiKey } = resolveApiKey(config, getSecret, true);
+      return createOpenAICompatible({
+        name: config.provider,
+        baseURL,
+        includeUsage: true,
+        ...(apiKey ? { apiKey } : {}),
+      }).chatModel(config.model);
+    }
+    default:
+      throw new ConfigError(
+        `unknown provider type "${config.provider}" for the langchain backend: use openai, anthropic, google, vertexai, xai or openai-compatible`,
+      );
+  }
+}
+
+export function thinkingOptions(config: LlmConfig): ProviderOptions {
+  const budget = config.thinking_budget;
+  const level = config.thinking_level.toLowerCase();
+  switch (config.provider) {
+    case "anthropic":
+      return budget !== undefined && budget > 0
+        ? { anthropic: { thinking: { type: "enabled", budgetTokens: budget } } }
+        : {};
+    case "google":
+    case "vertexai": {
+      if (budget === undefined && !level) return {};
+      const thinkingConfig: Record<string, JSONValue> = { includeThoughts: true };
+      if (level) thinkingConfig.thinkingLevel = level;
+      else if (budget !== undefined) thinkingConfig.thinkingBudget = budget;
+      return { google: { thinkingConfig } };
+    }
+    case "openai":
+      return level ? { openai: { reasoningEffort: level } } : {};
+    default:
+      return {};
+  }
+}
