@@ -4,13 +4,13 @@ import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger, runService } from "@tarsy/runtime";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
 import type { AlertmanagerAuth, AppDeps } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
 import { configEnvironment, type Env, loadEnv } from "./env.ts";
-import { createGatewayClient } from "./gateway.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "ingest-api", level: env.LOG_LEVEL });
@@ -58,7 +58,7 @@ await runService(
       bus,
       config,
       masking: createMaskingService({ logger: logger.child({ component: "masking" }) }),
-      gateway: createGatewayClient(bus, env.DEPENDENCY_TIMEOUT_MS),
+      gateway: createMcpGatewayClient(bus, { shortTimeoutMs: env.DEPENDENCY_TIMEOUT_MS }),
       ...(llm ? { llmHealth: () => llm.health() } : {}),
       logger,
       settings,

@@ -4,7 +4,7 @@ import { type ErrorBody, eventually, type Harness, request, startHarness } from 
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ gateway: true });
 });
 afterAll(async () => {
   await h?.close();

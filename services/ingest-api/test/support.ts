@@ -3,14 +3,15 @@ import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import type { Bus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
-import { MCP_GATEWAY, type PayloadOf } from "@tarsy/contracts";
+import type { PayloadOf } from "@tarsy/contracts";
 import type { Db } from "@tarsy/db";
 import { createMaskingService } from "@tarsy/masking";
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import { createApp } from "../src/app.ts";
 import { type AppDeps, DEFAULT_SETTINGS, type IngestSettings } from "../src/deps.ts";
-import { createGatewayClient } from "../src/gateway.ts";
+import { CONFIG_ENV, startGatewayProcess } from "./gateway-process.ts";
 
 export const CONFIG_DIR = fileURLToPath(new URL("./fixtures", import.meta.url));
 export const FIXTURE_WEBHOOK = fileURLToPath(
@@ -37,8 +38,12 @@ export interface Received {
 
 export interface HarnessOptions {
   settings?: Partial<IngestSettings>;
-  /** Answer the mcp-gateway's read-only methods on the test's bus (default true). */
+  /** Run the real mcp-gateway process on the test's bus (default false: no gateway). */
   gateway?: boolean;
+  /** Wait until the gateway's servers all initialized (default true). */
+  gatewayWaitReady?: boolean;
+  /** Config directory for ingest-api and the gateway (default test/fixtures). */
+  configDir?: string;
   llmHealth?: AppDeps["llmHealth"];
   /** Use this bus instead of a fresh test bus (e.g. one on a NATS server the test kills). */
   bus?: Bus;
@@ -52,15 +57,18 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const testDb = await createTestDb();
   const nats = await createTestBus();
   const bus = options.bus ?? nats.bus;
-  const { config } = loadConfig({ configDir: CONFIG_DIR, env: {} });
+  const configDir = options.configDir ?? CONFIG_DIR;
+  const { config } = loadConfig({ configDir, env: CONFIG_ENV });
   const logger = testLogger();
-  const stopGateway = options.gateway === false ? () => {} : answerGateway(bus);
+  const gateway = options.gateway
+    ? await startGatewayProcess({ bus, configDir, waitReady: options.gatewayWaitReady ?? true })
+    : undefined;
   const deps: AppDeps = {
     prisma: testDb.db.prisma,
     bus,
     config,
     masking: createMaskingService(),
-    ...(options.gateway === false ? {} : { gateway: createGatewayClient(bus, 1_000) }),
+    ...(gateway ? { gateway: createMcpGatewayClient(bus, { shortTimeoutMs: 2_000 }) } : {}),
     ...(options.llmHealth ? { llmHealth: options.llmHealth } : {}),
     logger,
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
@@ -86,77 +94,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     received,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      stopGateway();
+      await gateway?.stop();
       await consumer.stop();
       await nats.cleanup();
       await testDb.cleanup();
     },
-  };
-}
-
-/**
- * The mcp-gateway's read-only methods (health, warnings, server tools) answered over the
- * test's real NATS with contract-valid replies, standing in for the gateway process.
- */
-export const GATEWAY_TOOLS = {
-  "kubernetes-server": ["pods_list", "events_list"],
-  everything: ["echo", "add"],
-};
-export function answerGateway(bus: Bus): () => void {
-  const replica = { id: "gw-test", subject_prefix: "mcp.gateway.replica.gw-test" };
-  const now = new Date().toISOString();
-  const replies: Record<string, unknown> = {
-    [MCP_GATEWAY.methods.health.method]: {
-      v: 1,
-      replica,
-      ready: true,
-      healthy: true,
-      servers: Object.entries(GATEWAY_TOOLS).map(([server, tools]) => ({
-        server,
-        healthy: true,
-        initialized: true,
-        tool_count: tools.length,
-      })),
-      open_executions: 0,
-    },
-    [MCP_GATEWAY.methods.warnings.method]: {
-      v: 1,
-      replica,
-      warnings: [
-        {
-          id: "w1",
-          category: "mcp_health",
-          server_id: "everything",
-          message: "everything was slow",
-          created_at: now,
-        },
-      ],
-    },
-    [MCP_GATEWAY.methods.serverTools.method]: {
-      v: 1,
-      replica,
-      servers: Object.entries(GATEWAY_TOOLS).map(([server, tools]) => ({
-        server,
-        healthy: true,
-        tools: tools.map((tool) => ({
-          name: `${server}.${tool}`,
-          server,
-          tool,
-          description: `${tool} tool`,
-          input_schema: { type: "object" },
-        })),
-      })),
-    },
-  };
-  const subs = Object.entries(replies).map(([method, reply]) =>
-    bus.connection.subscribe(bus.subject(`${MCP_GATEWAY.subjectPrefix}.${method}`), {
-      callback: (_err, msg) => {
-        msg.respond(JSON.stringify(reply));
-      },
-    }),
-  );
-  return () => {
-    for (const sub of subs) sub.unsubscribe();
   };
 }
 
