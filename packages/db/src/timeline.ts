@@ -7,6 +7,7 @@ import type { TimelineEventStatus, TimelineEventType } from "@tarsy/contracts";
 import type { DbClient } from "./client.ts";
 import { SessionNotFoundError } from "./errors.ts";
 import type { Prisma, TimelineEvent } from "./generated/prisma/client.ts";
+import { toModel } from "./rows.ts";
 
 /** Hands out the session's next timeline sequence number (1, 2, 3, …). */
 export async function allocateTimelineSequence(
@@ -35,20 +36,6 @@ export interface TimelineEventInput {
   readonly metadata?: Prisma.InputJsonObject | null;
 }
 
-interface TimelineRow {
-  id: string;
-  session_id: string;
-  stage_id: string | null;
-  execution_id: string | null;
-  sequence_number: number;
-  event_type: TimelineEvent["eventType"];
-  status: TimelineEvent["status"];
-  content: string;
-  metadata: Prisma.JsonValue | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /**
  * Creates an event with the next sequence number of its session, in one statement (one
  * round trip; the session row is locked only for that statement).
@@ -58,7 +45,7 @@ export async function createTimelineEvent(
   input: TimelineEventInput,
 ): Promise<TimelineEvent> {
   const metadata = input.metadata == null ? null : JSON.stringify(input.metadata);
-  const rows = await client.$queryRaw<TimelineRow[]>`
+  const rows = await client.$queryRaw<Record<string, unknown>[]>`
     WITH seq AS (
       UPDATE alert_sessions SET timeline_sequence = timeline_sequence + 1
       WHERE id = ${input.sessionId}::uuid RETURNING timeline_sequence
@@ -74,19 +61,7 @@ export async function createTimelineEvent(
     RETURNING *`;
   const row = rows[0];
   if (row === undefined) throw new SessionNotFoundError(input.sessionId);
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    stageId: row.stage_id,
-    executionId: row.execution_id,
-    sequenceNumber: row.sequence_number,
-    eventType: row.event_type,
-    status: row.status,
-    content: row.content,
-    metadata: row.metadata,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return toModel<TimelineEvent>(row);
 }
 
 /** Appends streamed text to a streaming event. Returns false if it is no longer streaming. */

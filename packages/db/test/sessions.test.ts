@@ -124,6 +124,30 @@ describe("sessions", () => {
     expect(page.total).toBe(3);
   });
 
+  test("withSessionLock hands the handler the session exactly as stored", async ({ db }) => {
+    const { session } = await createSession(db.prisma, {
+      alertData: "a",
+      alertType: "kubernetes",
+      chainId: "k8s",
+      agentType: "KubernetesAgent",
+      runbookUrl: "https://runbooks.example/oom",
+      mcpSelection: { servers: [{ name: "kubernetes-server", tools: ["pods_list"] }] },
+      deadlineAt: new Date("2030-01-01T00:00:00.123Z"),
+      alertFingerprint: "fp",
+      alertLabels: { severity: "critical" },
+    });
+    await transitionSessionStatus(db.prisma, session.id, ["pending"], "in_progress", {
+      podId: "pod-1",
+      startedAt: new Date(),
+      currentStageIndex: 1,
+      currentStageName: "investigate",
+    });
+    const stored = await db.prisma.alertSession.findUniqueOrThrow({ where: { id: session.id } });
+    const seen = await withSessionLock(db.prisma, session.id, async (_tx, locked) => locked);
+    expect(seen).toEqual(stored);
+    expect(Object.keys(seen).sort()).toEqual(Object.keys(stored).sort());
+  });
+
   test("withSessionLock serializes one session's handlers", async ({ db }) => {
     const session = await newSession(db.prisma);
     const log: string[] = [];
