@@ -1,3 +1,4 @@
+import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
@@ -66,7 +67,8 @@ await runService(
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = serve({ fetch: createApp(deps).fetch, hostname: env.HOST, port: env.PORT });
     await new Promise<void>((resolve) => server.once("listening", resolve));
-    logger.info({ host: env.HOST, port: env.PORT }, "http server listening");
+    const { port } = server.address() as AddressInfo;
+    logger.info({ host: env.HOST, port }, "http server listening");
     return {
       async stop() {
         await new Promise<void>((resolve) => server.close(() => resolve()));
