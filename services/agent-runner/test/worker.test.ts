@@ -206,4 +206,45 @@ describe("runner worker", () => {
     ]);
     expect(finished.list).toHaveLength(1);
   });
+
+  test("SIGTERM lets the runner process finish its execution within the grace period, then exit 0", async () => {
+    const { env, llm, finished } = await setup([
+      { text: "finished during the grace period", chunk_size: 4, chunk_delay_ms: 100 },
+    ]);
+    const runner = startRunnerProcess(env, llm.address, {
+      RUNNER_PROVISION: "false",
+      RUNNER_ID: "runner-graceful",
+      RUNNER_SHUTDOWN_GRACE_MS: "10000",
+    });
+    stops.push(() => runner.stop());
+    const request = await seedExecution(env);
+    const rec = record(env.bus, request.session_id);
+    stops.push(rec.stop);
+    await env.bus.publish("executionRequested", strip(request));
+    await waitFor(
+      "the runner process streaming",
+      () => {
+        if (runner.child.exitCode !== null) throw new Error(runner.output.join(""));
+        return rec.chunks.length > 0 || undefined;
+      },
+      30_000,
+    );
+    const code = await runner.stop();
+    expect(code).toBe(0);
+    const done = await waitFor("finished", () => finished.list[0], 10_000);
+    expect(done).toMatchObject({
+      status: "completed",
+      final_analysis: "finished during the grace period",
+    });
+    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
+      where: { id: request.execution_id },
+    });
+    expect(execution).toMatchObject({ attempt: 1, runnerId: "runner-graceful" });
+    // The execution was still running when the signal came, and finished before the exit.
+    const log = runner.output.join("");
+    expect(log.indexOf('"msg":"shutting down"')).toBeGreaterThan(-1);
+    expect(log.indexOf('"msg":"execution finished"')).toBeGreaterThan(
+      log.indexOf('"msg":"shutting down"'),
+    );
+  });
 });
