@@ -17,3 +17,4 @@ export {
   natsUrl,
   type TestBus,
 } from "./nats.ts";
+export { connectClient, type TestClient, waitForEvents } from "./ws.ts";
