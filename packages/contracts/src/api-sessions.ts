@@ -1,0 +1,272 @@
+import { z } from "zod";
+import { IdSchema, TimestampSchema, TokenUsageSchema } from "./common.ts";
+import {
+  ExecutionKindSchema,
+  ExecutionStatusSchema,
+  LLMInteractionTypeSchema,
+  MCPInteractionTypeSchema,
+  MessageRoleSchema,
+  ParallelTypeSchema,
+  SessionStatusSchema,
+  SuccessPolicySchema,
+  TimelineEventStatusSchema,
+  TimelineEventTypeSchema,
+} from "./enums.ts";
+
+/** The HTTP API of ingest-api, part 2: sessions, timeline, chat and trace. */
+
+// --- sessions ---
+
+export const SessionSortFieldSchema = z.enum([
+  "created_at",
+  "started_at",
+  "completed_at",
+  "status",
+  "alert_type",
+]);
+export type SessionSortField = z.infer<typeof SessionSortFieldSchema>;
+
+const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item).min(1));
+
+export const SessionListQuerySchema = z
+  .object({
+    /** Comma-separated statuses. */
+    status: csv(SessionStatusSchema).optional(),
+    alert_type: z.string().min(1).optional(),
+    chain_id: z.string().min(1).optional(),
+    /** Case-insensitive text over alert data, final analysis and executive summary (≥ 3 chars). */
+    search: z.string().trim().min(3).max(500).optional(),
+    /** Created at or after. */
+    from: TimestampSchema.optional(),
+    /** Created at or before. */
+    to: TimestampSchema.optional(),
+    sort_by: SessionSortFieldSchema.default("created_at"),
+    sort_order: z.enum(["asc", "desc"]).default("desc"),
+    page: z.coerce.number().int().positive().default(1),
+    page_size: z.coerce.number().int().positive().max(200).default(25),
+  })
+  .refine((q) => !(q.from && q.to && q.from > q.to), {
+    message: "from must not be after to",
+    path: ["from"],
+  });
+export type SessionListQuery = z.infer<typeof SessionListQuerySchema>;
+
+export const TokenTotalsSchema = TokenUsageSchema.extend({
+  thinking_tokens: z.number().int().nonnegative(),
+});
+
+export const SessionSummarySchema = z.object({
+  id: IdSchema,
+  alert_type: z.string(),
+  chain_id: z.string(),
+  status: SessionStatusSchema,
+  author: z.string().nullable(),
+  runbook_url: z.string().nullable(),
+  current_stage_index: z.number().int().nullable(),
+  current_stage_name: z.string().nullable(),
+  has_final_analysis: z.boolean(),
+  error_message: z.string().nullable(),
+  token_usage: TokenTotalsSchema,
+  alert_fingerprint: z.string().nullable(),
+  alert_resolved_at: TimestampSchema.nullable(),
+  created_at: TimestampSchema,
+  started_at: TimestampSchema.nullable(),
+  completed_at: TimestampSchema.nullable(),
+  duration_ms: z.number().int().nonnegative().nullable(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+export const SessionListResponseSchema = z.object({
+  sessions: z.array(SessionSummarySchema),
+  pagination: z.object({
+    page: z.number().int().positive(),
+    page_size: z.number().int().positive(),
+    total: z.number().int().nonnegative(),
+    total_pages: z.number().int().nonnegative(),
+  }),
+});
+export type SessionListResponse = z.infer<typeof SessionListResponseSchema>;
+
+export const ActiveSessionsResponseSchema = z.object({
+  active: z.array(SessionSummarySchema),
+  queued: z.array(SessionSummarySchema),
+});
+export type ActiveSessionsResponse = z.infer<typeof ActiveSessionsResponseSchema>;
+
+export const ExecutionDetailSchema = z.object({
+  id: IdSchema,
+  agent_name: z.string(),
+  agent_index: z.number().int(),
+  kind: ExecutionKindSchema,
+  status: ExecutionStatusSchema,
+  llm_backend: z.string().nullable(),
+  llm_provider: z.string().nullable(),
+  error_message: z.string().nullable(),
+  token_usage: TokenTotalsSchema,
+  started_at: TimestampSchema.nullable(),
+  completed_at: TimestampSchema.nullable(),
+});
+
+export const StageDetailSchema = z.object({
+  id: IdSchema,
+  stage_name: z.string(),
+  stage_index: z.number().int(),
+  kind: z.enum(["investigation", "synthesis", "chat"]),
+  status: ExecutionStatusSchema,
+  parallel_type: ParallelTypeSchema.nullable(),
+  success_policy: SuccessPolicySchema.nullable(),
+  expected_agent_count: z.number().int(),
+  chat_id: IdSchema.nullable(),
+  chat_user_message_id: IdSchema.nullable(),
+  error_message: z.string().nullable(),
+  started_at: TimestampSchema.nullable(),
+  completed_at: TimestampSchema.nullable(),
+  executions: z.array(ExecutionDetailSchema),
+});
+
+export const ChatDetailSchema = z.object({
+  id: IdSchema,
+  created_by: z.string(),
+  created_at: TimestampSchema,
+  messages: z.array(
+    z.object({
+      id: IdSchema,
+      content: z.string(),
+      author: z.string(),
+      created_at: TimestampSchema,
+      stage_id: IdSchema.nullable(),
+    }),
+  ),
+});
+
+export const SessionDetailSchema = SessionSummarySchema.extend({
+  alert_data: z.string(),
+  mcp_selection: z.unknown().nullable(),
+  final_analysis: z.string().nullable(),
+  executive_summary: z.string().nullable(),
+  executive_summary_error: z.string().nullable(),
+  chat_enabled: z.boolean(),
+  stages: z.array(StageDetailSchema),
+  chat: ChatDetailSchema.nullable(),
+});
+export type SessionDetail = z.infer<typeof SessionDetailSchema>;
+
+export const TimelineEventResponseSchema = z.object({
+  id: IdSchema,
+  session_id: IdSchema,
+  stage_id: IdSchema.nullable(),
+  execution_id: IdSchema.nullable(),
+  sequence_number: z.number().int(),
+  event_type: TimelineEventTypeSchema,
+  status: TimelineEventStatusSchema,
+  content: z.string(),
+  metadata: z.unknown().nullable(),
+  created_at: TimestampSchema,
+  updated_at: TimestampSchema,
+});
+export const TimelineResponseSchema = z.object({
+  session_id: IdSchema,
+  events: z.array(TimelineEventResponseSchema),
+});
+export type TimelineResponse = z.infer<typeof TimelineResponseSchema>;
+
+export const CancelResponseSchema = z.object({
+  session_id: IdSchema,
+  status: z.literal("cancel_requested"),
+});
+export type CancelResponse = z.infer<typeof CancelResponseSchema>;
+
+export const ChatMessageRequestSchema = z.object({
+  content: z.string().trim().min(1).max(100_000),
+});
+export type ChatMessageRequest = z.infer<typeof ChatMessageRequestSchema>;
+
+export const ChatMessageResponseSchema = z.object({
+  chat_id: IdSchema,
+  message_id: IdSchema,
+  /** The stage that answers, once the orchestrator created it (null until then). */
+  stage_id: IdSchema.nullable(),
+});
+export type ChatMessageResponse = z.infer<typeof ChatMessageResponseSchema>;
+
+// --- trace ---
+
+export const LLMInteractionListItemSchema = z.object({
+  id: IdSchema,
+  interaction_type: LLMInteractionTypeSchema,
+  model_name: z.string(),
+  provider: z.string().nullable(),
+  iteration: z.number().int().nullable(),
+  input_tokens: z.number().int().nullable(),
+  output_tokens: z.number().int().nullable(),
+  thinking_tokens: z.number().int().nullable(),
+  total_tokens: z.number().int().nullable(),
+  duration_ms: z.number().int().nullable(),
+  error_message: z.string().nullable(),
+  created_at: TimestampSchema,
+});
+export const MCPInteractionListItemSchema = z.object({
+  id: IdSchema,
+  interaction_type: MCPInteractionTypeSchema,
+  server_name: z.string(),
+  tool_name: z.string().nullable(),
+  duration_ms: z.number().int().nullable(),
+  error_message: z.string().nullable(),
+  created_at: TimestampSchema,
+});
+export const TraceListResponseSchema = z.object({
+  stages: z.array(
+    z.object({
+      stage_id: IdSchema,
+      stage_name: z.string(),
+      executions: z.array(
+        z.object({
+          execution_id: IdSchema,
+          agent_name: z.string(),
+          llm_interactions: z.array(LLMInteractionListItemSchema),
+          mcp_interactions: z.array(MCPInteractionListItemSchema),
+        }),
+      ),
+    }),
+  ),
+  session_interactions: z.array(LLMInteractionListItemSchema),
+});
+export type TraceListResponse = z.infer<typeof TraceListResponseSchema>;
+
+export const ConversationMessageResponseSchema = z.object({
+  role: MessageRoleSchema,
+  content: z.string(),
+  tool_calls: z.unknown().nullable(),
+  tool_call_id: z.string().nullable(),
+  tool_name: z.string().nullable(),
+});
+export const LLMInteractionDetailSchema = LLMInteractionListItemSchema.extend({
+  session_id: IdSchema,
+  stage_id: IdSchema.nullable(),
+  execution_id: IdSchema.nullable(),
+  thinking_content: z.string().nullable(),
+  response_text: z.string().nullable(),
+  tool_calls: z.unknown().nullable(),
+  response_metadata: z.unknown().nullable(),
+  llm_request: z.unknown().nullable(),
+  conversation: z.array(ConversationMessageResponseSchema),
+});
+export type LLMInteractionDetail = z.infer<typeof LLMInteractionDetailSchema>;
+export const MCPInteractionDetailSchema = MCPInteractionListItemSchema.extend({
+  session_id: IdSchema,
+  stage_id: IdSchema.nullable(),
+  execution_id: IdSchema.nullable(),
+  tool_arguments: z.unknown().nullable(),
+  tool_result: z.unknown().nullable(),
+  available_tools: z.unknown().nullable(),
+});
+export type MCPInteractionDetail = z.infer<typeof MCPInteractionDetailSchema>;
