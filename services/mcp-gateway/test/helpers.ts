@@ -179,7 +179,8 @@ export async function startTestGateway(
     servers: new Map(servers.map((s) => [s.id, s])),
     masking: createMaskingService(),
     logger: testLogger(),
-    timeouts: { ...DEFAULT_TIMEOUTS, ...options.timeouts },
+    // Spawning tsx servers on a loaded CI machine can take many seconds: a roomier init deadline.
+    timeouts: { ...DEFAULT_TIMEOUTS, initMs: 60_000, ...options.timeouts },
     healthIntervalMs: options.healthIntervalMs ?? 60_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
     inheritedEnv: options.inheritedEnv ?? process.env,

@@ -71,7 +71,7 @@ describe("replies near the NATS max payload; HTTP auth, headers and TLS", {
         ),
         serverConfig("tls-verified", httpTransport("http", https.url, { verify_ssl: true })),
       ],
-      { timeouts: { initMs: 30_000 } },
+      {},
     );
   }, 60_000);
   afterAll(async () => {
