@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1.7
+# TARSy agent-runner: agent executions (no listening port: it only talks to NATS, Postgres and llm-service, so no HEALTHCHECK).
+#
+#   docker build -f deploy/docker/agent-runner.Dockerfile -t tarsy/agent-runner .      (from the repository root)
+#
+# Services run their TypeScript sources through tsx (no build step): node loads tsx's
+# loader with --import, so node itself is the process tini signals (SIGTERM reaches
+# runService directly). See docs/operations.md "Images".
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+ENV CI=true PNPM_HOME=/pnpm PATH=/pnpm:$PATH
+RUN npm install -g pnpm@10.34.9
+WORKDIR /src
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --offline --frozen-lockfile && pnpm db:generate
+RUN sh deploy/docker/install-prod.sh @tarsy/agent-runner /out
+
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/* \
+  && npm install -g tsx@4.23.15 \
+  && npm cache clean --force \
+  && groupadd --gid 10001 tarsy \
+  && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy RUNNER_PROVISION=false
+COPY --from=build /out /app
+WORKDIR /app/services/agent-runner
+USER 10001:10001
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--import", "file:///usr/local/lib/node_modules/tsx/dist/loader.mjs", "src/main.ts"]

@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1.7
+# TARSy ingest-api: REST API, Alertmanager webhook and the dashboard (built here, served from /app/dashboard).
+#
+#   docker build -f deploy/docker/ingest-api.Dockerfile -t tarsy/ingest-api .      (from the repository root)
+#
+# Services run their TypeScript sources through tsx (no build step): node loads tsx's
+# loader with --import, so node itself is the process tini signals (SIGTERM reaches
+# runService directly). See docs/operations.md "Images".
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+ENV CI=true PNPM_HOME=/pnpm PATH=/pnpm:$PATH
+RUN npm install -g pnpm@10.34.9
+WORKDIR /src
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --offline --frozen-lockfile && pnpm db:generate
+RUN pnpm --filter @tarsy/dashboard run build
+RUN sh deploy/docker/install-prod.sh @tarsy/ingest-api /out
+
+FROM ${NODE_IMAGE} AS runtime
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/* \
+  && npm install -g tsx@4.23.15 \
+  && npm cache clean --force \
+  && groupadd --gid 10001 tarsy \
+  && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy PORT=8080 DASHBOARD_DIR=/app/dashboard
+COPY --from=build /out /app
+COPY --from=build /src/packages/dashboard/dist /app/dashboard
+WORKDIR /app/services/ingest-api
+USER 10001:10001
+EXPOSE 8080
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "--import", "file:///usr/local/lib/node_modules/tsx/dist/loader.mjs", "src/main.ts"]
