@@ -8,6 +8,7 @@ import type {
 import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
 import { z } from "zod";
 import type { AppDeps } from "./deps.ts";
+import { HttpError } from "./errors.ts";
 import { deliverSession, maskAlertData } from "./submit.ts";
 
 /**
@@ -230,7 +231,7 @@ function alertTypeOf(deps: AppDeps, labels: Record<string, string>): string {
 function chainIdOf(deps: AppDeps, alertType: string): string {
   const chain = findChainForAlertType(deps.config, alertType);
   // alertTypeOf only returns handled types or the default, which config validation guarantees.
-  if (!chain) throw new Error(`no chain handles alert type ${alertType}`);
+  if (!chain) throw new HttpError(500, "internal", `no chain handles alert type ${alertType}`);
   return chain.id;
 }
 

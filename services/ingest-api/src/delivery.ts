@@ -7,6 +7,7 @@ import {
   startOutboxRelay,
 } from "@tarsy/db";
 import type { AppDeps } from "./deps.ts";
+import { withTimeout } from "./timeout.ts";
 
 /**
  * Delivery of what a request stored: the rows and their outbox messages commit together
@@ -16,29 +17,16 @@ import type { AppDeps } from "./deps.ts";
  * dies between commit and publish leaves a row the background relay delivers later.
  */
 
-class PublishTimeoutError extends Error {
-  readonly code = "publish_timeout" as const;
-}
-
 export function busPublisher(deps: Pick<AppDeps, "bus" | "settings">): OutboxPublisher {
   const { bus } = deps;
   return async (entry) => {
     // A disconnected client would buffer the publish and send it after we gave up: fail now.
     if (!bus.isConnected()) throw new BusNotConnectedError("NATS is not connected");
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        bus.publish(entry.key, entry.payload as never),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new PublishTimeoutError("NATS publish timed out")),
-            deps.settings.publishTimeoutMs,
-          );
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await withTimeout(
+      bus.publish(entry.key, entry.payload as never),
+      deps.settings.publishTimeoutMs,
+      "NATS publish",
+    );
   };
 }
 
