@@ -6,7 +6,8 @@ export type RunnerErrorCode =
   | "LLM_CALL_FAILED"
   | "EXECUTION_NOT_FOUND"
   | "EXECUTION_CONFIG_INVALID"
-  | "TOOL_GATEWAY_FAILED";
+  | "TOOL_GATEWAY_FAILED"
+  | "EXECUTION_TAKEN_OVER";
 
 export abstract class RunnerError extends Error {
   abstract readonly code: RunnerErrorCode;
@@ -61,6 +62,17 @@ export class ExecutionNotFoundError extends RunnerError {
   readonly code = "EXECUTION_NOT_FOUND" as const;
   constructor(readonly executionId: string) {
     super(`agent execution ${executionId} does not exist`);
+  }
+}
+
+/** A newer attempt (after a redelivery) owns the execution; this one must not report. */
+export class ExecutionTakenOverError extends RunnerError {
+  readonly code = "EXECUTION_TAKEN_OVER" as const;
+  constructor(
+    readonly executionId: string,
+    readonly attempt: number,
+  ) {
+    super(`execution ${executionId}: attempt ${attempt} was superseded by a newer attempt`);
   }
 }
 

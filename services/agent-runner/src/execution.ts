@@ -5,7 +5,7 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { Logger } from "@tarsy/runtime";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
 import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
-import { abortReasonOf, ExecutionNotFoundError } from "./errors.ts";
+import { abortReasonOf, ExecutionNotFoundError, ExecutionTakenOverError } from "./errors.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
 import { type ControllerResult, type RunContext, UsageTotals, WriteBehind } from "./run-context.ts";
@@ -217,7 +217,12 @@ export async function runExecution(
   }
 
   // Final writes happen whatever stopped the loop.
-  await deps.store.finishExecution(record.id, outcome);
+  const owned = await deps.store.finishExecution(record.id, started.attempt, outcome);
+  if (!owned) {
+    // A redelivery gave the execution to a newer attempt; that one reports the outcome.
+    logger.warn({ attempt: started.attempt }, "execution taken over by a newer attempt");
+    throw new ExecutionTakenOverError(record.id, started.attempt);
+  }
   const finished = finishedMessage(request, outcome, new Date());
   await deps.bus.publish("executionFinished", finished);
   logger.info({ status: outcome.status, tokens: outcome.usage.total_tokens }, "execution finished");

@@ -147,7 +147,15 @@ export interface RunnerStore {
     runnerId: string,
   ): Promise<{ attempt: number; interrupted: TimelineEventRecord[] } | null>;
   heartbeat(executionId: string): Promise<void>;
-  finishExecution(executionId: string, outcome: ExecutionOutcome): Promise<void>;
+  /**
+   * Stores the outcome if this attempt still owns the execution (a newer attempt, after a
+   * redelivery, takes it over). Returns whether it was stored.
+   */
+  finishExecution(
+    executionId: string,
+    attempt: number,
+    outcome: ExecutionOutcome,
+  ): Promise<boolean>;
 }
 
 /** Tool definitions as the LLM sees them (`server.tool`). */

@@ -13,7 +13,6 @@ import {
   recordMCPInteraction,
   startExecution,
   type TimelineEvent,
-  transitionExecutionStatus,
 } from "@tarsy/db";
 import type { ExecutionRecord, RunnerStore, TimelineEventRecord } from "./ports.ts";
 
@@ -190,16 +189,21 @@ export function createPostgresStore(db: Db): RunnerStore {
       await heartbeatExecution(prisma, executionId);
     },
 
-    async finishExecution(executionId, outcome) {
-      await transitionExecutionStatus(prisma, executionId, ["pending", "active"], outcome.status, {
-        finalAnalysis: outcome.finalAnalysis,
-        errorMessage: outcome.error,
-        completedAt: new Date(),
-        inputTokens: outcome.usage.input_tokens,
-        outputTokens: outcome.usage.output_tokens,
-        thinkingTokens: outcome.usage.thinking_tokens ?? 0,
-        totalTokens: outcome.usage.total_tokens,
+    async finishExecution(executionId, attempt, outcome) {
+      const { count } = await prisma.agentExecution.updateMany({
+        where: { id: executionId, attempt, status: { in: ["pending", "active"] } },
+        data: {
+          status: outcome.status,
+          finalAnalysis: outcome.finalAnalysis,
+          errorMessage: outcome.error,
+          completedAt: new Date(),
+          inputTokens: outcome.usage.input_tokens,
+          outputTokens: outcome.usage.output_tokens,
+          thinkingTokens: outcome.usage.thinking_tokens ?? 0,
+          totalTokens: outcome.usage.total_tokens,
+        },
       });
+      return count === 1;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Bus, StopReport } from "@tarsy/bus";
 import { ActiveExecutions } from "./active.ts";
-import { ExecutionAbortedError } from "./errors.ts";
+import { ExecutionAbortedError, ExecutionTakenOverError } from "./errors.ts";
 import { type RunnerDeps, runExecution } from "./execution.ts";
 
 export interface WorkerOptions {
@@ -69,6 +69,10 @@ export async function startWorker(
         const working = setInterval(() => ctx.working(), 5_000);
         try {
           await runExecution(deps, request, controller.signal);
+        } catch (err) {
+          // The newer attempt holds the execution and reports it; this delivery is done.
+          if (!(err instanceof ExecutionTakenOverError)) throw err;
+          log.warn({ execution_id: request.execution_id }, err.message);
         } finally {
           clearInterval(working);
           for (const timer of timers) clearTimeout(timer);

@@ -21,7 +21,7 @@ let gateway: ServiceProcess;
 beforeAll(async () => {
   env = await createEnv();
   gateway = await startGatewayProcess(env);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await gateway?.stop();
   await env?.cleanup();

@@ -353,7 +353,7 @@ export async function startGatewayProcess(env: Env): Promise<ServiceProcess> {
         return undefined;
       }
     },
-    30_000,
+    60_000,
   ).catch((err: Error) => {
     gateway.kill();
     throw new Error(`${err.message} (${last}): ${gateway.output.join("").slice(-3000)}`);

@@ -1,6 +1,8 @@
 import type { ExecutionRequested } from "@tarsy/contracts";
 import { listSessionTimeline } from "@tarsy/db";
 import { afterEach, describe, expect, test } from "vitest";
+import { ExecutionTakenOverError } from "../src/errors.ts";
+import { runExecution } from "../src/execution.ts";
 import { startWorker } from "../src/worker.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
 import {
@@ -175,7 +177,7 @@ describe("runner worker", () => {
         if (doomed.child.exitCode !== null) throw new Error(doomed.output.join(""));
         return rec.chunks.length > 0 || undefined;
       },
-      30_000,
+      60_000,
     );
     doomed.kill();
     const killedAt = Date.now();
@@ -205,7 +207,7 @@ describe("runner worker", () => {
       ["final_analysis", "completed"],
     ]);
     expect(finished.list).toHaveLength(1);
-  });
+  }, 120_000);
 
   test("SIGTERM lets the runner process finish its execution within the grace period, then exit 0", async () => {
     const { env, llm, finished } = await setup([
@@ -227,7 +229,7 @@ describe("runner worker", () => {
         if (runner.child.exitCode !== null) throw new Error(runner.output.join(""));
         return rec.chunks.length > 0 || undefined;
       },
-      30_000,
+      60_000,
     );
     const code = await runner.stop();
     expect(code).toBe(0);
@@ -246,5 +248,36 @@ describe("runner worker", () => {
     expect(log.indexOf('"msg":"execution finished"')).toBeGreaterThan(
       log.indexOf('"msg":"shutting down"'),
     );
+  }, 120_000);
+
+  test("when a delivery is taken over by a newer attempt, only the newer one reports", async () => {
+    const { env, llm, finished } = await setup([
+      { text: "the first attempt is slow to answer", chunk_size: 4, chunk_delay_ms: 150 },
+      { text: "attempt two" },
+    ]);
+    const deps = runnerDeps(env, llm.client, noTools);
+    const request = await seedExecution(env);
+    const rec = record(env.bus, request.session_id);
+    stops.push(rec.stop);
+    const first = runExecution(deps, strip(request), new AbortController().signal);
+    const firstOutcome = first.then(
+      () => "finished",
+      (err: unknown) => (err instanceof ExecutionTakenOverError ? "taken over" : String(err)),
+    );
+    await waitFor("first attempt streaming", () => rec.chunks.length > 0 || undefined);
+    const second = await runExecution(deps, strip(request), new AbortController().signal);
+    expect(second).toMatchObject({ status: "completed", final_analysis: "attempt two" });
+    expect(await firstOutcome).toBe("taken over");
+    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
+      where: { id: request.execution_id },
+    });
+    expect(execution).toMatchObject({
+      attempt: 2,
+      status: "completed",
+      finalAnalysis: "attempt two",
+    });
+    await waitFor("finished published", () => finished.list[0]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(finished.list).toHaveLength(1);
   });
 });
