@@ -1,7 +1,11 @@
 import { readFileSync } from "node:fs";
-import type { AlertmanagerIntakeResponse } from "@tarsy/contracts";
+import {
+  type AlertmanagerIntakeResponse,
+  AlertmanagerIntakeResponseSchema,
+} from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  conforms,
   type ErrorBody,
   eventually,
   FIXTURE_WEBHOOK,
@@ -70,6 +74,7 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
     const res = await send(h, hook);
     expect(res.status).toBe(200);
     expect(res.body.mode).toBe("per_alert");
+    conforms(AlertmanagerIntakeResponseSchema, res.body);
     expect(res.body.alerts_skipped).toEqual([]);
     expect(res.body.sessions_created).toHaveLength(3);
     expect(res.body.sessions_created.map((s) => s.fingerprints[0])).toEqual(

@@ -6,6 +6,13 @@ import type {
   TraceListResponse,
 } from "@tarsy/contracts";
 import {
+  ChatMessageResponseSchema,
+  LLMInteractionDetailSchema,
+  MCPInteractionDetailSchema,
+  SessionDetailSchema,
+  TraceListResponseSchema,
+} from "@tarsy/contracts";
+import {
   appendMessages,
   openChatTurn,
   recordLLMInteraction,
@@ -14,7 +21,14 @@ import {
 } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finishSession, seedInvestigation, seedSession, startSession } from "./seed.ts";
-import { type ErrorBody, eventually, type Harness, request, startHarness } from "./support.ts";
+import {
+  conforms,
+  type ErrorBody,
+  eventually,
+  type Harness,
+  request,
+  startHarness,
+} from "./support.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -42,6 +56,7 @@ describe("chat messages", () => {
     const first = await ask(s.id, "Why did it fail?", { "X-Forwarded-Email": "dan@example.com" });
     expect(first.status).toBe(202);
     expect(first.body.stage_id).toBeNull();
+    conforms(ChatMessageResponseSchema, first.body);
     await eventually(() =>
       h.received.chatSubmitted.some((m) => m.message_id === first.body.message_id),
     );
@@ -70,6 +85,7 @@ describe("chat messages", () => {
     expect(second.body.chat_id).toBe(first.body.chat_id);
 
     const detail = await request<SessionDetail>(`${h.url}/api/v1/sessions/${s.id}`);
+    conforms(SessionDetailSchema, detail.body);
     expect(detail.body.chat?.created_by).toBe("dan@example.com");
     expect(detail.body.chat?.messages.map((m) => [m.content, m.stage_id])).toEqual([
       ["Why did it fail?", turn.stage.id],
@@ -168,6 +184,7 @@ describe("trace", () => {
 
     const list = await request<TraceListResponse>(`${h.url}/api/v1/sessions/${session.id}/trace`);
     expect(list.status).toBe(200);
+    conforms(TraceListResponseSchema, list.body);
     expect(list.body.stages).toHaveLength(1);
     expect(list.body.stages[0]).toMatchObject({ stage_id: stage.id, stage_name: "investigate" });
     const exec = list.body.stages[0]?.executions[0];
@@ -182,6 +199,7 @@ describe("trace", () => {
       `${h.url}/api/v1/sessions/${session.id}/trace/llm/${iteration.id}`,
     );
     expect(llm.status).toBe(200);
+    conforms(LLMInteractionDetailSchema, llm.body);
     expect(llm.body.conversation.map((m) => [m.role, m.content])).toEqual([
       ["system", "You are an SRE agent."],
       ["user", "Investigate pod api-1."],
@@ -191,12 +209,14 @@ describe("trace", () => {
     const inline = await request<LLMInteractionDetail>(
       `${h.url}/api/v1/sessions/${session.id}/trace/llm/${summary.id}`,
     );
+    conforms(LLMInteractionDetailSchema, inline.body);
     expect(inline.body.conversation.map((m) => m.role)).toEqual(["system", "user"]);
 
     const mcp = await request<MCPInteractionDetail>(
       `${h.url}/api/v1/sessions/${session.id}/trace/mcp/${tool.id}`,
     );
     expect(mcp.status).toBe(200);
+    conforms(MCPInteractionDetailSchema, mcp.body);
     expect(mcp.body).toMatchObject({
       server_name: "kubernetes-server",
       tool_arguments: { namespace: "prod" },

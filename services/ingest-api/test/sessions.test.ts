@@ -4,6 +4,14 @@ import type {
   SessionListResponse,
   TimelineResponse,
 } from "@tarsy/contracts";
+import {
+  ActiveSessionsResponseSchema,
+  CancelResponseSchema,
+  FilterOptionsResponseSchema,
+  SessionDetailSchema,
+  SessionListResponseSchema,
+  TimelineResponseSchema,
+} from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   finishSession,
@@ -12,7 +20,14 @@ import {
   softDeleteSession,
   startSession,
 } from "./seed.ts";
-import { type ErrorBody, eventually, type Harness, request, startHarness } from "./support.ts";
+import {
+  conforms,
+  type ErrorBody,
+  eventually,
+  type Harness,
+  request,
+  startHarness,
+} from "./support.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -46,6 +61,7 @@ describe("session list, active sessions, filter options", () => {
   it("lists newest first with pagination and never shows deleted sessions", async () => {
     const page1 = await list("page_size=2");
     expect(page1.status).toBe(200);
+    conforms(SessionListResponseSchema, page1.body);
     expect(page1.body.pagination).toEqual({ page: 1, page_size: 2, total: 4, total_pages: 2 });
     expect(page1.body.sessions.map((s) => s.id)).toEqual([ids.d, ids.c]);
     const page2 = await list("page_size=2&page=2");
@@ -93,6 +109,7 @@ describe("session list, active sessions, filter options", () => {
 
   it("shows running sessions as active and pending ones as queued (oldest first)", async () => {
     const res = await request<ActiveSessionsResponse>(`${h.url}/api/v1/sessions/active`);
+    conforms(ActiveSessionsResponseSchema, res.body);
     expect(res.body.active.map((s) => s.id)).toEqual([ids.b]);
     expect(res.body.queued.map((s) => s.id)).toEqual([ids.a, ids.d]);
   });
@@ -101,6 +118,7 @@ describe("session list, active sessions, filter options", () => {
     const res = await request<{ statuses: string[]; alert_types: string[]; chain_ids: string[] }>(
       `${h.url}/api/v1/sessions/filter-options`,
     );
+    conforms(FilterOptionsResponseSchema, res.body);
     expect(res.body.statuses).toContain("timed_out");
     expect(res.body.alert_types).toEqual(["KubePodCrashLooping", "kubernetes", "quiet"]);
     expect(res.body.chain_ids).toEqual([
@@ -124,6 +142,7 @@ describe("session detail and timeline", () => {
     });
     const res = await request<SessionDetail>(`${h.url}/api/v1/sessions/${session.id}`);
     expect(res.status).toBe(200);
+    conforms(SessionDetailSchema, res.body);
     expect(res.body).toMatchObject({
       id: session.id,
       status: "completed",
@@ -154,6 +173,7 @@ describe("session detail and timeline", () => {
     const { session } = await seedInvestigation(h.db.prisma);
     const res = await request<TimelineResponse>(`${h.url}/api/v1/sessions/${session.id}/timeline`);
     expect(res.status).toBe(200);
+    conforms(TimelineResponseSchema, res.body);
     expect(res.body.events.map((e) => [e.sequence_number, e.event_type])).toEqual([
       [1, "llm_thinking"],
       [2, "llm_tool_call"],
@@ -190,6 +210,7 @@ describe("cancel", () => {
     );
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ session_id: s.id, status: "cancel_requested" });
+    conforms(CancelResponseSchema, res.body);
     await eventually(() => h.received.cancelRequested.some((m) => m.session_id === s.id));
     expect(h.received.cancelRequested.find((m) => m.session_id === s.id)?.requested_by).toBe(
       "carol",

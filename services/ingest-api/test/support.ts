@@ -9,6 +9,7 @@ import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import type { ZodType } from "zod";
 import { createApp } from "../src/app.ts";
 import { type AppDeps, DEFAULT_SETTINGS, type IngestSettings } from "../src/deps.ts";
 import { CONFIG_ENV, startGatewayProcess } from "./gateway-process.ts";
@@ -140,3 +141,11 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 }
 
 export type ErrorBody = { error: { code: string; message: string; details?: unknown } };
+
+/** Asserts a response body satisfies its contract schema (what the dashboard parses with). */
+export function conforms(schema: ZodType, body: unknown): void {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    throw new Error(`response does not match its contract: ${parsed.error.message}`);
+  }
+}

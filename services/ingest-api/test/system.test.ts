@@ -3,15 +3,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   type AlertTypesResponse,
+  AlertTypesResponseSchema,
   type HealthResponse,
   HealthResponseSchema,
   type McpServersResponse,
+  McpServersResponseSchema,
+  SystemWarningsResponseSchema,
 } from "@tarsy/contracts";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CONFIG_DIR,
+  conforms,
   type ErrorBody,
   eventually,
   type Harness,
@@ -54,6 +58,7 @@ describe("system endpoints with a gateway answering", () => {
   it("lists the configured MCP servers with the gateway's tools", async () => {
     const res = await request<McpServersResponse>(`${h.url}/api/v1/system/mcp-servers`);
     expect(res.status).toBe(200);
+    conforms(McpServersResponseSchema, res.body);
     expect(res.body.gateway_error).toBeUndefined();
     const byId = new Map(res.body.servers.map((s) => [s.id, s]));
     expect(byId.get("everything")).toMatchObject({ transport: "stdio", healthy: true });
@@ -66,6 +71,7 @@ describe("system endpoints with a gateway answering", () => {
 
   it("lists alert types and chains", async () => {
     const res = await request<AlertTypesResponse>(`${h.url}/api/v1/system/alert-types`);
+    conforms(AlertTypesResponseSchema, res.body);
     expect(res.body.alert_types).toEqual(["KubePodCrashLooping", "kubernetes", "quiet"]);
     expect(res.body.default_alert_type).toBe("kubernetes");
     const quiet = res.body.chains.find((c) => c.id === "quiet-chain");
@@ -154,6 +160,7 @@ describe("health with a gateway whose MCP server cannot start", () => {
       `${h.url}/api/v1/system/warnings`,
     );
     expect(warnings.status).toBe(200);
+    conforms(SystemWarningsResponseSchema, warnings.body);
     expect(warnings.body.warnings.map((w) => w.server_id)).toContain("broken");
   });
 });
