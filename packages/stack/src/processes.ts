@@ -57,7 +57,7 @@ let colorIndex = 0;
 export async function startProcess(
   spec: ServiceSpec,
   sink: LogSink,
-  timeoutMs = 60_000,
+  timeoutMs = 180_000,
 ): Promise<RunningProcess> {
   const color = COLORS[colorIndex++ % COLORS.length];
   const prefix = `\x1b[${color}m${spec.name.padEnd(16)}\x1b[0m|`;
