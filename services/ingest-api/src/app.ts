@@ -45,7 +45,11 @@ export function createApp(deps: AppDeps): Hono {
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
 
-  // The dashboard build: files as they are, index.html for client-side routes.
+  // The dashboard's runtime settings, then its build: files as they are, index.html for
+  // client-side routes.
+  app.get("/config.json", (c) =>
+    c.json(deps.settings.wsUrl ? { ws_url: deps.settings.wsUrl } : {}),
+  );
   const staticDir = deps.settings.staticDir;
   if (staticDir) {
     app.use("*", async (c, next) => {

@@ -40,6 +40,8 @@ export interface IngestSettings {
   alertmanager: AlertmanagerSettings;
   /** A built dashboard to serve at `/` (index.html fallback for client routes). */
   staticDir?: string;
+  /** The stream relay's WebSocket URL, for the dashboard's `/config.json` (default: same origin). */
+  wsUrl?: string;
   version: string;
 }
 

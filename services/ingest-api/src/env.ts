@@ -51,6 +51,8 @@ export const EnvSchema = z
     ALERTMANAGER_BASIC_PASSWORD: optional,
     /** Directory of the built dashboard, served at / (unset: API only). */
     DASHBOARD_DIR: optional,
+    /** The stream relay's WebSocket URL handed to the dashboard (`/config.json`). */
+    TARSY_WS_URL: optional,
   })
   .superRefine((env, ctx) => {
     if (env.ALERTMANAGER_BASIC_USER && !env.ALERTMANAGER_BASIC_PASSWORD) {

@@ -53,6 +53,7 @@ await runService(
         auth: alertmanagerAuth(env),
       },
       ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
+      ...(env.TARSY_WS_URL ? { wsUrl: env.TARSY_WS_URL } : {}),
     };
     const deps: AppDeps = {
       prisma: db.prisma,

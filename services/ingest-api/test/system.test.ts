@@ -30,7 +30,10 @@ describe("system endpoints with a gateway answering", () => {
     staticDir = mkdtempSync(join(tmpdir(), "ingest-dashboard-"));
     writeFileSync(join(staticDir, "index.html"), "<html>dashboard</html>");
     writeFileSync(join(staticDir, "app.js"), "console.log('app')");
-    h = await startHarness({ gateway: true, settings: { staticDir } });
+    h = await startHarness({
+      gateway: true,
+      settings: { staticDir, wsUrl: "ws://relay.example:8081/api/v1/ws" },
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -121,6 +124,8 @@ describe("system endpoints with a gateway answering", () => {
     const route = await fetch(`${h.url}/sessions/123`);
     expect(route.status).toBe(200);
     expect(await route.text()).toContain("dashboard");
+    const config = await request<{ ws_url: string }>(`${h.url}/config.json`);
+    expect(config.body).toEqual({ ws_url: "ws://relay.example:8081/api/v1/ws" });
     const api = await request<ErrorBody>(`${h.url}/api/v1/unknown`);
     expect(api.status).toBe(404);
     expect(api.body.error.code).toBe("not_found");
