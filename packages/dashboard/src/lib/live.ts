@@ -44,8 +44,11 @@ export interface LiveConnection {
   onStatus(listener: (status: ConnectionStatus) => void): () => void;
   /** Joins a channel; the returned function leaves it. */
   subscribe(channel: Channel, handlers: ChannelHandlers): () => void;
-  /** Drops the socket as a network failure would (the connection then reconnects). */
-  dropForTesting(): void;
+  /**
+   * Drops the socket as a network failure would; the connection reconnects after the usual
+   * backoff, or after `pauseMs` when longer (a longer outage).
+   */
+  dropForTesting(pauseMs?: number): void;
   close(): void;
 }
 
@@ -61,6 +64,7 @@ class ReconnectingLiveConnection implements LiveConnection {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private pingTimer: ReturnType<typeof setInterval> | null = null;
   private closed = false;
+  private pauseMs = 0;
 
   constructor(private readonly options: Required<LiveConnectionOptions>) {
     this.connect();
@@ -92,7 +96,8 @@ class ReconnectingLiveConnection implements LiveConnection {
     };
   }
 
-  dropForTesting(): void {
+  dropForTesting(pauseMs = 0): void {
+    this.pauseMs = pauseMs;
     this.socket?.close(4000, "dropped for testing");
   }
 
@@ -138,9 +143,11 @@ class ReconnectingLiveConnection implements LiveConnection {
       if (this.closed) return;
       this.setStatus("reconnecting");
       const { minBackoffMs, maxBackoffMs } = this.options;
-      const delay = Math.min(maxBackoffMs, minBackoffMs * 2 ** this.attempt);
+      const backoff = Math.min(maxBackoffMs, minBackoffMs * 2 ** this.attempt);
+      const delay = Math.max(backoff * (0.8 + Math.random() * 0.4), this.pauseMs);
       this.attempt += 1;
-      this.retryTimer = setTimeout(() => this.connect(), delay * (0.8 + Math.random() * 0.4));
+      this.pauseMs = 0;
+      this.retryTimer = setTimeout(() => this.connect(), delay);
     };
   }
 

@@ -46,7 +46,10 @@ export function ChatPanel(props: {
           const stage = chatStages.find(
             (s) => s.chat_user_message_id === m.id || s.id === m.stage_id,
           );
-          const answer = stage ? props.items.filter((i) => i.stage_id === stage.id) : [];
+          // The question itself is shown above; the answer is everything else of its stage.
+          const answer = stage
+            ? props.items.filter((i) => i.stage_id === stage.id && i.event_type !== "user_question")
+            : [];
           return (
             <li key={m.id} className="chat-turn">
               <p className="question">

@@ -75,12 +75,22 @@ function McpDetail(props: { sessionId: string; id: string }) {
       <pre>{prettyJson(data.tool_arguments)}</pre>
       <h3>Result</h3>
       <pre>{prettyJson(data.tool_result)}</pre>
-      <details>
-        <summary>Available tools</summary>
-        <pre>{prettyJson(data.available_tools)}</pre>
-      </details>
+      {data.available_tools != null ? (
+        <details>
+          <summary>Available tools</summary>
+          <pre>{prettyJson(data.available_tools)}</pre>
+        </details>
+      ) : null}
     </section>
   );
+}
+
+/** LLM and MCP interactions of one execution in the order they happened. */
+function interleave<A extends { created_at: string }, B extends { created_at: string }>(
+  a: A[],
+  b: B[],
+): (A | B)[] {
+  return [...a, ...b].sort((x, y) => x.created_at.localeCompare(y.created_at));
 }
 
 /** Stage → execution → LLM and MCP interactions; `?llm=` / `?mcp=` opens one. */
@@ -113,33 +123,34 @@ export function TracePage(props: { sessionId: string; search: string }) {
                 <section key={ex.execution_id} className="trace-exec">
                   <h3>{ex.agent_name}</h3>
                   <ul>
-                    {ex.llm_interactions.map((i) => (
-                      <li key={i.id}>
-                        <button
-                          type="button"
-                          className="link"
-                          aria-current={llm === i.id}
-                          onClick={() => open("llm", i.id)}
-                        >
-                          LLM {i.interaction_type}
-                          {i.iteration != null ? ` #${i.iteration}` : ""} · {i.total_tokens ?? 0}{" "}
-                          tok
-                        </button>
-                      </li>
-                    ))}
-                    {ex.mcp_interactions.map((i) => (
-                      <li key={i.id}>
-                        <button
-                          type="button"
-                          className="link"
-                          aria-current={mcp === i.id}
-                          onClick={() => open("mcp", i.id)}
-                        >
-                          MCP {i.interaction_type} {i.server_name}
-                          {i.tool_name ? `.${i.tool_name}` : ""}
-                        </button>
-                      </li>
-                    ))}
+                    {interleave(ex.llm_interactions, ex.mcp_interactions).map((i) =>
+                      "model_name" in i ? (
+                        <li key={i.id}>
+                          <button
+                            type="button"
+                            className="link"
+                            aria-current={llm === i.id}
+                            onClick={() => open("llm", i.id)}
+                          >
+                            LLM {i.interaction_type}
+                            {i.iteration != null ? ` #${i.iteration}` : ""} · {i.total_tokens ?? 0}{" "}
+                            tok
+                          </button>
+                        </li>
+                      ) : (
+                        <li key={i.id}>
+                          <button
+                            type="button"
+                            className="link"
+                            aria-current={mcp === i.id}
+                            onClick={() => open("mcp", i.id)}
+                          >
+                            MCP {i.interaction_type} {i.server_name}
+                            {i.tool_name ? `.${i.tool_name}` : ""}
+                          </button>
+                        </li>
+                      ),
+                    )}
                   </ul>
                 </section>
               ))}

@@ -1,4 +1,4 @@
-import type { SessionDetail } from "@tarsy/contracts";
+import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { useCallback, useEffect, useReducer, useState } from "react";
 import { EMPTY_TIMELINE, type TimelineState, timelineReducer } from "../lib/timeline.ts";
 import { useServices } from "./context.tsx";
@@ -59,6 +59,10 @@ export function useLiveSession(sessionId: string): LiveSession {
           }
           return;
         case "session.status":
+          // A stopped session may leave events it never finished: take the stored state.
+          if (TERMINAL_SESSION_STATUSES.includes(event.status)) loadTimeline();
+          refreshDetail();
+          return;
         case "stage.status":
         case "chat.created":
         case "chat.user_message":

@@ -1,0 +1,211 @@
+import type { TimelineResponse } from "@tarsy/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DashboardRig, startDashboardRig } from "./support.ts";
+
+/**
+ * The dashboard in Chromium against the whole system (every service a process, scripted LLM).
+ * The tests run in order on one page: the investigation submitted in the first is the one the
+ * trace, chat and search tests look at.
+ */
+describe("dashboard in a browser", () => {
+  let rig: DashboardRig;
+  let sessionId = "";
+  const status = () => rig.page.getByTestId("connection-status");
+
+  beforeAll(async () => {
+    rig = await startDashboardRig();
+  }, 240_000);
+  afterAll(async () => {
+    await rig?.stop();
+  }, 60_000);
+
+  it("submits an alert from the form and streams the investigation live, across a reconnect, to the final analysis", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/submit"));
+    await status().getByText("Live").waitFor();
+    // Validation before sending: broken JSON is refused in the page.
+    await page.getByLabel("Alert data").fill('{"pod": ');
+    await page.getByRole("button", { name: "Submit alert" }).click();
+    await page.getByText(/Not valid JSON/).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/submit");
+
+    await page.getByLabel("Alert type").selectOption("PodCrashLooping");
+    await page.getByLabel("Alert data").fill(
+      JSON.stringify({
+        alertname: "PodCrashLooping",
+        namespace: "payments",
+        pod: "payments-api-7f9c6d5b8-x2kqz",
+        severity: "critical",
+      }),
+    );
+    await page.getByLabel("Runbook URL").fill("https://runbooks.example.com/payments.md");
+    await page.getByRole("button", { name: "Submit alert" }).click();
+    await page.waitForURL(/\/sessions\/[^/]+$/);
+    sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");
+    expect(sessionId).not.toBe("");
+
+    // Tokens arrive one chunk at a time: a streaming entry's text grows while we watch.
+    const streaming = page.locator('li.entry[aria-busy="true"] pre').first();
+    await streaming.waitFor({ timeout: 60_000 });
+    const before = (await streaming.textContent()) ?? "";
+    await page.waitForFunction((n) => {
+      const el = document.querySelector('li.entry[aria-busy="true"] pre');
+      return el === null || (el.textContent ?? "").length > n;
+    }, before.length);
+
+    // Drop the socket for 1.5 s mid-investigation: the events of that gap come by catch-up.
+    await page.evaluate(() =>
+      (
+        window as unknown as { tarsyLive: { dropForTesting(ms: number): void } }
+      ).tarsyLive.dropForTesting(1500),
+    );
+    await status().getByText("Reconnecting…").waitFor();
+    await status().getByText("Live").waitFor({ timeout: 15_000 });
+
+    await page.getByRole("heading", { name: "Final analysis" }).waitFor({ timeout: 90_000 });
+    await page.getByRole("heading", { name: "Executive summary" }).waitFor({ timeout: 60_000 });
+    await page.locator(".badge.status-completed").first().waitFor();
+    // Markdown is rendered, not shown as source.
+    await page.locator(".result .markdown h2", { hasText: "Root cause" }).waitFor();
+    expect(await page.locator(".result .markdown").first().innerHTML()).toContain("<ol>");
+    // Parallel agents side by side.
+    await page.getByRole("region", { name: "Agent LogAgent" }).waitFor();
+    await page.getByRole("region", { name: "Agent EventsAgent" }).waitFor();
+
+    // Every persisted event is on the page exactly once, finished, with its stored content.
+    const timeline = (
+      await rig.system.api<TimelineResponse>(`/api/v1/sessions/${sessionId}/timeline`)
+    ).body;
+    expect(timeline.events.length).toBeGreaterThan(8);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll("li.entry[data-event-id]").length >= n,
+      timeline.events.length,
+    );
+    const shown = await page.$$eval("li.entry[data-event-id]", (els) =>
+      els.map((el) => ({
+        id: el.getAttribute("data-event-id"),
+        busy: el.getAttribute("aria-busy"),
+      })),
+    );
+    expect(shown.map((e) => e.id).sort()).toEqual(timeline.events.map((e) => e.id).sort());
+    expect(shown.filter((e) => e.busy === "true")).toEqual([]);
+    for (const event of timeline.events.filter((e) => e.event_type === "llm_response")) {
+      const text = await page.locator(`li.entry[data-event-id="${event.id}"] pre`).textContent();
+      expect(text).toBe(event.content);
+    }
+    await page.locator(".alert-data summary").click();
+    // Pretty-printed JSON: one key per line, indented.
+    const alertData = await page.locator(".alert-data pre").textContent();
+    expect(alertData).toContain('\n  "pod": "payments-api-7f9c6d5b8-x2kqz",\n');
+    await rig.shot("session-detail");
+  }, 240_000);
+
+  it("opens the trace and an LLM interaction with the whole conversation as sent", async () => {
+    const { page } = rig;
+    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await page.getByRole("link", { name: "Trace" }).click();
+    await page.getByRole("heading", { name: "Trace" }).waitFor();
+    await page.getByRole("heading", { name: "triage" }).waitFor();
+    await page
+      .getByRole("button", { name: /^LLM iteration/ })
+      .first()
+      .click();
+    await page.getByRole("heading", { name: /LLM interaction: iteration/ }).waitFor();
+    const roles = await page.$$eval(".conversation > li > strong", (els) =>
+      els.map((el) => el.textContent),
+    );
+    expect(roles.slice(0, 2)).toEqual(["system", "user"]);
+    await expect(page.locator(".conversation").textContent()).resolves.toContain("payments");
+    await rig.shot("trace-llm");
+    await page.getByRole("button", { name: /^MCP tool_call demo-cluster\.get_pods/ }).click();
+    await page.getByRole("heading", { name: "MCP tool_call: demo-cluster.get_pods" }).waitFor();
+    await expect(page.locator(".interaction").textContent()).resolves.toContain("CrashLoopBackOff");
+    await page
+      .getByRole("button", { name: /^MCP tool_list demo-cluster/ })
+      .first()
+      .click();
+    await page.getByRole("heading", { name: "MCP tool_list: demo-cluster" }).waitFor();
+    await page.getByText("Available tools").click();
+    await expect(page.locator(".interaction").textContent()).resolves.toContain("get_pod_logs");
+  }, 60_000);
+
+  it("asks a chat question, shows the turn busy, then the streamed answer", async () => {
+    const { page } = rig;
+    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await page.getByLabel("Ask a follow-up question").fill("When did it first fail?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByRole("button", { name: "Answering…" }).waitFor();
+    const chat = page.locator("section.chat");
+    await chat.getByText("When did it first fail?").waitFor();
+    await chat
+      .getByText(
+        "The first failure was payments-api-7f9c6d5b8-x2kqz at 03:12:04Z (OutOfMemoryError, exit 137).",
+      )
+      .waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 30_000 });
+    await rig.shot("chat");
+  }, 120_000);
+
+  it("cancels a running session from its page", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/submit"));
+    await page.getByLabel("Free text").check();
+    await page.getByLabel("Alert data").fill("SLOW-CANCEL: payments-api pods stuck in Pending");
+    await page.getByRole("button", { name: "Submit alert" }).click();
+    await page.waitForURL(/\/sessions\/[^/]+$/);
+    await page.locator('li.entry[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
+    await page.goto(rig.url("/"));
+    await page.getByRole("heading", { name: "Active (1)" }).waitFor({ timeout: 30_000 });
+    await rig.shot("sessions-active");
+    await page
+      .getByRole("region", { name: /Active/ })
+      .getByRole("link")
+      .first()
+      .click();
+    await page.getByRole("button", { name: "Cancel session" }).click();
+    await page.locator("#session-h .badge", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
+    // What was streaming when the cancel came stops streaming (marked cancelled), not forever.
+    await page.waitForFunction(
+      () => document.querySelectorAll('li.entry[aria-busy="true"]').length === 0,
+      undefined,
+      { timeout: 15_000 },
+    );
+    await page.locator("li.entry.entry-status-cancelled").first().waitFor();
+  }, 180_000);
+
+  it("searches and filters the session list, and the URL survives a reload", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/"));
+    const rows = page.locator("table.sessions tbody tr[data-session-id]");
+    await rows.nth(1).waitFor();
+    expect(await rows.count()).toBe(2);
+    await page.getByLabel("Search").fill("x2kqz");
+    await page.waitForURL(/search=x2kqz/);
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 1);
+    expect(await rows.first().getAttribute("data-session-id")).toBe(sessionId);
+    await page.reload();
+    await expect(page.getByLabel("Search").inputValue()).resolves.toBe("x2kqz");
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 1);
+    await rig.shot("sessions-search");
+    await page.goto(rig.url("/?status=cancelled"));
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 1);
+    expect(await rows.first().getAttribute("data-session-id")).not.toBe(sessionId);
+    await expect(page.getByLabel("cancelled").isChecked()).resolves.toBe(true);
+    await page.getByLabel("Search").fill("nothing-matches-this");
+    await page.getByText("No sessions match.").waitFor();
+  }, 60_000);
+
+  it("shows MCP server health and tools, and reads in the dark theme", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/system"));
+    const row = page.locator("tr", { hasText: "demo-cluster" });
+    await row.getByText(/^[1-9]\d* tools$/).waitFor({ timeout: 30_000 });
+    await row.getByText(/healthy|unknown/).waitFor();
+    await rig.shot("system");
+    await page.getByRole("button", { name: "Switch to dark theme" }).click();
+    await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe("dark");
+    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await page.getByRole("heading", { name: "Final analysis" }).waitFor();
+    await rig.shot("session-dark");
+  }, 60_000);
+});
