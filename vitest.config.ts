@@ -14,7 +14,13 @@ export default defineConfig({
       test: {
         name: dir.split("/").pop() ?? dir,
         root: dir,
-        include: ["src/**/*.test.ts", "test/**/*.test.ts", "e2e/**/*.test.ts"],
+        include: [
+          "src/**/*.test.ts",
+          "test/**/*.test.ts",
+          "e2e/**/*.test.ts",
+          "browser/**/*.test.ts",
+          "deploy/**/*.test.ts",
+        ],
       },
     })),
     testTimeout: 30_000,
