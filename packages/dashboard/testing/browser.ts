@@ -14,7 +14,11 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Builds the SPA into dist/ (the browser tests serve the current source, never a stale build). */
 export async function buildDashboard(): Promise<string> {
   const vite = join(DASHBOARD_DIR, "node_modules/.bin/vite");
-  await promisify(execFile)(vite, ["build", "--logLevel", "warn"], { cwd: DASHBOARD_DIR });
+  // vitest sets NODE_ENV=test, which would bundle React's development build.
+  await promisify(execFile)(vite, ["build", "--logLevel", "warn"], {
+    cwd: DASHBOARD_DIR,
+    env: { ...process.env, NODE_ENV: "production" },
+  });
   if (!existsSync(join(DIST_DIR, "index.html"))) throw new Error("vite build wrote no index.html");
   return DIST_DIR;
 }
