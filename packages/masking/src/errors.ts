@@ -7,7 +7,8 @@ export type MaskingErrorCode =
   | "MASKING_INVALID_PATTERN"
   | "MASKING_UNKNOWN_PATTERN"
   | "MASKING_UNKNOWN_GROUP"
-  | "MASKING_INVALID_CONFIG";
+  | "MASKING_INVALID_CONFIG"
+  | "MASKING_INPUT_TOO_DEEP";
 
 /** A regular expression (built-in override or custom pattern) that does not compile. */
 export class InvalidPatternError extends MaskingError {
@@ -46,5 +47,17 @@ export class InvalidMaskingConfigError extends MaskingError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "InvalidMaskingConfigError";
+  }
+}
+
+/**
+ * Content nests Kubernetes Lists deeper than the masker follows, with a Secret somewhere below
+ * the bound: thrown instead of letting that Secret through (tool results then fail closed).
+ */
+export class MaskingInputTooDeepError extends MaskingError {
+  readonly code = "MASKING_INPUT_TOO_DEEP" as const;
+  constructor(readonly maxDepth: number) {
+    super(`Kubernetes Lists nested deeper than ${maxDepth} levels hold a Secret`);
+    this.name = "MaskingInputTooDeepError";
   }
 }

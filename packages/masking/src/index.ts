@@ -18,12 +18,14 @@ export {
   InvalidPatternError,
   MaskingError,
   type MaskingErrorCode,
+  MaskingInputTooDeepError,
   UnknownGroupError,
   UnknownPatternError,
 } from "./errors.ts";
 export {
   createKubernetesSecretMasker,
   MASKED_SECRET_VALUE,
+  MAX_LIST_DEPTH,
   maskKubernetesSecrets,
 } from "./kubernetes/secret-masker.ts";
 export type { CodeMasker, MaskOutcome } from "./masker.ts";

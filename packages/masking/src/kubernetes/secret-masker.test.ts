@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { createKubernetesSecretMasker, maskKubernetesSecrets } from "./secret-masker.ts";
+import { MaskingInputTooDeepError } from "../errors.ts";
+import {
+  createKubernetesSecretMasker,
+  MAX_LIST_DEPTH,
+  maskKubernetesSecrets,
+} from "./secret-masker.ts";
 
 const masker = createKubernetesSecretMasker();
 const M = "[MASKED_SECRET_DATA]";
@@ -73,6 +78,51 @@ describe("kubernetes_secret masker", () => {
     for (const secret of secrets) expect(result.content).not.toContain(secret);
     expect(result.redactions).toBe(redactions);
     expect(result.content).toContain(M);
+  });
+
+  it.each([
+    {
+      name: "YAML List → SecretList → Secret",
+      input:
+        "kind: List\nitems:\n- kind: ConfigMap\n  data:\n    a: keep-me\n- kind: SecretList\n  items:\n  - kind: Secret\n    data:\n      b: c2VjcmV0Yg==\n",
+      masked: ["c2VjcmV0Yg=="],
+    },
+    {
+      name: "JSON List → List → SecretList → Secret",
+      input:
+        '{"kind":"List","items":[{"kind":"ConfigMap","data":{"a":"keep-me"}},{"kind":"List","items":[{"kind":"SecretList","items":[{"kind":"Secret","data":{"b":"c2VjcmV0Yg=="},"stringData":{"c":"plain-secret"}}]}]}]}',
+      masked: ['"c2VjcmV0Yg=="', '"plain-secret"'],
+    },
+    {
+      name: "bare JSON array holding a SecretList",
+      input:
+        '[{"kind":"ConfigMap","data":{"a":"keep-me"}},{"kind":"SecretList","items":[{"kind":"Secret","data":{"b":"c2VjcmV0Yg=="}}]}]',
+      masked: ['"c2VjcmV0Yg=="'],
+    },
+  ])("masks Secrets in nested Lists, only their values: $name", ({ input, masked }) => {
+    const result = maskKubernetesSecrets(input);
+    expect(result.content).toBe(
+      masked.reduce((text, value) => text.replace(value, JSON.stringify(M)), input),
+    );
+    expect(result.redactions).toBe(masked.length);
+  });
+
+  it("throws MaskingInputTooDeepError for a Secret below MAX_LIST_DEPTH nested Lists", () => {
+    const nest = (levels: number, inner: object): object =>
+      levels === 0 ? inner : { kind: "List", items: [nest(levels - 1, inner)] };
+    const secret = { kind: "Secret", data: { b: "c2VjcmV0Yg==" } };
+    const atBound = JSON.stringify(nest(MAX_LIST_DEPTH, secret));
+    expect(maskKubernetesSecrets(atBound).content).not.toContain("c2VjcmV0Yg==");
+    const tooDeep = JSON.stringify(nest(MAX_LIST_DEPTH + 1, secret));
+    expect(() => maskKubernetesSecrets(tooDeep)).toThrow(MaskingInputTooDeepError);
+    const harmless = JSON.stringify({
+      kind: "List",
+      items: [secret, nest(MAX_LIST_DEPTH + 1, { kind: "ConfigMap", data: { a: "keep-me" } })],
+    });
+    expect(maskKubernetesSecrets(harmless)).toEqual({
+      content: harmless.replace('"c2VjcmV0Yg=="', JSON.stringify(M)),
+      redactions: 1,
+    });
   });
 
   it("keeps keys, comments and untouched documents exactly as written", () => {

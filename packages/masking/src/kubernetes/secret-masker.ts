@@ -1,3 +1,4 @@
+import { MaskingInputTooDeepError } from "../errors.ts";
 import type { CodeMasker, MaskOutcome } from "../masker.ts";
 import { maskDataBlocksByLine } from "./fallback.ts";
 import { JsonScanError, scanJson } from "./json-scan.ts";
@@ -26,11 +27,12 @@ const DOCUMENT_SEPARATOR = /^---(?=[ \t]|\r?$)/gm;
 const LAST_APPLIED_HINT = "Secret";
 
 /**
- * Masks the `data` and `stringData` values of Kubernetes Secrets (kind Secret, SecretList, and
- * Secrets inside a List) in YAML (multi-document) or JSON, including a Secret held as JSON in an
- * annotation such as `kubectl.kubernetes.io/last-applied-configuration`. Keys are kept, other
- * kinds (ConfigMap, …) are untouched, and only the masked values change in the text: everything
- * else keeps its original formatting. In a document that mentions a Secret but does not parse,
+ * Masks the `data` and `stringData` values of Kubernetes Secrets (kind Secret, and Secrets in the
+ * items of a List / SecretList, Lists nested in Lists included, up to MAX_LIST_DEPTH) in YAML
+ * (multi-document) or JSON, including a Secret held as JSON in an annotation such as
+ * `kubectl.kubernetes.io/last-applied-configuration`. Keys are kept, other kinds (ConfigMap, …)
+ * are untouched, and only the masked values change in the text: everything else keeps its
+ * original formatting. In a document that mentions a Secret but does not parse,
  * every value under a `data:` / `stringData:` block is masked line by line instead.
  */
 export function createKubernetesSecretMasker(): CodeMasker {
@@ -93,11 +95,20 @@ function collectDocument(
   }
 }
 
+/**
+ * How deep Lists may nest inside Lists (tools that aggregate several `get` calls print a List
+ * of SecretLists / Lists: 2–3 levels). A Secret below the bound is never let through: masking
+ * throws MaskingInputTooDeepError instead (tool results then fail closed).
+ */
+export const MAX_LIST_DEPTH = 32;
+
+/** Masks a Secret, or every Secret found in the `items` of a List / SecretList, at any depth. */
 function collectResource(
   resource: SourceMap,
   source: string,
   edits: SourceEdit[],
   counter: Counter,
+  depth = 0,
 ) {
   const kind = getString(resource, "kind");
   if (kind === "Secret") {
@@ -105,15 +116,18 @@ function collectResource(
     maskAnnotations(resource, source, edits, counter);
     return;
   }
-  if (kind?.endsWith("List")) {
-    const items = getPair(resource, "items");
-    if (items?.type !== "seq") return;
-    for (const item of items.items) {
-      if (item.type === "map" && getString(item, "kind") === "Secret") {
-        maskSecret(item, edits, counter);
-        maskAnnotations(item, source, edits, counter);
+  if (!kind?.endsWith("List")) return;
+  const items = getPair(resource, "items");
+  if (items?.type !== "seq") return;
+  for (const item of items.items) {
+    if (item.type !== "map") continue;
+    if (depth + 1 > MAX_LIST_DEPTH) {
+      if (mayHoldSecret(source.slice(item.start, item.end))) {
+        throw new MaskingInputTooDeepError(MAX_LIST_DEPTH);
       }
+      continue;
     }
+    collectResource(item, source, edits, counter, depth + 1);
   }
 }
 
