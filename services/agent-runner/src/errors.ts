@@ -17,8 +17,11 @@ export abstract class RunnerError extends Error {
   }
 }
 
-/** Why an execution was stopped from outside. `shutdown` hands the work back for redelivery. */
-export type AbortReason = "cancelled" | "timed_out" | "shutdown";
+/**
+ * Why an execution was stopped from outside. `shutdown` hands the work back for redelivery;
+ * `superseded`: a redelivery gave it to a newer attempt.
+ */
+export type AbortReason = "cancelled" | "timed_out" | "shutdown" | "superseded";
 
 /** The reason of an execution's AbortSignal. */
 export class ExecutionAbortedError extends RunnerError {
@@ -29,7 +32,9 @@ export class ExecutionAbortedError extends RunnerError {
         ? "execution cancelled"
         : reason === "timed_out"
           ? "execution timed out"
-          : "runner shutting down; execution handed back",
+          : reason === "superseded"
+            ? "execution superseded by a newer attempt"
+            : "runner shutting down; execution handed back",
     );
   }
 }
@@ -96,5 +101,5 @@ export function abortReasonOf(signal: AbortSignal): ExecutionAbortedError | unde
 export function abortedEventStatus(
   error: ExecutionAbortedError,
 ): "cancelled" | "timed_out" | "failed" {
-  return error.reason === "shutdown" ? "failed" : error.reason;
+  return error.reason === "cancelled" || error.reason === "timed_out" ? error.reason : "failed";
 }

@@ -5,7 +5,12 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { Logger } from "@tarsy/runtime";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
 import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
-import { abortReasonOf, ExecutionNotFoundError, ExecutionTakenOverError } from "./errors.ts";
+import {
+  abortReasonOf,
+  ExecutionAbortedError,
+  ExecutionNotFoundError,
+  ExecutionTakenOverError,
+} from "./errors.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
 import { type ControllerResult, type RunContext, UsageTotals, WriteBehind } from "./run-context.ts";
@@ -150,12 +155,20 @@ export async function runExecution(
   for (const event of started.interrupted) await timeline.publishCompleted(event);
   logger.info({ attempt: started.attempt }, "execution started");
 
+  // A redelivery may hand the execution to a newer attempt: the heartbeat notices and stops us.
+  const takeover = new AbortController();
+  const runSignal = AbortSignal.any([signal, takeover.signal]);
   const usage = new UsageTotals();
   const writes = new WriteBehind((err) => logger.error({ err }, "trace record not written"));
   const heartbeat = setInterval(() => {
-    deps.store
-      .heartbeat(record.id)
-      .catch((err: unknown) => logger.warn({ err }, "heartbeat failed"));
+    deps.store.heartbeat(record.id, started.attempt).then(
+      (alive) => {
+        if (!alive && !takeover.signal.aborted) {
+          takeover.abort(new ExecutionAbortedError("superseded"));
+        }
+      },
+      (err: unknown) => logger.warn({ err }, "heartbeat failed"),
+    );
   }, deps.heartbeatMs ?? 10_000);
   let outcome: ExecutionOutcome;
   try {
@@ -167,7 +180,7 @@ export async function runExecution(
       store: deps.store,
       timeline,
       logger,
-      signal,
+      signal: runSignal,
       usage,
       writes,
     };
@@ -179,8 +192,12 @@ export async function runExecution(
       usage: usage.toTokenUsage(),
     };
   } catch (err) {
+    if (takeover.signal.aborted && !signal.aborted) {
+      logger.warn({ attempt: started.attempt }, "execution taken over by a newer attempt");
+      throw new ExecutionTakenOverError(record.id, started.attempt);
+    }
     const aborted = abortReasonOf(signal);
-    if (aborted?.reason === "shutdown") {
+    if (aborted?.reason === "shutdown" || aborted?.reason === "superseded") {
       logger.info("execution interrupted by shutdown; handing it back");
       throw aborted;
     }
@@ -211,9 +228,12 @@ export async function runExecution(
   } finally {
     clearInterval(heartbeat);
     await writes.drain();
-    await deps.tools
-      .release(record.id)
-      .catch((err: unknown) => logger.warn({ err }, "release failed"));
+    // A newer attempt uses the execution's MCP sessions now; leave them to it.
+    if (!takeover.signal.aborted) {
+      await deps.tools
+        .release(record.id)
+        .catch((err: unknown) => logger.warn({ err }, "release failed"));
+    }
   }
 
   // Final writes happen whatever stopped the loop.

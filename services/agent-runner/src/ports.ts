@@ -146,7 +146,8 @@ export interface RunnerStore {
     executionId: string,
     runnerId: string,
   ): Promise<{ attempt: number; interrupted: TimelineEventRecord[] } | null>;
-  heartbeat(executionId: string): Promise<void>;
+  /** Marks the attempt alive; false when a newer attempt owns the execution (or it ended). */
+  heartbeat(executionId: string, attempt: number): Promise<boolean>;
   /**
    * Stores the outcome if this attempt still owns the execution (a newer attempt, after a
    * redelivery, takes it over). Returns whether it was stored.

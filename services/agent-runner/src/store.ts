@@ -7,7 +7,6 @@ import {
   getExecution,
   getSession,
   getStage,
-  heartbeatExecution,
   type Prisma,
   recordLLMInteraction,
   recordMCPInteraction,
@@ -185,8 +184,12 @@ export function createPostgresStore(db: Db): RunnerStore {
       return { attempt: row.attempt, interrupted: interrupted.map(toRecord) };
     },
 
-    async heartbeat(executionId) {
-      await heartbeatExecution(prisma, executionId);
+    async heartbeat(executionId, attempt) {
+      const { count } = await prisma.agentExecution.updateMany({
+        where: { id: executionId, attempt, status: "active" },
+        data: { lastHeartbeatAt: new Date() },
+      });
+      return count === 1;
     },
 
     async finishExecution(executionId, attempt, outcome) {

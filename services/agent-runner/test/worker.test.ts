@@ -252,10 +252,10 @@ describe("runner worker", () => {
 
   test("when a delivery is taken over by a newer attempt, only the newer one reports", async () => {
     const { env, llm, finished } = await setup([
-      { text: "the first attempt is slow to answer", chunk_size: 4, chunk_delay_ms: 150 },
+      { text: "the first attempt is slow to answer", chunk_size: 4, chunk_delay_ms: 400 },
       { text: "attempt two" },
     ]);
-    const deps = runnerDeps(env, llm.client, noTools);
+    const deps = runnerDeps(env, llm.client, noTools, { heartbeatMs: 200 });
     const request = await seedExecution(env);
     const rec = record(env.bus, request.session_id);
     stops.push(rec.stop);
