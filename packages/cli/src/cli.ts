@@ -1,6 +1,7 @@
 import { type CliIo, type Command, type CommandContext, EXIT, UsageError } from "./command.ts";
 import { COMMANDS } from "./commands/index.ts";
 import type { CliEnv } from "./env.ts";
+import { CliError } from "./errors.ts";
 
 export function helpText(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.path.join(" ").length));
@@ -39,6 +40,10 @@ export async function runCli(argv: readonly string[], env: CliEnv, io: CliIo): P
     if (error instanceof UsageError || isParseArgsError(error)) {
       io.err(`tarsy ${command.path.join(" ")}: ${(error as Error).message}\n\n${command.usage}`);
       return EXIT.usage;
+    }
+    if (error instanceof CliError) {
+      io.err(`tarsy ${command.path.join(" ")}: ${error.message}\n`);
+      return EXIT.failed;
     }
     throw error;
   }

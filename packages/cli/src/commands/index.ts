@@ -1,5 +1,21 @@
 import type { Command } from "../command.ts";
+import { alertSubmitCommand } from "./alert-submit.ts";
+import { chatCommand } from "./chat.ts";
 import { configCheckCommand } from "./config-check.ts";
+import { dlqDiscardCommand, dlqListCommand, dlqRedriveCommand } from "./dlq.ts";
+import { eventsReplayCommand } from "./events-replay.ts";
+import { sessionShowCommand } from "./session-show.ts";
+import { sessionWatchCommand } from "./session-watch.ts";
 
 /** Every `tarsy` command. Add new ones here; the longest matching path wins. */
-export const COMMANDS: readonly Command[] = [configCheckCommand];
+export const COMMANDS: readonly Command[] = [
+  alertSubmitCommand,
+  sessionShowCommand,
+  sessionWatchCommand,
+  chatCommand,
+  eventsReplayCommand,
+  dlqListCommand,
+  dlqRedriveCommand,
+  dlqDiscardCommand,
+  configCheckCommand,
+];

@@ -1,0 +1,53 @@
+import { parseArgs } from "node:util";
+import { SessionDetailSchema, TimelineResponseSchema } from "@tarsy/contracts";
+import { callApi } from "../api.ts";
+import { type Command, EXIT, UsageError } from "../command.ts";
+import { formatSession } from "./session-format.ts";
+
+const USAGE = `Usage: tarsy session show <session-id> [--json]
+
+Prints a session's summary: status, stages and their agent executions, final analysis,
+executive summary and token usage (GET /api/v1/sessions/:id and its timeline).
+
+Options:
+      --json   print {"session": ..., "timeline": ...} as the API returns them
+  -h, --help   show this help
+
+Environment: TARSY_API_URL (default http://127.0.0.1:8080)
+`;
+
+export const sessionShowCommand: Command = {
+  path: ["session", "show"],
+  summary: "print a session's status, stages, analysis and token usage",
+  usage: USAGE,
+  async run({ args, env, io }) {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: true,
+    });
+    if (values.help) {
+      io.out(USAGE);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1) throw new UsageError("give exactly one session id");
+    const id = encodeURIComponent(positionals[0] as string);
+    const session = await callApi(env, {
+      method: "GET",
+      path: `/api/v1/sessions/${id}`,
+      schema: SessionDetailSchema,
+    });
+    const timeline = await callApi(env, {
+      method: "GET",
+      path: `/api/v1/sessions/${id}/timeline`,
+      schema: TimelineResponseSchema,
+    });
+    io.out(
+      values.json
+        ? `${JSON.stringify({ session, timeline }, null, 2)}\n`
+        : formatSession(session, timeline),
+    );
+    return EXIT.ok;
+  },
+};

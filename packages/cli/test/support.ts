@@ -1,0 +1,119 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { type Stack, startStack } from "@tarsy/stack";
+import { createTestDatabase, natsUrl, type TestDatabase } from "@tarsy/testkit";
+
+export const ROOT = resolve(import.meta.dirname, "../../..");
+export const BIN = resolve(import.meta.dirname, "../bin/tarsy.mjs");
+
+export interface System {
+  stack: Stack;
+  database: TestDatabase;
+  logs: string[];
+  /** The environment a user of this system would set for the CLI. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** The whole system as processes (demo config, scripted LLM) on a database and NATS prefix of its own. */
+export async function bootSystem(): Promise<System> {
+  const database = await createTestDatabase();
+  const id = randomBytes(4).toString("hex");
+  const logs: string[] = [];
+  const stack = await startStack({
+    root: ROOT,
+    configDir: resolve(ROOT, "deploy/demo"),
+    llmScriptPath: resolve(ROOT, "deploy/demo/llm-script.yaml"),
+    databaseUrl: database.url,
+    natsUrl: natsUrl(),
+    prefix: `cli${id}`,
+    streamSuffix: `_CLI${id.toUpperCase()}`,
+    logLevel: "info",
+    log: (line) => logs.push(line),
+    env: { TARSY_REPO_ROOT: ROOT },
+  });
+  return {
+    stack,
+    database,
+    logs,
+    env: {
+      TARSY_API_URL: stack.apiUrl,
+      TARSY_WS_URL: stack.wsUrl,
+      NATS_URL: stack.natsUrl,
+      TARSY_SUBJECT_PREFIX: stack.prefix,
+      TARSY_STREAM_SUFFIX: stack.streamSuffix,
+    },
+    async stop() {
+      await stack.stop();
+      await database.drop();
+    },
+  };
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Each piece of stdout as it arrived, with the milliseconds since start. */
+  pieces: { at: number; text: string }[];
+}
+
+export interface RunOptions {
+  env?: Record<string, string>;
+  stdin?: string;
+  timeoutMs?: number;
+}
+
+/** Runs the real `tarsy` executable in a child process with only the given environment. */
+export function tarsy(args: string[], options: RunOptions = {}): Promise<Run> {
+  return new Promise((done, fail) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { PATH: process.env.PATH ?? "", ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const run: Run = { code: null, stdout: "", stderr: "", pieces: [] };
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      run.stdout += text;
+      run.pieces.push({ at: Date.now() - started, text });
+    });
+    child.stderr.on("data", (text: string) => {
+      run.stderr += text;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`tarsy ${args.join(" ")} did not exit in time\n${run.stdout}\n${run.stderr}`));
+    }, options.timeoutMs ?? 60_000);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      run.code = code;
+      done(run);
+    });
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+export async function until<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export const DEMO_ALERT = {
+  alertname: "PodCrashLooping",
+  namespace: "payments",
+  pod: "payments-api-7f9c6d5b8-x2kqz",
+  severity: "critical",
+};
