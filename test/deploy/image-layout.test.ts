@@ -1,0 +1,137 @@
+/**
+ * What the images contain, built for real without Docker: deploy/docker/install-prod.sh
+ * (the step every Dockerfile runs) lays out a package with production dependencies only,
+ * and the services then start from that layout the way the images start them (node with
+ * tsx's loader), answer their health checks, stop cleanly on SIGTERM, and the migrate
+ * layout's `pnpm db:migrate` migrates an empty database.
+ */
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { createTestDatabase, natsUrl } from "@tarsy/testkit";
+import postgres from "postgres";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort, get, run, start, until } from "./support/processes.ts";
+import { ROOT } from "./support/yaml.ts";
+
+/** The image installs the same tsx version globally (root devDependency, checked in dockerfiles.test.ts). */
+const TSX_LOADER = `file://${resolve(ROOT, "node_modules/tsx/dist/loader.mjs")}`;
+const work = mkdtempSync(join(tmpdir(), "tarsy-image-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+async function layout(pkg: string): Promise<string> {
+  const out = join(work, pkg.replace(/\W/g, "_"));
+  const result = await run("sh", ["deploy/docker/install-prod.sh", pkg, out], { cwd: ROOT });
+  expect(result.code, result.output).toBe(0);
+  return out;
+}
+
+const prefix = `img${Date.now().toString(36)}`;
+
+describe("the stream-relay image layout", () => {
+  it("holds production dependencies only and serves /ready, then stops on SIGTERM", async () => {
+    const out = await layout("@tarsy/stream-relay");
+    const store = readdirSync(join(out, "node_modules/.pnpm"));
+    expect(store.some((d) => d.startsWith("ws@"))).toBe(true);
+    for (const dev of ["vitest@", "typescript@", "@biomejs", "@types+ws"]) {
+      expect(
+        store.filter((d) => d.startsWith(dev)),
+        dev,
+      ).toEqual([]);
+    }
+    expect(existsSync(join(out, "services/stream-relay/test"))).toBe(false);
+    expect(existsSync(join(out, "services/stream-relay/node_modules/@tarsy/testkit"))).toBe(false);
+    expect(existsSync(join(out, "packages/bus/src/index.ts"))).toBe(true);
+
+    const port = await freePort();
+    const relay = start("node", ["--import", TSX_LOADER, "src/main.ts"], {
+      cwd: join(out, "services/stream-relay"),
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: "production",
+        RELAY_HOST: "127.0.0.1",
+        RELAY_PORT: String(port),
+        NATS_URL: natsUrl(),
+        TARSY_SUBJECT_PREFIX: prefix,
+      },
+    });
+    try {
+      const ready = await until("relay /ready", async () => {
+        const res = await get(`http://127.0.0.1:${port}/ready`);
+        return res?.status === 200 ? res : undefined;
+      });
+      expect(JSON.parse(ready.body)).toMatchObject({ status: "ok" });
+    } finally {
+      relay.child.kill("SIGTERM");
+    }
+    expect(await relay.exited, relay.output()).toBe(0);
+  }, 120_000);
+});
+
+describe("the llm-service image layout", () => {
+  it("finds its protos, answers the image's gRPC health check, then stops on SIGTERM", async () => {
+    const out = await layout("@tarsy/llm-service");
+    const dir = join(out, "llm-service");
+    copyFileSync(resolve(ROOT, "deploy/docker/grpc-health.mjs"), join(dir, "grpc-health.mjs"));
+    const port = await freePort();
+    // Nothing listens yet: the health check fails.
+    const before = await run("node", ["grpc-health.mjs", `127.0.0.1:${port}`], { cwd: dir });
+    expect(before.code).toBe(1);
+
+    const service = start("node", ["--import", TSX_LOADER, "src/main.ts"], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: "production",
+        LLM_SERVICE_HOST: "127.0.0.1",
+        LLM_SERVICE_PORT: String(port),
+      },
+    });
+    try {
+      await until(
+        "grpc health SERVING",
+        async () => {
+          const check = await run("node", ["grpc-health.mjs", `127.0.0.1:${port}`], { cwd: dir });
+          return check.code === 0 ? check : undefined;
+        },
+        60_000,
+      );
+    } finally {
+      service.child.kill("SIGTERM");
+    }
+    expect(await service.exited, service.output()).toBe(0);
+  }, 120_000);
+});
+
+describe("the migrate image layout", () => {
+  it("runs `pnpm db:migrate` against an empty database", async () => {
+    const out = await layout("@tarsy/db");
+    expect(existsSync(join(out, "prisma/migrations"))).toBe(true);
+    const database = await createTestDatabase({ migrated: false });
+    try {
+      // In the image pnpm and tsx are global; here they come from the workspace.
+      const path = [resolve(ROOT, "node_modules/.bin"), process.env.PATH].join(delimiter);
+      const result = await run("pnpm", ["db:migrate"], {
+        cwd: out,
+        env: { PATH: path, HOME: process.env.HOME, CI: "true", DATABASE_URL: database.url },
+      });
+      expect(result.code, result.output).toBe(0);
+      const sql = postgres(database.url, { max: 1 });
+      try {
+        const applied = await sql<{ migration_name: string }[]>`
+          SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL`;
+        const expected = readdirSync(join(out, "prisma/migrations"), { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => d.name);
+        expect(applied.map((r) => r.migration_name).sort()).toEqual(expected.sort());
+        const [sessions] = await sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'alert_sessions'`;
+        expect(sessions?.n).toBe(1);
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      await database.drop();
+    }
+  }, 120_000);
+});
