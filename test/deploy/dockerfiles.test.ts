@@ -78,7 +78,8 @@ describe.each([...Object.keys(IMAGES), "migrate"])("deploy/docker/%s.Dockerfile"
     const arg = all.find((i) => i.op === "ARG" && i.args.startsWith("NODE_IMAGE="));
     expect(arg?.args).toBe("NODE_IMAGE=node:20-bookworm-slim");
     const froms = all.filter((i) => i.op === "FROM").map((i) => i.args);
-    expect(froms).toEqual(["${NODE_IMAGE} AS build", "${NODE_IMAGE} AS runtime"]);
+    const base = "$" + "{NODE_IMAGE}"; // the Dockerfile's ARG, literally
+    expect(froms).toEqual([`${base} AS build`, `${base} AS runtime`]);
     // The runtime copies only the production layout out of the build stage.
     expect(one("COPY")).toContain("--from=build /out /app");
     expect(text).not.toMatch(/:latest\b/);
