@@ -213,4 +213,23 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     expect(done.executiveSummaryError).toBe("summary model overloaded");
     expect(done.finalAnalysis).toBe("SynthesisAgent done");
   });
+
+  it("drops a submission whose session was withdrawn, without dead-lettering it", async () => {
+    const config = testConfig(CONFIG);
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    const ghost = "00000000-0000-4000-8000-000000000001";
+    await nats.bus.publish("sessionSubmitted", {
+      v: 1,
+      session_id: ghost,
+      alert_type: "test-alert",
+      chain_id: "three-stage",
+      submitted_at: new Date().toISOString(),
+    });
+    const id = await submit(t.db);
+    const peer = await runnerPeer(nats.bus, () => ({ status: "completed", analysis: "ok" }));
+    await waitForSession(t.db, id, ["completed"]);
+    await peer.stop();
+    const letters = (await nats.bus.listDeadLetters()).items;
+    expect(letters.map((l) => l.letter.error)).toEqual([]);
+  });
 });

@@ -1,5 +1,10 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { type Tx, transitionExecutionStatus, withSessionLock } from "@tarsy/db";
+import {
+  SessionNotFoundError,
+  type Tx,
+  transitionExecutionStatus,
+  withSessionLock,
+} from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
@@ -8,7 +13,7 @@ import type { SagaDeps } from "./deps.ts";
 
 /** The orchestrator's handler for every work message addressed to it. */
 export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestrator"> {
-  return {
+  const handlers: ConsumerHandlers<"orchestrator"> = {
     async sessionSubmitted(message) {
       await admitAndStart(deps);
       // A redelivery after a crash between admission and start finishes the start.
@@ -78,6 +83,26 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
       await startChatTurn(deps, message);
     },
   };
+  // A message about a session that no longer exists (withdrawn by ingest-api after a failed
+  // publish, or deleted) is acknowledged and dropped instead of retried into the dead letters.
+  const tolerant = {} as Record<string, unknown>;
+  for (const [key, handler] of Object.entries(handlers)) {
+    tolerant[key] = async (message: { session_id: string }, ctx: unknown) => {
+      try {
+        await (handler as (m: unknown, c: unknown) => Promise<void>)(message, ctx);
+      } catch (err) {
+        if (err instanceof SessionNotFoundError) {
+          deps.logger.warn(
+            { session_id: message.session_id, message: key },
+            "session is gone; dropped",
+          );
+          return;
+        }
+        throw err;
+      }
+    };
+  }
+  return tolerant as ConsumerHandlers<"orchestrator">;
 }
 
 /** Session token totals as the sum of its executions (idempotent, whatever wrote them). */
