@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -386,4 +386,55 @@ describe("tarsy against the running system", () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain("Usage: tarsy session show");
   }, 90_000);
+
+  it("session watch survives a dropped connection: it catches up from the last event, nothing missed or repeated", async () => {
+    // A TCP proxy in front of stream-relay that we can cut, as a flaky network would.
+    const relay = new URL(sys.stack.wsUrl);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(relay.port), relay.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on("close", () => sockets.delete(s));
+        s.on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const address = proxy.address();
+    if (!address || typeof address === "string") throw new Error("no proxy port");
+    try {
+      const submitted = await tarsy(["alert", "submit", "-"], {
+        env: sys.env,
+        stdin: JSON.stringify(DEMO_ALERT),
+      });
+      const id = submitted.stdout.trim();
+      let cut = false;
+      const watch = await tarsy(["session", "watch", id], {
+        env: { ...sys.env, TARSY_WS_URL: `ws://127.0.0.1:${address.port}${relay.pathname}` },
+        timeoutMs: 150_000,
+        onStdout(sofar) {
+          if (!cut && sofar.includes("▶ stage 1 triage: started")) {
+            cut = true;
+            for (const s of sockets) s.destroy();
+          }
+        },
+      });
+      expect(cut).toBe(true);
+      expect(watch.code).toBe(0);
+      expect(watch.stderr).toMatch(
+        /connection lost .*reconnecting in \d+ ms \(last event [1-9]\d*\)/,
+      );
+      // The lifecycle lines equal those of a replay after the fact: in order, once each.
+      const lifecycle = (text: string) =>
+        text.split("\n").filter((line) => line.startsWith("▶") || line.startsWith("●"));
+      const replay = await tarsy(["session", "watch", id], { env: sys.env });
+      expect(lifecycle(watch.stdout)).toEqual(lifecycle(replay.stdout));
+      expect(lifecycle(watch.stdout).filter((l) => l === "● session completed")).toHaveLength(1);
+      expect(watch.stdout).toContain(SYNTHESIS_END);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => proxy.close(r));
+    }
+  }, 200_000);
 });

@@ -63,6 +63,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   stdin?: string;
   timeoutMs?: number;
+  /** Sees stdout as it grows (everything so far). */
+  onStdout?(sofar: string): void;
 }
 
 /** Runs the real `tarsy` executable in a child process with only the given environment. */
@@ -79,6 +81,7 @@ export function tarsy(args: string[], options: RunOptions = {}): Promise<Run> {
     child.stdout.on("data", (text: string) => {
       run.stdout += text;
       run.pieces.push({ at: Date.now() - started, text });
+      options.onStdout?.(run.stdout);
     });
     child.stderr.on("data", (text: string) => {
       run.stderr += text;
