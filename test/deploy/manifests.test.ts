@@ -4,8 +4,9 @@
  * rely on: probes, non-root, resources, graceful termination, disruption budgets, autoscaling
  * bound to the right stream and consumer, NATS replication, secrets, network reachability.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { CONSUMERS, STREAMS } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import { validators } from "./schemas/generated/kubernetes-validators.js";
@@ -21,6 +22,7 @@ import {
   workloads,
 } from "./support/k8s.ts";
 import { type K8sObject, renderKustomization } from "./support/kustomize.ts";
+import { run } from "./support/processes.ts";
 import { ROOT } from "./support/yaml.ts";
 
 const KUSTOMIZE = resolve(ROOT, "deploy/kubernetes");
@@ -382,6 +384,33 @@ describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
         });
         expect(allowed, `ingress to ${svc.metadata.name}:${cp?.containerPort}`).toBe(true);
       }
+    }
+  });
+});
+
+describe("the cluster configuration", () => {
+  it("passes `tarsy config check` as mounted from the ConfigMap", async () => {
+    const data = find(rendered["overlays/production"], "ConfigMap", "tarsy-config").data as Record<
+      string,
+      string
+    >;
+    expect(Object.keys(data).sort()).toEqual(["llm-providers.yaml", "tarsy.yaml"]);
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-config-"));
+    try {
+      for (const [name, text] of Object.entries(data)) writeFileSync(join(dir, name), text);
+      const result = await run(
+        "node",
+        [resolve(ROOT, "packages/cli/bin/tarsy.mjs"), "config", "check", "--config-dir", dir],
+        { env: { PATH: process.env.PATH, GOOGLE_API_KEY: "set-in-the-secret" } },
+      );
+      expect(result.output).toContain("Configuration is valid.");
+      expect(result.code).toBe(0);
+      // The in-cluster MCP server is the binary the mcp-gateway image installs.
+      expect(result.output).toMatch(
+        /kubernetes-server \[overrides built-in\]: stdio: kubernetes-mcp-server /,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
