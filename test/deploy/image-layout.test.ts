@@ -65,7 +65,7 @@ describe("the stream-relay image layout", () => {
       relay.child.kill("SIGTERM");
     }
     expect(await relay.exited, relay.output()).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("the llm-service image layout", () => {
@@ -100,7 +100,7 @@ describe("the llm-service image layout", () => {
       service.child.kill("SIGTERM");
     }
     expect(await service.exited, service.output()).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("the migrate image layout", () => {
@@ -133,5 +133,5 @@ describe("the migrate image layout", () => {
     } finally {
       await database.drop();
     }
-  }, 120_000);
+  }, 240_000);
 });
