@@ -141,9 +141,19 @@ describe("tarsy", () => {
   it("lists its commands", async () => {
     const help = await tarsy(["--help"]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain(
-      "tarsy config check  validate the configuration and print a summary",
-    );
+    for (const line of [
+      "tarsy alert submit   submit an alert from a file or stdin; prints the session id",
+      "tarsy session show   print a session's status, stages, analysis and token usage",
+      "tarsy session watch  follow a session's live timeline (streaming) until it ends",
+      "tarsy chat           ask a follow-up question about a session and stream the answer",
+      "tarsy events replay  print stored events from NATS as JSON lines",
+      "tarsy dlq list       list dead letters",
+      "tarsy dlq redrive    publish a dead letter to its original subject again",
+      "tarsy dlq discard    remove a dead letter without redriving it",
+      "tarsy config check   validate the configuration and print a summary",
+    ]) {
+      expect(help.stdout).toContain(line);
+    }
     const none = await tarsy([]);
     expect(none.code).toBe(2);
     const unknown = await tarsy(["frobnicate"]);
