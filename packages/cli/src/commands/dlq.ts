@@ -99,11 +99,10 @@ export const dlqListCommand: Command = {
 };
 
 async function onLetter(
-  { args, env, io }: CommandContext,
+  { args, io }: CommandContext,
   usage: string,
   act: (seq: number) => Promise<string>,
 ): Promise<number> {
-  void env;
   const seq = oneSeq(args);
   if (seq === "help") {
     io.out(usage);

@@ -39,7 +39,7 @@ export const eventsReplayCommand: Command = {
   summary: "print stored events from NATS as JSON lines (by session, sequence or time)",
   usage: USAGE,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
+    const { values } = parseArgs({
       args,
       options: {
         session: { type: "string", short: "s" },
@@ -56,7 +56,6 @@ export const eventsReplayCommand: Command = {
       io.out(USAGE);
       return EXIT.ok;
     }
-    void positionals;
     const fromSeq = positiveInt(values["from-seq"], "--from-seq", 1);
     const limit = positiveInt(values.limit, "--limit", 1);
     if (fromSeq !== undefined && values.since !== undefined) {
