@@ -1,4 +1,4 @@
-import { readdirSync, existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
 /** Every workspace folder with tests is a vitest project sharing the settings below. */

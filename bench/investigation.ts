@@ -79,7 +79,9 @@ async function investigate(): Promise<{ wallMs: number; stages: number; llmMs: n
       for (const stage of trace.stages) {
         llmMs += Math.max(
           0,
-          ...stage.executions.map((e) => e.llm_interactions.reduce((s, i) => s + (i.duration_ms ?? 0), 0)),
+          ...stage.executions.map((e) =>
+            e.llm_interactions.reduce((s, i) => s + (i.duration_ms ?? 0), 0),
+          ),
         );
       }
       llmMs += trace.session_interactions.reduce((s, i) => s + (i.duration_ms ?? 0), 0);
@@ -92,7 +94,9 @@ async function investigate(): Promise<{ wallMs: number; stages: number; llmMs: n
 const fmt = (r: { wallMs: number; stages: number; llmMs: number }) =>
   `wall ${r.wallMs} ms, ${r.stages} stages (+summary), ${Math.round(r.wallMs / (r.stages + 1))} ms/step, raw LLM time ${r.llmMs} ms, orchestration ${Math.round((r.wallMs - r.llmMs) / (r.stages + 1))} ms/step`;
 
-console.log("whole-system benchmark: instant scripted LLM, demo chain (triage → 2 parallel agents → synthesis → summary)\n");
+console.log(
+  "whole-system benchmark: instant scripted LLM, demo chain (triage → 2 parallel agents → synthesis → summary)\n",
+);
 await investigate(); // warm-up (MCP server start, JIT)
 for (let i = 0; i < 3; i++) console.log(`sequential #${i + 1}: ${fmt(await investigate())}`);
 const t0 = Date.now();
