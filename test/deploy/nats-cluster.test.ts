@@ -103,12 +103,19 @@ describe("the production overlay's 3-node JetStream cluster", () => {
       NATS_TOKEN: TOKEN,
       TARSY_STREAM_REPLICAS: env.TARSY_STREAM_REPLICAS,
     });
-    const testBus = await createTestBus({
-      servers: natsEnv.NATS_URL.split(","),
-      auth: { kind: "token", token: natsEnv.NATS_TOKEN ?? "" },
-      replicas: natsEnv.TARSY_STREAM_REPLICAS,
-      skipProvision: true,
-    });
+    // Connecting asks JetStream for the account, which times out until the cluster has a
+    // meta leader (slow on a loaded machine): retry.
+    const testBus = await until(
+      "JetStream answers on the cluster",
+      () =>
+        createTestBus({
+          servers: natsEnv.NATS_URL.split(","),
+          auth: { kind: "token", token: natsEnv.NATS_TOKEN ?? "" },
+          replicas: natsEnv.TARSY_STREAM_REPLICAS,
+          skipProvision: true,
+        }).catch(() => undefined),
+      60_000,
+    );
     bus = testBus.bus;
     suffix = testBus.streamSuffix;
     // Until the JetStream meta leader is elected, stream creation is refused: retry.
