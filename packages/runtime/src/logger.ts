@@ -41,5 +41,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
     redact: { paths: [...REDACT_PATHS], censor: "[REDACTED]" },
     timestamp: pino.stdTimeFunctions.isoTime,
   };
-  return options.destination ? pino(opts, options.destination) : pino(opts);
+  // Synchronous writes to stdout: lines stay in the order they were logged and none are lost
+  // when the process exits right after shutdown.
+  return pino(opts, options.destination ?? pino.destination({ dest: 1, sync: true }));
 }
