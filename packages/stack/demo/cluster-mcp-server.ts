@@ -54,6 +54,67 @@ server.registerTool(
 );
 
 server.registerTool(
+  "describe_pod",
+  {
+    description: "A pod in detail (kubectl describe pod): containers, limits, state, events",
+    inputSchema: { namespace: z.string(), pod: z.string() },
+  },
+  async ({ namespace, pod }) =>
+    text(
+      pod.startsWith("payments-api")
+        ? [
+            `Name:             ${pod}`,
+            `Namespace:        ${namespace}`,
+            "Priority:         0",
+            "Service Account:  payments-api",
+            "Node:             worker-3/10.0.3.17",
+            "Start Time:       Sun, 22 Nov 2026 02:20:11 +0000",
+            "Labels:           app=payments-api",
+            "                  pod-template-hash=7f9c6d5b8",
+            "Status:           Running",
+            "IP:               10.244.3.41",
+            "Controlled By:    ReplicaSet/payments-api-7f9c6d5b8",
+            "Containers:",
+            "  payments-api:",
+            "    Image:          registry.example.com/payments-api:2.14.1",
+            "    Port:           8080/TCP",
+            "    State:          Waiting",
+            "      Reason:       CrashLoopBackOff",
+            "    Last State:     Terminated",
+            "      Reason:       OOMKilled",
+            "      Exit Code:    137",
+            "      Started:      Sun, 22 Nov 2026 03:11:58 +0000",
+            "      Finished:     Sun, 22 Nov 2026 03:12:04 +0000",
+            "    Ready:          False",
+            "    Restart Count:  14",
+            "    Limits:",
+            "      cpu:     1",
+            "      memory:  2Gi",
+            "    Requests:",
+            "      cpu:     500m",
+            "      memory:  1Gi",
+            "    Environment:",
+            "      JAVA_OPTS:    -Xms1g -Xmx1900m",
+            "      DB_HOST:      payments-db",
+            "      DB_PASSWORD:  <set to the key 'password' in secret 'payments-db'>",
+            "Conditions:",
+            "  Type              Status",
+            "  Initialized       True",
+            "  Ready             False",
+            "  ContainersReady   False",
+            "  PodScheduled      True",
+            "QoS Class:          Burstable",
+            "Events:",
+            "  Type     Reason   Age                 From     Message",
+            "  ----     ------   ----                ----     -------",
+            "  Normal   Pulled   52m (x15 over 52m)  kubelet  Container image already present on machine",
+            "  Warning  BackOff  2m (x212 over 51m)  kubelet  Back-off restarting failed container",
+          ].join("\n")
+        : `Error from server (NotFound): pods "${pod}" not found`,
+    ),
+);
+
+server.registerTool(
   "get_events",
   { description: "Recent events of a namespace", inputSchema: { namespace: z.string() } },
   async () =>
