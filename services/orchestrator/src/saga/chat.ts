@@ -5,13 +5,14 @@ import {
   createTimelineEvent,
   enqueueOutbox,
   getChatUserMessage,
+  listSessionStages,
   listSessionTimeline,
   openChatTurn,
   type Tx,
   transitionStageStatus,
   withSessionLock,
 } from "@tarsy/db";
-import { formatInvestigationContext } from "../context/investigation.ts";
+import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 
@@ -81,7 +82,14 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       metadata: { author: userMessage.author, message_id: userMessage.id },
       timestamp: question.createdAt.toISOString(),
     });
-    const context = formatInvestigationContext(await listSessionTimeline(tx, session.id));
+    const agentIndex = new Map(
+      (await listSessionStages(tx, session.id)).flatMap((s) =>
+        s.executions.map((e) => [e.id, e.agentIndex] as const),
+      ),
+    );
+    const context = formatInvestigationContext(
+      investigationOrder(await listSessionTimeline(tx, session.id), agentIndex),
+    );
     const deadline = new Date(now.getTime() + deps.config.queue.chat_timeout_ms);
     await transitionStageStatus(tx, stage.id, ["pending"], "active", { startedAt: now });
     await queueStageStatus(tx, stage, "started", now);
