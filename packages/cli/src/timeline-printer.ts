@@ -57,7 +57,7 @@ export class TimelinePrinter {
         this.line(`● ${event.author} asks: ${event.content}`);
         return;
       case "timeline_event.created": {
-        const label = LABELS[event.event_type];
+        const label = labelOf(event.event_type, event.metadata);
         if (event.status === "streaming") {
           const stream = { label, text: "", started: false };
           this.streams.set(event.event_id, stream);
@@ -72,7 +72,7 @@ export class TimelinePrinter {
       case "timeline_event.completed": {
         this.early.delete(event.event_id);
         const stream = this.streams.get(event.event_id);
-        const label = LABELS[event.event_type];
+        const label = labelOf(event.event_type, event.metadata);
         const suffix = event.status === "completed" ? "" : ` [${event.status}]`;
         if (!stream) {
           this.block(label, event.content, event.status);
@@ -146,6 +146,20 @@ export class TimelinePrinter {
     this.open = undefined;
     this.write("\n");
   }
+}
+
+/** The event's label; a tool call or summary names the tool and its arguments. */
+function labelOf(type: TimelineEventType, metadata: Record<string, unknown> | null): string {
+  const label = LABELS[type];
+  if (type !== "llm_tool_call" && type !== "mcp_tool_summary") return label;
+  const tool = [metadata?.server_name, metadata?.tool_name].filter((p) => typeof p === "string");
+  if (tool.length === 0) return label;
+  const args = metadata?.arguments;
+  const shown =
+    args === undefined || args === null
+      ? ""
+      : `(${typeof args === "string" ? args : JSON.stringify(args)})`;
+  return `${label} ${tool.join(".")}${shown}${metadata?.is_error === true ? " failed" : ""}`;
 }
 
 function indent(text: string, prefix: string): string {

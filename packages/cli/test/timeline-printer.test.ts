@@ -90,4 +90,64 @@ describe("TimelinePrinter", () => {
       "  FINAL ANALYSIS: abc\n▶ stage 2 x: started\n  FINAL ANALYSIS (cont.): def\n  FINAL ANALYSIS (final): something else\n",
     );
   });
+
+  it("names the tool, its arguments and a failure on tool calls and summaries", () => {
+    const { writes, printer: p } = printer();
+    const tool = (
+      id: string,
+      type: "llm_tool_call" | "mcp_tool_summary",
+      metadata: Record<string, unknown>,
+      content: string,
+    ): PersistentEvent => ({
+      ...base,
+      type: "timeline_event.completed",
+      event_id: id,
+      event_type: type,
+      status: "completed",
+      content,
+      metadata,
+    });
+    p.event(
+      tool(
+        "t1",
+        "llm_tool_call",
+        {
+          server_name: "demo-cluster",
+          tool_name: "get_pods",
+          arguments: { namespace: "payments" },
+          is_error: false,
+        },
+        "NAME  READY",
+      ),
+    );
+    p.event(
+      tool(
+        "t2",
+        "llm_tool_call",
+        {
+          server_name: "demo-cluster",
+          tool_name: "get_secret",
+          arguments: { name: "x" },
+          is_error: true,
+        },
+        "NotFound",
+      ),
+    );
+    p.event(
+      tool(
+        "t3",
+        "mcp_tool_summary",
+        { server_name: "demo-cluster", tool_name: "describe_pod" },
+        "OOMKilled",
+      ),
+    );
+    expect(writes.join("")).toBe(
+      [
+        '  tool call demo-cluster.get_pods({"namespace":"payments"}): NAME  READY',
+        '  tool call demo-cluster.get_secret({"name":"x"}) failed: NotFound',
+        "  tool summary demo-cluster.describe_pod: OOMKilled",
+        "",
+      ].join("\n"),
+    );
+  });
 });
