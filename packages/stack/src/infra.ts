@@ -78,10 +78,17 @@ export async function ensurePostgres(databaseUrl: string | undefined): Promise<M
  * NATS for the stack: `NATS_URL` when given, else the server on 127.0.0.1:4222 when one runs,
  * else a `nats-server -js` started here (it must be on PATH).
  */
-export async function ensureNats(natsUrl: string | undefined): Promise<ManagedInfra> {
+export async function ensureNats(
+  natsUrl: string | undefined,
+  local: { host: string; port: number } = { host: "127.0.0.1", port: 4222 },
+): Promise<ManagedInfra> {
   if (natsUrl) return { url: natsUrl, describe: "NATS_URL", stop: async () => {} };
-  if (await isListening("127.0.0.1", 4222)) {
-    return { url: "nats://127.0.0.1:4222", describe: "local NATS on 4222", stop: async () => {} };
+  if (await isListening(local.host, local.port)) {
+    return {
+      url: `nats://${local.host}:${local.port}`,
+      describe: `local NATS on ${local.port}`,
+      stop: async () => {},
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), "tarsy-nats-"));
   const port = await freePort();

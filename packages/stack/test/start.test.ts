@@ -1,0 +1,192 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { connectBus } from "@tarsy/bus";
+import { createLogger } from "@tarsy/runtime";
+import { afterEach, describe, expect, it } from "vitest";
+import { ensureNats, freePort, isListening } from "../src/infra.ts";
+
+const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes in prefixed logs
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/** A fresh machine's environment: no database, NATS or provider settings. */
+function freshEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of [
+    "DATABASE_URL",
+    "NATS_URL",
+    "TARSY_CONFIG_DIR",
+    "GOOGLE_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "XAI_API_KEY",
+  ]) {
+    delete env[key];
+  }
+  return env;
+}
+
+/** A command run as a user runs it from the repository root, its output collected. */
+class Run {
+  readonly child: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<number | null>;
+  private waiters: (() => void)[] = [];
+
+  constructor(command: string, env: NodeJS.ProcessEnv) {
+    // Its own process group: Ctrl-C in a terminal signals the whole foreground group.
+    this.child = spawn("bash", ["-c", command], { cwd: ROOT, env, detached: true });
+    let partial = "";
+    const onData = (chunk: Buffer) => {
+      const parts = (partial + chunk.toString()).split("\n");
+      partial = parts.pop() ?? "";
+      for (const line of parts) this.lines.push(line.replace(ANSI, ""));
+      for (const wake of this.waiters.splice(0)) wake();
+    };
+    this.child.stdout?.on("data", onData);
+    this.child.stderr?.on("data", onData);
+    this.exited = new Promise((done) => this.child.once("exit", (code) => done(code)));
+  }
+
+  get output(): string {
+    return this.lines.join("\n");
+  }
+
+  /** The first output line matching `pattern` (waiting for it). */
+  async line(pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      for (const line of this.lines) {
+        const match = pattern.exec(line);
+        if (match) return match;
+      }
+      if (this.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(
+          `no line matching ${pattern}; output:\n${this.lines.slice(-40).join("\n")}`,
+        );
+      }
+      await new Promise<void>((wake) => {
+        this.waiters.push(wake);
+        setTimeout(wake, 500);
+      });
+    }
+  }
+
+  /** Like Ctrl-C in the terminal: SIGINT to the whole process group. */
+  interrupt(): void {
+    if (this.child.pid && this.child.exitCode === null) process.kill(-this.child.pid, "SIGINT");
+  }
+
+  /** Whether any process of its group (services, databases) still runs. */
+  groupAlive(): boolean {
+    try {
+      if (this.child.pid) process.kill(-this.child.pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  kill(): void {
+    try {
+      if (this.child.pid) process.kill(-this.child.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const runs: Run[] = [];
+const run = (command: string, env = freshEnv()) => {
+  const r = new Run(command, env);
+  runs.push(r);
+  return r;
+};
+
+afterEach(() => {
+  for (const r of runs.splice(0)) r.kill();
+});
+
+describe("pnpm start (the README's start command) on a fresh machine", () => {
+  it("runs the demo on embedded Postgres, the printed CLI command watches it live, Ctrl-C stops everything", async () => {
+    const start = run("pnpm start");
+    await start.line(/DEMO MODE: scripted LLM answers/, 60_000);
+    const pg = await start.line(
+      /postgres: embedded Postgres on port (\d+); migrations applied/,
+      120_000,
+    );
+    await start.line(/nats: local NATS on 4222/, 10_000);
+    const api = await start.line(/API and dashboard: (http:\/\/\S+)/, 120_000);
+    const watchLine = await start.line(
+      /watch it live:\s+(.*pnpm tarsy session watch (\S+))$/,
+      30_000,
+    );
+    const [, watchCommand, sessionId] = watchLine;
+
+    // The command exactly as printed, pasted into a second terminal.
+    const watch = run(watchCommand ?? "");
+    expect(await watch.exited, watch.output).toBe(0);
+    expect(watch.output).toContain(sessionId);
+    // The live timeline: the tool calls the demo investigator made and the final analysis.
+    expect(watch.output).toMatch(/tool call demo-cluster\.get_pods\(\{"namespace":"payments"\}\)/);
+    expect(watch.output).toContain("## Root cause");
+    expect(watch.output).toMatch(/completed/);
+
+    await start.line(/demo investigation completed\./, 60_000);
+    await start.line(/executive summary: payments-api is crash-looping/, 5_000);
+    await start.line(/running; Ctrl-C to stop\./, 5_000);
+    const session = (await (await fetch(`${api[1]}/api/v1/sessions/${sessionId}`)).json()) as {
+      status: string;
+      stages: { stage_name: string; status: string }[];
+    };
+    expect(session.status).toBe("completed");
+    expect(session.stages.map((s) => s.stage_name)).toContain("deep-dive - Synthesis");
+    // A clean demo: nothing failed or warned on the way.
+    expect(start.lines.filter((l) => /\b(ERROR|FATAL)\b/.test(l))).toEqual([]);
+
+    start.interrupt();
+    await start.exited;
+    await start.line(/stopping…/, 1_000);
+    // Nothing is left running: every process of the group has exited, ports are free.
+    await expect.poll(() => start.groupAlive(), { timeout: 30_000 }).toBe(false);
+    const apiPort = Number(new URL(api[1] ?? "").port);
+    expect(await isListening("127.0.0.1", apiPort)).toBe(false);
+    expect(await isListening("127.0.0.1", Number(pg[1]))).toBe(false);
+  }, 300_000);
+
+  it("--once exits 0 once the demo investigation completed (the smoke test)", async () => {
+    const once = run("pnpm start --once");
+    expect(await once.exited, once.output.slice(-3000)).toBe(0);
+    expect(once.output).toContain("demo investigation completed.");
+    expect(once.output).toContain("## Root cause");
+  }, 300_000);
+});
+
+describe("NATS for the local stack", () => {
+  it("starts a JetStream nats-server from PATH when none is listening, and stops it", async () => {
+    const port = await freePort();
+    const nats = await ensureNats(undefined, { host: "127.0.0.1", port });
+    try {
+      expect(nats.describe).toMatch(/^nats-server started on port \d+$/);
+      const bus = await connectBus({
+        servers: nats.url,
+        name: "start-test",
+        logger: createLogger({ service: "start-test", level: "silent" }),
+      });
+      await bus.provision(); // creates the JetStream streams: JetStream is on
+      await bus.drain();
+    } finally {
+      await nats.stop();
+    }
+    const url = new URL(nats.url.replace("nats://", "http://"));
+    await expect
+      .poll(() => isListening("127.0.0.1", Number(url.port)), { timeout: 10_000 })
+      .toBe(false);
+  });
+
+  it("uses a server already listening at the local address", async () => {
+    const nats = await ensureNats(undefined);
+    expect(nats).toMatchObject({ url: "nats://127.0.0.1:4222", describe: "local NATS on 4222" });
+  });
+});
