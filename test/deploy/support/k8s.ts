@@ -154,8 +154,9 @@ export function admitsIngress(
   const portMatches = (p: { port?: number | string; protocol?: string }) =>
     (p.protocol ?? "TCP") === "TCP" &&
     (p.port === undefined ||
-      p.port === port ||
-      containers.some((c) => containerPort(c, p.port) === port && typeof p.port === "string"));
+      (typeof p.port === "string"
+        ? containers.some((c) => containerPort(c, p.port) === port)
+        : p.port === port));
   return policies.some((p) =>
     (p.ingress ?? []).some(
       (rule) =>
