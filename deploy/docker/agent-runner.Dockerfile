@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1.7
-# TARSy agent-runner: agent executions (no listening port: it only talks to NATS, Postgres and llm-service, so no HEALTHCHECK).
+# TARSy agent-runner: agent executions. Its one port is the ops server (METRICS_PORT 9464:
+# /metrics, /health, /ready); HEALTHCHECK asks /health (liveness, see docs/operations.md "Images").
 #
 #   docker build -f deploy/docker/agent-runner.Dockerfile -t tarsy/agent-runner .      (from the repository root)
 #
@@ -26,8 +27,11 @@ RUN apt-get update \
   && npm cache clean --force \
   && groupadd --gid 10001 tarsy \
   && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
-ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy RUNNER_PROVISION=false
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy RUNNER_PROVISION=false METRICS_PORT=9464
 COPY --from=build /out /app
 WORKDIR /app/services/agent-runner
 USER 10001:10001
+EXPOSE 9464
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.METRICS_PORT}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--import", "file:///usr/local/lib/node_modules/tsx/dist/loader.mjs", "src/main.ts"]

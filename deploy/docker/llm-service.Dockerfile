@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1.7
-# TARSy llm-service: stateless gRPC LLM proxy (Generate; grpc.health.v1 on the same port).
+# TARSy llm-service: stateless gRPC LLM proxy (Generate; grpc.health.v1 on the same port) and
+# the ops server (METRICS_PORT 9464: /metrics, /health, /ready). HEALTHCHECK asks gRPC health:
+# SERVING is what compose's dependants wait for (see docs/operations.md "Images").
 #
 #   docker build -f deploy/docker/llm-service.Dockerfile -t tarsy/llm-service .      (from the repository root)
 #
@@ -26,12 +28,12 @@ RUN apt-get update \
   && npm cache clean --force \
   && groupadd --gid 10001 tarsy \
   && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
-ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy LLM_SERVICE_PORT=50051
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy LLM_SERVICE_PORT=50051 METRICS_PORT=9464
 COPY --from=build /out /app
 COPY deploy/docker/grpc-health.mjs /app/llm-service/grpc-health.mjs
 WORKDIR /app/llm-service
 USER 10001:10001
-EXPOSE 50051
+EXPOSE 50051 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD node grpc-health.mjs "127.0.0.1:${LLM_SERVICE_PORT}"
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--import", "file:///usr/local/lib/node_modules/tsx/dist/loader.mjs", "src/main.ts"]

@@ -1,5 +1,7 @@
 # syntax=docker/dockerfile:1.7
-# TARSy mcp-gateway: MCP clients behind NATS services (no listening port, so no HEALTHCHECK; kubernetes-mcp-server is installed for the built-in stdio server).
+# TARSy mcp-gateway: MCP clients behind NATS services (kubernetes-mcp-server is installed for the
+# built-in stdio server). Its one port is the ops server (METRICS_PORT 9464: /metrics, /health,
+# /ready); HEALTHCHECK asks /health (liveness, see docs/operations.md "Images").
 #
 #   docker build -f deploy/docker/mcp-gateway.Dockerfile -t tarsy/mcp-gateway .      (from the repository root)
 #
@@ -26,8 +28,11 @@ RUN apt-get update \
   && npm cache clean --force \
   && groupadd --gid 10001 tarsy \
   && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
-ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy METRICS_PORT=9464
 COPY --from=build /out /app
 WORKDIR /app/services/mcp-gateway
 USER 10001:10001
+EXPOSE 9464
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.METRICS_PORT}/health`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "--import", "file:///usr/local/lib/node_modules/tsx/dist/loader.mjs", "src/main.ts"]

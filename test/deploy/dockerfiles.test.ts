@@ -2,10 +2,13 @@
  * The images' build files, checked statically (no Docker engine runs here): base image,
  * stages, the user, ports, entrypoint and health checks of every Dockerfile in
  * deploy/docker, the build context's .dockerignore, and deploy/compose.yaml wiring them.
+ * The HTTP health check commands are run for real against a loopback server.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, run } from "./support/processes.ts";
 import { parseYaml, ROOT } from "./support/yaml.ts";
 
 interface Instruction {
@@ -36,22 +39,126 @@ const rootPackage = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8
   scripts: Record<string, string>;
 };
 
-/** Image → the workspace folder it runs, and the port variables of its env.ts. */
-const IMAGES = {
-  "ingest-api": { dir: "services/ingest-api", port: "PORT" },
-  "stream-relay": { dir: "services/stream-relay", port: "RELAY_PORT" },
-  "llm-service": { dir: "llm-service", port: "LLM_SERVICE_PORT" },
-  orchestrator: { dir: "services/orchestrator", port: undefined },
-  "agent-runner": { dir: "services/agent-runner", port: undefined },
-  "mcp-gateway": { dir: "services/mcp-gateway", port: undefined },
-} as const;
+/**
+ * The ops server every service without a public port (and llm-service) runs: GET /metrics,
+ * /health (liveness) and /ready (readiness) on METRICS_PORT, 9464 by default (the contract
+ * docs/operations.md documents; the services' env.ts may declare it through a shared shape).
+ */
+const METRICS = { variable: "METRICS_PORT", port: 9464 } as const;
 
-/** The default of a port variable in a service's env.ts. */
+interface HealthCheck {
+  /** The port variable the check reads. */
+  variable: string;
+  /** An HTTP path, or "grpc" for grpc-health.mjs. */
+  path: string;
+}
+interface Image {
+  dir: string;
+  /** The port variables of the ports it listens on. */
+  ports: readonly string[];
+  health: HealthCheck;
+}
+/**
+ * Image → the workspace folder it runs, the port variables it listens on and what its
+ * HEALTHCHECK asks. ingest-api's /health and stream-relay's /ready are their readiness
+ * endpoints (as before); the ops servers' images ask /health, the liveness endpoint, so a
+ * runtime that replaces unhealthy containers never does it for an outage of NATS or
+ * Postgres; llm-service asks gRPC health, what compose's dependants wait for.
+ */
+const IMAGES: Record<string, Image> = {
+  "ingest-api": {
+    dir: "services/ingest-api",
+    ports: ["PORT"],
+    health: { variable: "PORT", path: "/health" },
+  },
+  "stream-relay": {
+    dir: "services/stream-relay",
+    ports: ["RELAY_PORT"],
+    health: { variable: "RELAY_PORT", path: "/ready" },
+  },
+  "llm-service": {
+    dir: "llm-service",
+    ports: ["LLM_SERVICE_PORT", METRICS.variable],
+    health: { variable: "LLM_SERVICE_PORT", path: "grpc" },
+  },
+  orchestrator: {
+    dir: "services/orchestrator",
+    ports: [METRICS.variable],
+    health: { variable: METRICS.variable, path: "/health" },
+  },
+  "agent-runner": {
+    dir: "services/agent-runner",
+    ports: [METRICS.variable],
+    health: { variable: METRICS.variable, path: "/health" },
+  },
+  "mcp-gateway": {
+    dir: "services/mcp-gateway",
+    ports: [METRICS.variable],
+    health: { variable: METRICS.variable, path: "/health" },
+  },
+};
+
+/**
+ * The default of a port variable in a service's env.ts. METRICS_PORT may come from a shared
+ * env shape instead: then the contract's default applies; where env.ts spells it, it must
+ * agree with the contract.
+ */
 function defaultPort(dir: string, variable: string): number {
   const source = readFileSync(resolve(ROOT, dir, "src/env.ts"), "utf8");
   const match = new RegExp(`${variable}: z[^\\n]*\\.default\\(([0-9_]+)\\)`).exec(source);
+  if (variable === METRICS.variable) {
+    if (match?.[1]) expect(Number(match[1].replaceAll("_", "")), dir).toBe(METRICS.port);
+    return METRICS.port;
+  }
   if (!match?.[1]) throw new Error(`${dir}: no default for ${variable}`);
   return Number(match[1].replaceAll("_", ""));
+}
+
+/** The exec-form argv of a HEALTHCHECK or compose `test` (["CMD", ...] or CMD [...]). */
+function healthArgv(check: string | readonly string[]): string[] {
+  if (Array.isArray(check)) {
+    expect(check[0]).toBe("CMD");
+    return check.slice(1);
+  }
+  const cmd = /(?:^|\s)CMD\s+(.*)$/.exec(check as string)?.[1] ?? "";
+  return cmd.startsWith("[") ? (JSON.parse(cmd) as string[]) : ["sh", "-c", cmd];
+}
+
+/**
+ * A loopback HTTP server standing in for a service: `status` answers `path`, every other
+ * path is 404, so a check passes only when it asks the right endpoint.
+ */
+const stub = { path: "/", status: 200 };
+let server: Server;
+let stubPort = 0;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    res.statusCode = req.url === stub.path ? stub.status : 404;
+    res.end();
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  stubPort = (server.address() as { port: number }).port;
+});
+afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+
+/** Runs a health check command with `variable` pointing at the stub: its exit code. */
+async function runCheck(argv: string[], variable: string, port: number): Promise<number | string> {
+  const [command = "", ...args] = argv;
+  const result = await run(command, args, {
+    env: { PATH: process.env.PATH, [variable]: String(port) },
+  });
+  return result.code;
+}
+
+/** The health check passes exactly when `path` answers 200 on the port in `variable`. */
+async function expectChecks(argv: string[], variable: string, path: string) {
+  Object.assign(stub, { path, status: 200 });
+  expect(await runCheck(argv, variable, stubPort), `${path} answers 200`).toBe(0);
+  Object.assign(stub, { path, status: 503 });
+  expect(await runCheck(argv, variable, stubPort), `${path} answers 503`).toBe(1);
+  Object.assign(stub, { path: "/elsewhere", status: 200 });
+  expect(await runCheck(argv, variable, stubPort), "only another path answers").toBe(1);
+  expect(await runCheck(argv, variable, await freePort()), "nothing listens").toBe(1);
 }
 
 it("has a Dockerfile for every service, llm-service and the migrations, and nothing else", () => {
@@ -107,26 +214,52 @@ describe.each([...Object.keys(IMAGES), "migrate"])("deploy/docker/%s.Dockerfile"
     expect(one("USER")).toEqual(["10001:10001"]);
   });
 
-  it("exposes the port its env.ts listens on, with a health check, or neither", () => {
-    if (name === "migrate") {
-      expect(one("EXPOSE")).toEqual([]);
+  it("exposes every port it listens on, with its variable set to it", () => {
+    const exposed = one("EXPOSE").flatMap((a) => a.split(/\s+/));
+    if (!image) {
+      expect(exposed).toEqual([]);
       return;
     }
-    if (image?.port) {
-      const port = defaultPort(image.dir, image.port);
-      expect(one("EXPOSE")).toEqual([String(port)]);
-      // The image sets the variable to the exposed port.
-      expect(one("ENV").join(" ")).toContain(`${image.port}=${port}`);
-      expect(one("HEALTHCHECK")).toHaveLength(1);
-      expect(one("HEALTHCHECK")[0]).toContain(image.port);
-    } else {
-      expect(text).not.toMatch(/^\s*[A-Z_]*PORT:/m);
-      expect(readFileSync(resolve(ROOT, image?.dir ?? "", "src/env.ts"), "utf8")).not.toMatch(
-        /^\s+[A-Z_]*PORT:/m,
-      );
-      expect(one("EXPOSE")).toEqual([]);
+    const env = one("ENV").join(" ");
+    const ports = image.ports.map((variable) => {
+      const port = defaultPort(image.dir, variable);
+      // The image sets the variable to the exposed port, which its health check reads.
+      expect(env, variable).toMatch(new RegExp(`(^|\\s)${variable}=${port}(\\s|$)`));
+      return String(port);
+    });
+    expect(exposed).toEqual(ports);
+  });
+
+  it("has a HEALTHCHECK if and only if it exposes a port", () => {
+    const exposes = one("EXPOSE").length > 0;
+    expect(one("HEALTHCHECK"), name).toHaveLength(exposes ? 1 : 0);
+    // The header comment describes the image as it is.
+    const header = text
+      .split("\n")
+      .filter((l) => l.startsWith("#"))
+      .slice(0, 4)
+      .join("\n");
+    if (exposes) expect(header).not.toMatch(/no listening port|no HEALTHCHECK/);
+  });
+
+  it("health-checks its endpoint on an exposed port: exit 0 on 200, 1 otherwise", async () => {
+    const [check = ""] = one("HEALTHCHECK");
+    if (!image) {
       expect(one("HEALTHCHECK")).toEqual([]);
+      return;
     }
+    const { health } = image;
+    expect(check).toMatch(/--start-period=\d+s/);
+    expect(image.ports).toContain(health.variable);
+    if (health.path === "grpc") {
+      // grpc-health.mjs itself is run against llm-service in image-layout.test.ts.
+      expect(check).toContain(`grpc-health.mjs "127.0.0.1:\${${health.variable}}"`);
+      expect(one("COPY")).toContain(
+        `deploy/docker/grpc-health.mjs /app/${image.dir}/grpc-health.mjs`,
+      );
+      return;
+    }
+    await expectChecks(healthArgv(check), health.variable, health.path);
   });
 
   it("starts the service's main.ts under tini, with node itself as the signalled process", () => {
@@ -191,7 +324,7 @@ describe("deploy/compose.yaml", () => {
         command?: string[];
         environment?: Record<string, string>;
         ports?: string[];
-        healthcheck?: object;
+        healthcheck?: { test: string[] | string };
         depends_on?: Record<string, { condition: string }>;
         volumes?: string[];
         restart?: string;
@@ -247,4 +380,40 @@ describe("deploy/compose.yaml", () => {
       expect(result.success, `${name}: ${String(result.error)}`).toBe(true);
     }
   });
+
+  /** What a compose service's health check asks: its own, or its image's HEALTHCHECK. */
+  const imageHealthcheck = (name: string) =>
+    existsSync(resolve(DOCKER, `${name}.Dockerfile`)) &&
+    /^HEALTHCHECK\s/m.test(readFileSync(resolve(DOCKER, `${name}.Dockerfile`), "utf8"));
+
+  it("waits only for dependencies that have a health check, and for llm-service where it is called", () => {
+    for (const [name, svc] of Object.entries(services)) {
+      for (const [dep, { condition }] of Object.entries(svc.depends_on ?? {})) {
+        expect(services[dep], `${name} depends on ${dep}`).toBeDefined();
+        if (condition !== "service_healthy") continue;
+        const checked = services[dep]?.healthcheck !== undefined || imageHealthcheck(dep);
+        expect(checked, `${name} waits for ${dep} to be healthy`).toBe(true);
+      }
+    }
+    // Every gRPC client of llm-service starts once it is SERVING.
+    for (const name of ["ingest-api", "orchestrator", "agent-runner"]) {
+      expect(services[name]?.depends_on?.["llm-service"]?.condition, name).toBe("service_healthy");
+    }
+    // mcp-gateway's readiness hangs on external MCP servers: nothing may wait for it.
+    for (const [name, svc] of Object.entries(services)) {
+      expect(svc.depends_on?.["mcp-gateway"], name).toBeUndefined();
+    }
+  });
+
+  it.each(["orchestrator", "agent-runner", "mcp-gateway"])(
+    "health-checks %s's readiness on the ops port its image exposes",
+    async (name) => {
+      const svc = services[name];
+      expect(svc?.environment?.[METRICS.variable]).toBe(String(METRICS.port));
+      expect(IMAGES[name]?.ports).toContain(METRICS.variable);
+      const check = svc?.healthcheck?.test;
+      expect(check, `${name} healthcheck`).toBeDefined();
+      await expectChecks(healthArgv(check ?? []), METRICS.variable, "/ready");
+    },
+  );
 });

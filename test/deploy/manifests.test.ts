@@ -2,7 +2,8 @@
  * Every overlay of deploy/kubernetes, rendered offline (support/kustomize.ts) and checked
  * against the vendored Kubernetes and KEDA schemas, then against the invariants operators
  * rely on: probes, non-root, resources, graceful termination, disruption budgets, autoscaling
- * bound to the right stream and consumer, NATS replication, secrets, network reachability.
+ * bound to the right stream and consumer, NATS replication, secrets, network reachability,
+ * Prometheus scraping.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,14 +12,20 @@ import { CONSUMERS, STREAMS } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import { validators } from "./schemas/generated/kubernetes-validators.js";
 import {
+  admitsIngress,
   byKind,
   type Container,
+  containerPort,
   effectiveEnv,
   find,
+  podAnnotations,
   podLabels,
   podSpec,
+  probeBudget,
+  probeEndpoint,
   quantity,
   selects,
+  type TrafficSource,
   workloads,
 } from "./support/k8s.ts";
 import { type K8sObject, renderKustomization } from "./support/kustomize.ts";
@@ -40,10 +47,42 @@ const SERVICES = {
   "stream-relay": "services/stream-relay",
   "llm-service": "llm-service",
 } as const;
-/** Probe paths that ask dependencies: fine for readiness, never for liveness. */
+type Service = keyof typeof SERVICES;
+/**
+ * The ops server (docs/operations.md "What runs"): GET /metrics, /health (liveness: 200
+ * while the process runs) and /ready (readiness: its dependencies) on METRICS_PORT, 9464 by
+ * default, in every service without a public port and in llm-service.
+ */
+const OPS = { variable: "METRICS_PORT", port: 9464, live: "/health", ready: "/ready" } as const;
+const OPS_SERVICES = ["orchestrator", "agent-runner", "mcp-gateway", "llm-service"] as const;
+/** The variable of the port each service serves GET /metrics on. */
+const METRICS_PORT_VARIABLE: Record<Service, string> = {
+  "ingest-api": "PORT",
+  "stream-relay": "RELAY_PORT",
+  orchestrator: OPS.variable,
+  "agent-runner": OPS.variable,
+  "mcp-gateway": OPS.variable,
+  "llm-service": OPS.variable,
+};
+/** Services whose first start can be slow (MCP servers, NATS/Postgres/migrations): startup probes. */
+const SLOW_STARTERS: Service[] = ["orchestrator", "agent-runner", "mcp-gateway"];
+/** Probe paths that ask dependencies: fine for readiness, never for liveness or startup. */
 const DEPENDENCY_PATHS: Record<string, string[]> = {
   "ingest-api": ["/health"],
   "stream-relay": ["/ready"],
+  ...Object.fromEntries(OPS_SERVICES.map((s) => [s, [OPS.ready]])),
+};
+/** Prometheus, in the namespace the NetworkPolicies trust for monitoring. */
+const PROMETHEUS: TrafficSource = {
+  namespace: "monitoring",
+  namespaceLabels: { "kubernetes.io/metadata.name": "monitoring" },
+  podLabels: { "app.kubernetes.io/name": "prometheus" },
+};
+/** Any other pod of the cluster. */
+const STRANGER: TrafficSource = {
+  namespace: "default",
+  namespaceLabels: { "kubernetes.io/metadata.name": "default" },
+  podLabels: { app: "anything" },
 };
 /** Secrets an operator creates (docs/operations.md); everything else must be rendered. */
 const EXTERNAL_SECRETS = [
@@ -57,10 +96,17 @@ const containersOf = (obj: K8sObject): Container[] => {
   const spec = podSpec(obj);
   return [...spec.containers, ...(spec.initContainers ?? [])];
 };
-const envSource = (service: keyof typeof SERVICES) =>
+const envSource = (service: Service) =>
   readFileSync(resolve(ROOT, SERVICES[service], "src/env.ts"), "utf8");
-const portVariables = (service: keyof typeof SERVICES) =>
-  [...envSource(service).matchAll(/^\s+([A-Z_]*PORT):/gm)].map((m) => m[1]);
+/** The default env.ts gives a variable, when it spells one (shared env shapes do not). */
+const envDefault = (service: Service, variable: string) => {
+  const match = new RegExp(`^\\s+${variable}: z[^\\n]*\\.default\\(([0-9_]+)\\)`, "m").exec(
+    envSource(service),
+  );
+  return match?.[1] ? Number(match[1].replaceAll("_", "")) : undefined;
+};
+const serviceContainer = (objects: K8sObject[], service: Service) =>
+  podSpec(find(objects, "Deployment", service)).containers[0] as Container;
 const natsConf = (objects: K8sObject[]) =>
   (find(objects, "ConfigMap", "nats-config").data as Record<string, string>)["nats.conf"] ?? "";
 
@@ -117,48 +163,113 @@ describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
     }
   });
 
-  it("probes every service that listens, with liveness that never asks dependencies", () => {
+  it("probes every container's readiness, and its liveness on another endpoint that asks no dependency", () => {
     for (const obj of [...byKind(objects, "Deployment"), ...byKind(objects, "StatefulSet")]) {
       const name = obj.metadata.name;
-      const reason = obj.metadata.annotations?.["tarsy.dev/probes"];
       for (const c of podSpec(obj).containers) {
-        if (reason !== undefined) {
-          // Only a service without any port may go unprobed, and it says why.
-          expect(reason, name).toMatch(/^none: /);
-          expect(name in SERVICES, name).toBe(true);
-          expect(portVariables(name as keyof typeof SERVICES), name).toEqual([]);
-          expect(c.ports ?? [], name).toEqual([]);
-          continue;
-        }
-        expect(c.readinessProbe, `${name} readiness`).toBeDefined();
-        expect(c.livenessProbe, `${name} liveness`).toBeDefined();
-        const live = c.livenessProbe ?? {};
+        const where = `${name}/${c.name}`;
+        expect(c.readinessProbe, `${where} readiness`).toBeDefined();
+        expect(c.livenessProbe, `${where} liveness`).toBeDefined();
+        // Restarting does not fix what readiness reports (a dependency down).
+        expect(probeEndpoint(c, c.livenessProbe), where).not.toBe(
+          probeEndpoint(c, c.readinessProbe),
+        );
         // A busy process (a long LLM call, a GC pause) is not restarted within 30 s.
-        expect(
-          (live.periodSeconds ?? 10) * (live.failureThreshold ?? 3),
-          name,
-        ).toBeGreaterThanOrEqual(30);
-        if (live.httpGet?.path) {
-          expect(DEPENDENCY_PATHS[name] ?? [], name).not.toContain(live.httpGet.path.split("?")[0]);
+        expect(probeBudget(c.livenessProbe), where).toBeGreaterThanOrEqual(30);
+        for (const probe of [c.livenessProbe, c.startupProbe]) {
+          const path = probe?.httpGet?.path?.split("?")[0];
+          if (path) expect(DEPENDENCY_PATHS[name] ?? [], where).not.toContain(path);
         }
         for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
           const port = probe?.httpGet?.port ?? probe?.grpc?.port ?? probe?.tcpSocket?.port;
           if (port === undefined) continue;
-          const declared = (c.ports ?? []).some((p) => p.name === port || p.containerPort === port);
-          expect(declared, `${name} probes undeclared port ${port}`).toBe(true);
+          expect(containerPort(c, port), `${where} probes undeclared port ${port}`).toBeDefined();
         }
       }
     }
-    // The services with a port today are probed on it.
-    for (const service of ["ingest-api", "stream-relay", "llm-service"] as const) {
-      expect(portVariables(service).length, service).toBeGreaterThan(0);
-      expect(
-        podSpec(find(objects, "Deployment", service)).containers[0]?.readinessProbe,
-      ).toBeDefined();
-    }
     // ingest-api is ready only when its dependencies are (GET /health checks them all).
-    const ingest = podSpec(find(objects, "Deployment", "ingest-api")).containers[0];
-    expect(ingest?.readinessProbe?.httpGet?.path).toBe("/health");
+    expect(serviceContainer(objects, "ingest-api").readinessProbe?.httpGet?.path).toBe("/health");
+    expect(serviceContainer(objects, "stream-relay").readinessProbe?.httpGet?.path).toBe("/ready");
+  });
+
+  it.each(OPS_SERVICES)("runs %s's ops server on its metrics port, probed there", (service) => {
+    const c = serviceContainer(objects, service);
+    const env = effectiveEnv(c, objects);
+    // The port named "metrics" is the one the process listens on, the contract's default.
+    const metrics = containerPort(c, "metrics");
+    expect(metrics, `${service} declares a port named metrics`).toBe(OPS.port);
+    expect(Number(env[OPS.variable] ?? OPS.port)).toBe(metrics);
+    const declared = envDefault(service, OPS.variable);
+    if (declared !== undefined) expect(declared, `${service} env.ts`).toBe(OPS.port);
+    // Liveness: the ops server's /health.
+    expect(probeEndpoint(c, c.livenessProbe)).toBe(`http :${OPS.port}${OPS.live}`);
+    // Readiness: /ready, except llm-service, ready when its gRPC server is SERVING.
+    if (service === "llm-service") {
+      expect(c.readinessProbe?.grpc?.port).toBe(Number(env.LLM_SERVICE_PORT));
+      expect(containerPort(c, c.readinessProbe?.grpc?.port)).toBeDefined();
+    } else {
+      expect(probeEndpoint(c, c.readinessProbe)).toBe(`http :${OPS.port}${OPS.ready}`);
+    }
+    // A slow first start is covered by a startup probe, so liveness does not cut it short.
+    if (SLOW_STARTERS.includes(service)) {
+      expect(probeEndpoint(c, c.startupProbe), `${service} startup`).toBe(
+        `http :${OPS.port}${OPS.live}`,
+      );
+      expect(probeBudget(c.startupProbe), service).toBeGreaterThanOrEqual(120);
+    }
+    if (service === "mcp-gateway") {
+      const initMs = Number(env.MCP_INIT_TIMEOUT_MS ?? 30_000);
+      expect(probeBudget(c.startupProbe) * 1000).toBeGreaterThan(2 * initMs);
+    }
+    // The annotation that used to excuse services without a port is gone.
+    expect(find(objects, "Deployment", service).metadata.annotations?.["tarsy.dev/probes"]).toBe(
+      undefined,
+    );
+  });
+
+  it("annotates every service's pods for Prometheus with the port that serves /metrics", () => {
+    for (const obj of workloads(objects)) {
+      const annotations = podAnnotations(obj);
+      if (annotations["prometheus.io/scrape"] === undefined) continue;
+      // A scrape annotation names a port some container declares, and a path.
+      const port = Number(annotations["prometheus.io/port"]);
+      const declared = podSpec(obj).containers.some((c) => containerPort(c, port) !== undefined);
+      expect(declared, `${obj.metadata.name} scrapes undeclared port ${port}`).toBe(true);
+      expect(annotations["prometheus.io/path"], obj.metadata.name).toMatch(/^\//);
+    }
+    for (const service of Object.keys(SERVICES) as Service[]) {
+      const obj = find(objects, "Deployment", service);
+      const annotations = podAnnotations(obj);
+      const env = effectiveEnv(serviceContainer(objects, service), objects);
+      const variable = METRICS_PORT_VARIABLE[service];
+      const port = Number(env[variable] ?? (variable === OPS.variable ? OPS.port : Number.NaN));
+      expect(annotations, service).toMatchObject({
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": String(port),
+        "prometheus.io/path": "/metrics",
+      });
+    }
+  });
+
+  it("admits Prometheus from namespace monitoring to every metrics port, nobody else to the ops ports", () => {
+    for (const service of Object.keys(SERVICES) as Service[]) {
+      const obj = find(objects, "Deployment", service);
+      const port = Number(podAnnotations(obj)["prometheus.io/port"]);
+      expect(admitsIngress(objects, obj, PROMETHEUS, port), `monitoring → ${service}:${port}`).toBe(
+        true,
+      );
+    }
+    for (const service of OPS_SERVICES) {
+      const obj = find(objects, "Deployment", service);
+      expect(admitsIngress(objects, obj, STRANGER, OPS.port), `default → ${service}`).toBe(false);
+      // Prometheus gets the ops port, not the rest (llm-service's gRPC is for its clients).
+      for (const c of podSpec(obj).containers) {
+        for (const p of c.ports ?? []) {
+          if (p.containerPort === OPS.port) continue;
+          expect(admitsIngress(objects, obj, PROMETHEUS, p.containerPort), service).toBe(false);
+        }
+      }
+    }
   });
 
   it("gives every service time to hand in-flight work back before it is killed", () => {

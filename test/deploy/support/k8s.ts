@@ -2,9 +2,11 @@ import { type K8sObject, podTemplate } from "./kustomize.ts";
 
 export interface Probe {
   httpGet?: { path?: string; port: number | string };
-  grpc?: { port: number };
+  grpc?: { port: number; service?: string };
   tcpSocket?: { port: number | string };
+  exec?: { command: string[] };
   periodSeconds?: number;
+  timeoutSeconds?: number;
   failureThreshold?: number;
 }
 export interface EnvVar {
@@ -70,6 +72,98 @@ export function podSpec(obj: K8sObject): PodSpec {
 export function podLabels(obj: K8sObject): Record<string, string> {
   const meta = podTemplate(obj)?.metadata as { labels?: Record<string, string> } | undefined;
   return meta?.labels ?? {};
+}
+
+export function podAnnotations(obj: K8sObject): Record<string, string> {
+  const meta = podTemplate(obj)?.metadata as { annotations?: Record<string, string> } | undefined;
+  return meta?.annotations ?? {};
+}
+
+/** A container port by number or name, as its number (undefined when not declared). */
+export function containerPort(c: Container, port: number | string | undefined): number | undefined {
+  return c.ports?.find((p) => p.name === port || p.containerPort === port)?.containerPort;
+}
+
+/** What a probe asks, with named ports resolved: two probes with the same key ask the same. */
+export function probeEndpoint(c: Container, probe: Probe | undefined): string | undefined {
+  if (!probe) return undefined;
+  if (probe.httpGet) {
+    const port = containerPort(c, probe.httpGet.port) ?? probe.httpGet.port;
+    return `http :${port}${probe.httpGet.path ?? "/"}`;
+  }
+  if (probe.grpc) return `grpc :${probe.grpc.port} ${probe.grpc.service ?? ""}`;
+  if (probe.tcpSocket)
+    return `tcp :${containerPort(c, probe.tcpSocket.port) ?? probe.tcpSocket.port}`;
+  if (probe.exec) return `exec ${JSON.stringify(probe.exec.command)}`;
+  throw new Error(`${c.name}: a probe of a kind not handled`);
+}
+
+/** Budget in seconds before a probe gives up (period × failureThreshold, with defaults). */
+export function probeBudget(probe: Probe | undefined): number {
+  return (probe?.periodSeconds ?? 10) * (probe?.failureThreshold ?? 3);
+}
+
+/** Who opens a connection, for NetworkPolicy evaluation. */
+export interface TrafficSource {
+  namespace: string;
+  namespaceLabels: Record<string, string>;
+  podLabels: Record<string, string>;
+}
+
+interface PolicyPeer {
+  podSelector?: Parameters<typeof selects>[0];
+  namespaceSelector?: Parameters<typeof selects>[0];
+  ipBlock?: object;
+}
+interface PolicySpec {
+  podSelector: Parameters<typeof selects>[0];
+  policyTypes?: string[];
+  ingress?: { from?: PolicyPeer[]; ports?: { port?: number | string; protocol?: string }[] }[];
+}
+
+/**
+ * Whether the NetworkPolicies let `source` open a TCP connection to `port` of `target`'s
+ * pods, as the NetworkPolicy API defines it: a pod no ingress policy selects admits
+ * everything; otherwise some rule of a selecting policy must match both the peer (no
+ * `from` = anyone; a podSelector alone = pods of the target's namespace; a
+ * namespaceSelector, with or without a podSelector) and the port (no `ports` = every
+ * port; named ports resolved on the target's containers). ipBlocks are never matched.
+ */
+export function admitsIngress(
+  objects: readonly K8sObject[],
+  target: K8sObject,
+  source: TrafficSource,
+  port: number,
+): boolean {
+  const labels = podLabels(target);
+  const namespace = target.metadata.namespace ?? "default";
+  const containers = podSpec(target).containers;
+  const policies = objects
+    .filter((o) => o.kind === "NetworkPolicy" && (o.metadata.namespace ?? "default") === namespace)
+    .map((o) => o.spec as PolicySpec)
+    .filter((p) => (p.policyTypes ?? ["Ingress"]).includes("Ingress"))
+    .filter((p) => selects(p.podSelector, labels));
+  if (policies.length === 0) return true;
+  const peerMatches = (peer: PolicyPeer) => {
+    if (peer.ipBlock) return false;
+    const pods = peer.podSelector ? selects(peer.podSelector, source.podLabels) : true;
+    if (peer.namespaceSelector)
+      return selects(peer.namespaceSelector, source.namespaceLabels) && pods;
+    return source.namespace === namespace && pods;
+  };
+  const portMatches = (p: { port?: number | string; protocol?: string }) =>
+    (p.protocol ?? "TCP") === "TCP" &&
+    (p.port === undefined ||
+      (typeof p.port === "string"
+        ? containers.some((c) => containerPort(c, p.port) === port)
+        : p.port === port));
+  return policies.some((p) =>
+    (p.ingress ?? []).some(
+      (rule) =>
+        (rule.from === undefined || rule.from.length === 0 || rule.from.some(peerMatches)) &&
+        (rule.ports === undefined || rule.ports.length === 0 || rule.ports.some(portMatches)),
+    ),
+  );
 }
 
 export const WORKLOAD_KINDS = ["Deployment", "StatefulSet", "Job"];
