@@ -30,3 +30,4 @@ export {
   type ServiceMetrics,
 } from "./registry.ts";
 export { secondsBetween, secondsSince, timed } from "./timing.ts";
+export { collectWorkBacklog } from "./work-backlog.ts";

@@ -9,11 +9,11 @@ import {
   openChatTurn,
   type Tx,
   transitionStageStatus,
-  withSessionLock,
 } from "@tarsy/db";
 import { formatInvestigationContext } from "../context/investigation.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
+import { withSession } from "./session-lock.ts";
 
 /**
  * Answers a chat message: a chat stage with one chat-agent execution, a `user_question`
@@ -21,10 +21,10 @@ import { queueStageStatus } from "./events.ts";
  * Idempotent per message. The turn gets its own deadline (`queue.chat_timeout`).
  */
 export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Promise<void> {
-  await withSessionLock(deps.db, message.session_id, async (tx, session) => {
+  await withSession(deps, message.session_id, async (tx, session, locked) => {
     const userMessage = await getChatUserMessage(tx, message.message_id);
     if (!userMessage) {
-      deps.logger.warn(
+      locked.logger.warn(
         { session_id: session.id, message_id: message.message_id },
         "chat message is gone",
       );
@@ -32,8 +32,8 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
     }
     let agent: { agentName: string; backend: string; llmProvider: string };
     try {
-      const chain = getChain(deps.config, session.chainId);
-      const resolved = resolveChatAgentConfig(deps.config, chain);
+      const chain = getChain(locked.config, session.chainId);
+      const resolved = resolveChatAgentConfig(locked.config, chain);
       agent = {
         agentName: resolved.agent_name,
         backend: resolved.llm_backend,
@@ -42,11 +42,11 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
     } catch (err) {
       if (!(err instanceof TarsyConfigError)) throw err;
       agent = { agentName: "ChatAgent", backend: "langchain", llmProvider: "unknown" };
-      await openAndFail(deps, tx, message, agent, err.message);
+      await openAndFail(locked, tx, message, agent, err.message);
       return;
     }
     if (!CHAT_SESSION_STATUSES.includes(session.status)) {
-      await openAndFail(deps, tx, message, agent, `session is ${session.status}`);
+      await openAndFail(locked, tx, message, agent, `session is ${session.status}`);
       return;
     }
     const { stage, executions, created } = await openChatTurn(tx, {
@@ -57,7 +57,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       agent,
     });
     if (!created) return;
-    const now = deps.now();
+    const now = locked.now();
     const question = await createTimelineEvent(tx, {
       sessionId: session.id,
       stageId: stage.id,
@@ -82,7 +82,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       timestamp: question.createdAt.toISOString(),
     });
     const context = formatInvestigationContext(await listSessionTimeline(tx, session.id));
-    const deadline = new Date(now.getTime() + deps.config.queue.chat_timeout_ms);
+    const deadline = new Date(now.getTime() + locked.config.queue.chat_timeout_ms);
     await transitionStageStatus(tx, stage.id, ["pending"], "active", { startedAt: now });
     await queueStageStatus(tx, stage, "started", now);
     for (const execution of executions) {
@@ -111,7 +111,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       stage_id: stage.id,
       deadline_at: deadline.toISOString(),
     });
-    deps.logger.info({ session_id: session.id, stage_id: stage.id }, "chat turn started");
+    locked.logger.info({ session_id: session.id, stage_id: stage.id }, "chat turn started");
   });
   await deps.flushOutbox();
 }
@@ -142,6 +142,7 @@ async function openAndFail(
     errorMessage: reason,
   });
   await queueStageStatus(tx, stage, "failed", now, reason);
+  deps.metrics.stageEnded(stage, "failed", now);
 }
 
 /** A chat execution finished: its stage takes the execution's status. */
@@ -166,6 +167,7 @@ export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): 
   );
   if (applied) {
     await queueStageStatus(tx, stage, execution.status, now, execution.errorMessage);
+    deps.metrics.stageEnded(stage, execution.status, now);
     await tx.chat.updateMany({
       where: { id: stage.chatId ?? "" },
       data: { lastInteractionAt: now },
