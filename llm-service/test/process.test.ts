@@ -31,6 +31,8 @@ beforeAll(async () => {
       LOG_LEVEL: "debug",
       LLM_SERVICE_HOST: "127.0.0.1",
       LLM_SERVICE_PORT: "0",
+      METRICS_HOST: "127.0.0.1",
+      METRICS_PORT: "0",
       LLM_SCRIPT_PATH: scriptPath,
       LLM_RETRY_BASE_DELAY_MS: "5",
       TEST_OPENAI_KEY: KEY,

@@ -70,6 +70,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     timeouts: options.timeouts,
     logger: logger.child({ component: "tool-executor" }),
     metrics: options.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
+    toolNames: (server) => health.toolNames(server),
   });
   await health.start();
   const readiness = health.readiness();

@@ -26,6 +26,8 @@ export interface ToolExecutorDeps {
   timeouts: McpTimeouts;
   logger: Logger;
   metrics: McpMetrics;
+  /** A server's tool names as the health monitor last listed them (labels only known tools). */
+  toolNames?: (server: string) => readonly string[] | undefined;
   recovery?: RecoveryHooks;
 }
 
@@ -117,8 +119,12 @@ export class ToolExecutor {
     const { outcome, failure } = await this.execute(execution, name, rawArguments, started);
     // Only names the gateway knows become labels: what the LLM invents stays out.
     const server = outcome.server && this.deps.servers.has(outcome.server) ? outcome.server : null;
-    const known = server ? execution.sessions.cachedTools(server) : undefined;
-    const tool = known?.some((t) => t.name === outcome.tool) ? outcome.tool : undefined;
+    const known = (name: string | undefined) =>
+      server !== null &&
+      name !== undefined &&
+      (execution.sessions.cachedTools(server)?.some((t) => t.name === name) ||
+        this.deps.toolNames?.(server)?.includes(name));
+    const tool = known(outcome.tool) ? outcome.tool : undefined;
     recordCall(
       this.deps.metrics,
       { server: server ?? UNKNOWN_LABEL, tool: tool ?? UNKNOWN_LABEL },
