@@ -92,6 +92,23 @@ describe("llm-service as a process", () => {
     expect(errorOf(failed)).toMatchObject({ code: "auth", retryable: false });
     expect(JSON.stringify(failed)).not.toContain(KEY);
 
+    // The ops server: live, ready while gRPC health says SERVING, the failure counted.
+    const ops = lines
+      .filter((l) => l.includes('"ops server listening'))
+      .map((l) => (JSON.parse(l) as { url: string }).url)[0];
+    expect((await fetch(`${ops}/health`)).status).toBe(200);
+    const ready = await fetch(`${ops}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      status: "ready",
+      checks: { grpc: { status: "ok" } },
+    });
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    expect(metrics).toContain(
+      'tarsy_llm_errors_total{provider="openai",model="gpt-fake",code="auth",service="llm-service"} 1',
+    );
+    expect(metrics).not.toContain('provider="scripted"');
+
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");
     expect(code).toBe(0);
