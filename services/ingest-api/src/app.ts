@@ -13,11 +13,8 @@ import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
 
 /** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
-export function createApp(input: AppDeps): Hono {
-  const deps = {
-    ...input,
-    metrics: input.metrics ?? createMetrics("ingest-api", { processMetrics: false }),
-  };
+export function createApp(deps: AppDeps): Hono {
+  const metrics = deps.metrics ?? createMetrics("ingest-api", { processMetrics: false });
   const app = new Hono();
   const log = deps.logger.child({ component: "http" });
 
@@ -39,16 +36,16 @@ export function createApp(input: AppDeps): Hono {
   const openapi = buildOpenApi(deps.settings.version);
   app.get("/api/v1/openapi.json", (c) => c.json(openapi));
   app.get("/metrics", async (c) => {
-    const text = await deps.metrics.registry.metrics();
-    return c.body(text, 200, { "content-type": deps.metrics.registry.contentType });
+    const text = await metrics.registry.metrics();
+    return c.body(text, 200, { "content-type": metrics.registry.contentType });
   });
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);
     return c.json(health, health.status === "healthy" ? 200 : 503);
   });
 
-  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps, deps.metrics.alertsReceived));
-  app.route("/api/v1/alerts", alertRoutes(deps, deps.metrics.alertsReceived));
+  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps, metrics.alertsReceived));
+  app.route("/api/v1/alerts", alertRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/sessions", sessionRoutes(deps));
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
