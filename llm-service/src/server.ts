@@ -138,6 +138,8 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       for await (const chunk of stream) {
         if (abort.signal.aborted) break;
         chunks++;
+        // A backend may report a provider's error in-band instead of throwing.
+        if ("error" in chunk) llmErrors.inc({ ...errorLabels, code: chunk.error.code });
         await write(call, chunk, abort.signal);
       }
       if (abort.signal.aborted) throw new CancelledError("request cancelled by the caller");
