@@ -171,11 +171,11 @@ describe("e2e: Metrics", () => {
       expect(health.status, process).toBe(200);
       expect(await health.json()).toEqual({ status: "ok" });
       const ready = await fetch(new URL("/ready", url));
-      expect(ready.status, process).toBe(200);
       const body = (await ready.json()) as {
         status: string;
         checks: Record<string, { status: string }>;
       };
+      expect(ready.status, `${process}: ${JSON.stringify(body)}`).toBe(200);
       expect(body.status).toBe("ready");
       expect(Object.keys(body.checks).sort(), process).toEqual(READY_CHECKS[service]);
       for (const check of Object.values(body.checks)) expect(check.status).toBe("ok");
