@@ -29,5 +29,5 @@ export {
   type MetricOf,
   type ServiceMetrics,
 } from "./registry.ts";
-export { secondsBetween, secondsSince, timed } from "./timing.ts";
+export { secondsBetween, secondsSince } from "./timing.ts";
 export { collectWorkBacklog } from "./work-backlog.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "./registry.ts";
+import { secondsBetween, secondsSince } from "./timing.ts";
 
 describe("createMetrics", () => {
   it("registers only the metrics of its service, labelled with the service", async () => {
@@ -44,5 +45,17 @@ describe("createMetrics", () => {
       'tarsy_sessions_active{service="orchestrator"} 7',
     );
     expect(warnings).toEqual(["metric not collected", "metric not collected"]);
+  });
+});
+
+describe("timing helpers", () => {
+  it("measures seconds from a performance.now() reading and between two dates", async () => {
+    const started = performance.now();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(secondsSince(started)).toBeGreaterThanOrEqual(0.025);
+    expect(secondsSince(started)).toBeLessThan(1);
+    const start = new Date("2026-11-22T03:00:00Z");
+    expect(secondsBetween(start, new Date("2026-11-22T03:01:30.500Z"))).toBe(90.5);
+    expect(secondsBetween(start, new Date("2026-11-22T02:59:00Z"))).toBe(0);
   });
 });
