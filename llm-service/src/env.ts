@@ -1,3 +1,4 @@
+import { MetricsEnvShape } from "@tarsy/metrics";
 import { parseEnv } from "@tarsy/runtime";
 import { z } from "zod";
 
@@ -19,6 +20,7 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
+  ...MetricsEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -6,6 +6,7 @@ export type ServingStatus = "UNKNOWN" | "SERVING" | "NOT_SERVING" | "SERVICE_UNK
 export interface HealthService {
   handlers: grpc.UntypedServiceImplementation;
   setStatus(service: string, status: ServingStatus): void;
+  status(service: string): ServingStatus;
 }
 
 export function createHealthService(initial: Record<string, ServingStatus>): HealthService {
@@ -40,6 +41,7 @@ export function createHealthService(initial: Record<string, ServingStatus>): Hea
 
   return {
     handlers: { Check: check, Watch: watch } as grpc.UntypedServiceImplementation,
+    status: (service) => statuses.get(service) ?? "SERVICE_UNKNOWN",
     setStatus(service, status) {
       statuses.set(service, status);
       for (const call of watchers.get(service) ?? []) call.write({ status });

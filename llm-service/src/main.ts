@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { createMetrics, startOpsServer } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { parseScript } from "./backends/script.ts";
 import { envSecretLookup, loadEnv } from "./env.ts";
@@ -6,12 +7,19 @@ import { createLlmServer } from "./server.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "llm-service", level: env.LOG_LEVEL });
+const metrics = createMetrics("llm-service");
 const script = env.LLM_SCRIPT_PATH
   ? parseScript(readFileSync(env.LLM_SCRIPT_PATH, "utf8"), env.LLM_SCRIPT_PATH)
   : undefined;
 
 await runService(
   async () => {
+    const ops = await startOpsServer({
+      host: env.METRICS_HOST,
+      port: env.METRICS_PORT,
+      registry: metrics.registry,
+      logger: logger.child({ component: "ops" }),
+    });
     const server = createLlmServer({
       logger,
       getSecret: envSecretLookup(),
@@ -25,11 +33,25 @@ await runService(
         ttlMs: env.THOUGHT_SIGNATURE_TTL_MS,
       },
       maxRequestBytes: env.LLM_MAX_REQUEST_BYTES,
+      metrics,
       ...(script ? { script } : {}),
     });
     const port = await server.listen(env.LLM_SERVICE_HOST, env.LLM_SERVICE_PORT);
     logger.info({ host: env.LLM_SERVICE_HOST, port }, "llm-service listening");
-    return { stop: () => server.shutdown(env.SHUTDOWN_TIMEOUT_MS - 1000) };
+    // Ready exactly when the gRPC health service says SERVING (the status clients see).
+    ops.setReadiness({
+      grpc: async () => {
+        const status = server.servingStatus();
+        if (status !== "SERVING") throw new Error(`gRPC health is ${status}`);
+      },
+    });
+    return {
+      async stop() {
+        ops.markStopping();
+        await server.shutdown(env.SHUTDOWN_TIMEOUT_MS - 1000);
+        await ops.close();
+      },
+    };
   },
   { logger, shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS },
 );

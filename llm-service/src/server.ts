@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { createAiSdkBackend } from "./backends/ai-sdk.ts";
 import { resolveApiKey } from "./backends/credentials.ts";
@@ -7,7 +8,7 @@ import type { Script } from "./backends/script.ts";
 import { createScriptedBackend } from "./backends/scripted.ts";
 import type { Backend, SecretLookup } from "./backends/types.ts";
 import { CancelledError, classifyError, type LlmServiceError } from "./errors.ts";
-import { createHealthService } from "./health.ts";
+import { createHealthService, type ServingStatus } from "./health.ts";
 import { loadProtos } from "./proto.ts";
 import { type Chunk, type GenerateRequest, GenerateRequestSchema } from "./request.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetry } from "./retry.ts";
@@ -25,11 +26,15 @@ export interface LlmServerOptions {
   script?: Script;
   /** Largest request accepted (a whole conversation); default 64 MiB. */
   maxRequestBytes?: number;
+  /** Default: a registry of its own that nobody scrapes (tests). */
+  metrics?: Pick<ServiceMetrics<"llm-service">, "llmErrors">;
 }
 
 export interface LlmServer {
   /** Binds host:port (port 0 = any free port) and returns the bound port. */
   listen(host: string, port: number): Promise<number>;
+  /** What the gRPC health service answers for the whole server (`SERVING` until shutdown). */
+  servingStatus(): ServingStatus;
   /** Reports NOT_SERVING, lets in-flight streams finish (bounded), then stops. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -57,6 +62,7 @@ async function write(call: GenerateCall, message: unknown, signal: AbortSignal):
 
 export function createLlmServer(options: LlmServerOptions): LlmServer {
   const { logger } = options;
+  const { llmErrors } = options.metrics ?? createMetrics("llm-service", { processMetrics: false });
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
   const signatures = createThoughtSignatureCache(
     options.thoughtSignatures ?? { maxEntries: 10_000, ttlMs: 3_600_000 },
@@ -94,7 +100,9 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       provider: request.llm_config.provider,
       model: request.llm_config.model,
     });
+    const errorLabels = { provider: request.llm_config.provider, model: request.llm_config.model };
     if (!backend) {
+      llmErrors.inc({ ...errorLabels, code: "invalid_config" });
       call.emit("error", {
         code: grpc.status.INVALID_ARGUMENT,
         details: `unknown llm_config.backend "${backendName}": use langchain, google-native or scripted`,
@@ -130,6 +138,8 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       for await (const chunk of stream) {
         if (abort.signal.aborted) break;
         chunks++;
+        // A backend may report a provider's error in-band instead of throwing.
+        if ("error" in chunk) llmErrors.inc({ ...errorLabels, code: chunk.error.code });
         await write(call, chunk, abort.signal);
       }
       if (abort.signal.aborted) throw new CancelledError("request cancelled by the caller");
@@ -142,6 +152,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
         log.info({ chunks }, "generate cancelled by the caller; provider request aborted");
         return;
       }
+      llmErrors.inc({ ...errorLabels, code: error.code });
       log.warn(
         { code: error.code, retryable: error.retryable, error: error.message },
         "generate failed",
@@ -188,6 +199,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
           (err, bound) => (err ? reject(err) : resolve(bound)),
         );
       }),
+    servingStatus: () => health.status(""),
     async shutdown(graceMs = 10_000) {
       health.setStatus("", "NOT_SERVING");
       health.setStatus(LLM_SERVICE_NAME, "NOT_SERVING");

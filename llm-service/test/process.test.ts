@@ -31,6 +31,8 @@ beforeAll(async () => {
       LOG_LEVEL: "debug",
       LLM_SERVICE_HOST: "127.0.0.1",
       LLM_SERVICE_PORT: "0",
+      METRICS_HOST: "127.0.0.1",
+      METRICS_PORT: "0",
       LLM_SCRIPT_PATH: scriptPath,
       LLM_RETRY_BASE_DELAY_MS: "5",
       TEST_OPENAI_KEY: KEY,
@@ -89,6 +91,23 @@ describe("llm-service as a process", () => {
     const failed = await collect(client.generate(baseInput(config)));
     expect(errorOf(failed)).toMatchObject({ code: "auth", retryable: false });
     expect(JSON.stringify(failed)).not.toContain(KEY);
+
+    // The ops server: live, ready while gRPC health says SERVING, the failure counted.
+    const ops = lines
+      .filter((l) => l.includes('"ops server listening'))
+      .map((l) => (JSON.parse(l) as { url: string }).url)[0];
+    expect((await fetch(`${ops}/health`)).status).toBe(200);
+    const ready = await fetch(`${ops}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      status: "ready",
+      checks: { grpc: { status: "ok" } },
+    });
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    expect(metrics).toContain(
+      'tarsy_llm_errors_total{provider="openai",model="gpt-fake",code="auth",service="llm-service"} 1',
+    );
+    expect(metrics).not.toContain('provider="scripted"');
 
     child.kill("SIGTERM");
     const [code] = await once(child, "exit");

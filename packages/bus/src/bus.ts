@@ -5,12 +5,13 @@ import {
   jetstreamManager,
 } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type {
-  ConsumerKey,
-  PayloadOf,
-  PersistentMessageKey,
-  StreamKey,
-  TransientMessageKey,
+import {
+  CONSUMERS,
+  type ConsumerKey,
+  type PayloadOf,
+  type PersistentMessageKey,
+  type StreamKey,
+  type TransientMessageKey,
 } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import { type ConnectionState, openConnection } from "./connection.ts";
@@ -36,6 +37,7 @@ import {
   replayEvents,
 } from "./events.ts";
 import { Naming } from "./naming.ts";
+import { type BusObserver, notify, type PublishedMessage } from "./observer.ts";
 import { type BusOptions, DEFAULT_PREFIX } from "./options.ts";
 import { type ProvisionReport, provisionAll } from "./provision.ts";
 import { type PublishResult, publishCore, publishPersistent } from "./publish.ts";
@@ -62,6 +64,8 @@ export interface Bus {
 
   isConnected(): boolean;
   health(timeoutMs?: number): Promise<BusHealth>;
+  /** Messages of a work consumer not yet acknowledged: waiting plus being worked on. */
+  workBacklog(key: ConsumerKey): Promise<number>;
 
   /** Creates or updates every stream and durable consumer of the catalog (idempotent). */
   provision(): Promise<ProvisionReport>;
@@ -123,7 +127,17 @@ class NatsBus implements Bus {
   }
 
   private get deps() {
-    return { js: this.js, jsm: this.jsm, naming: this.naming, logger: this.logger };
+    return {
+      js: this.js,
+      jsm: this.jsm,
+      naming: this.naming,
+      logger: this.logger,
+      observer: this.observer,
+    };
+  }
+
+  private get observer(): BusObserver {
+    return this.options.observer ?? {};
   }
 
   private ensureOpen(): void {
@@ -160,6 +174,13 @@ class NatsBus implements Bus {
     }
   }
 
+  async workBacklog(key: ConsumerKey): Promise<number> {
+    this.ensureOpen();
+    const def = CONSUMERS[key];
+    const info = await this.jsm.consumers.info(this.naming.stream(def.stream), def.durable);
+    return info.num_pending + info.num_ack_pending;
+  }
+
   async provision(): Promise<ProvisionReport> {
     this.ensureOpen();
     return provisionAll(this.jsm, this.naming, this.options, this.logger);
@@ -170,12 +191,21 @@ class NatsBus implements Bus {
     payload: PayloadOf<K>,
   ): Promise<PublishResult[]> {
     this.ensureOpen();
-    return publishPersistent(this.js, this.naming, key, payload);
+    const results = await publishPersistent(this.js, this.naming, key, payload);
+    if (results.some((r) => !r.duplicate)) this.published({ key, payload } as PublishedMessage);
+    return results;
   }
 
   publishTransient<K extends TransientMessageKey>(key: K, payload: PayloadOf<K>): string[] {
     this.ensureOpen();
-    return publishCore(this.connection, this.naming, key, payload);
+    const subjects = publishCore(this.connection, this.naming, key, payload);
+    this.published({ key, payload } as PublishedMessage);
+    return subjects;
+  }
+
+  private published(message: PublishedMessage): void {
+    const { observer } = this;
+    if (observer.published) notify(() => observer.published?.(message));
   }
 
   async consume<C extends ConsumerKey>(

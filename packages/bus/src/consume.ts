@@ -12,6 +12,7 @@ import {
 import type { Logger } from "@tarsy/runtime";
 import { BusInvalidOptionsError, BusNotFoundError, describeError } from "./errors.ts";
 import type { Naming } from "./naming.ts";
+import { type BusObserver, notify } from "./observer.ts";
 import { formatIssues, publishPersistent } from "./publish.ts";
 
 export interface ConsumeContext {
@@ -92,7 +93,11 @@ export interface WorkConsumerDeps {
   js: JetStreamClient;
   naming: Naming;
   logger: Logger;
+  observer?: BusObserver;
 }
+
+/** Stream sequences this process handed back with `retryLater`, so their return is no redelivery. */
+const MAX_SCHEDULED = 10_000;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -151,6 +156,7 @@ class WorkConsumerImpl implements WorkConsumer {
   private loopDone: Promise<void> = Promise.resolve();
   private stopping: Promise<StopReport> | undefined;
   private handedBack = 0;
+  private readonly scheduled = new Set<number>();
 
   constructor(
     private readonly deps: WorkConsumerDeps,
@@ -265,6 +271,7 @@ class WorkConsumerImpl implements WorkConsumer {
     const streamSeq = msg.info.streamSequence;
     const subject = this.deps.naming.relative(msg.subject) ?? msg.subject;
     const log = this.logger.child({ subject, seq: streamSeq, delivery: deliveryCount });
+    this.observeDelivery(streamSeq, deliveryCount);
 
     if (deliveryCount > this.limits.maxDeliver) {
       const error = `no outcome after ${this.limits.maxDeliver} deliveries (last attempt lost)`;
@@ -309,7 +316,7 @@ class WorkConsumerImpl implements WorkConsumer {
     try {
       await handler(parsed.data as PayloadOf<MessageKey>, ctx);
       if (retryInMs === undefined) this.settle(entry, (m) => m.ack());
-      else this.settle(entry, (m) => m.nak(retryInMs));
+      else if (this.settle(entry, (m) => m.nak(retryInMs))) this.schedule(streamSeq);
     } catch (err) {
       if (this.signal.aborted) {
         if (this.settle(entry, (m) => m.nak())) this.handedBack++;
@@ -323,6 +330,20 @@ class WorkConsumerImpl implements WorkConsumer {
       }
     } finally {
       clearInterval(timer);
+    }
+  }
+
+  private observeDelivery(streamSeq: number, deliveryCount: number): void {
+    if (this.scheduled.delete(streamSeq) || deliveryCount <= 1) return;
+    const observer = this.deps.observer;
+    if (observer?.redelivered) notify(() => observer.redelivered?.(this.key, deliveryCount));
+  }
+
+  private schedule(streamSeq: number): void {
+    this.scheduled.add(streamSeq);
+    if (this.scheduled.size > MAX_SCHEDULED) {
+      const oldest = this.scheduled.values().next().value;
+      if (oldest !== undefined) this.scheduled.delete(oldest);
     }
   }
 
@@ -349,6 +370,8 @@ class WorkConsumerImpl implements WorkConsumer {
       await publishPersistent(this.deps.js, this.deps.naming, "deadLetter", letter);
       this.settle(entry, (m) => m.ack());
       log.error({ error }, "message dead-lettered");
+      const observer = this.deps.observer;
+      if (observer?.deadLettered) notify(() => observer.deadLettered?.(this.key));
     } catch (err) {
       const delayMs = backoffDelay(this.backoff, msg.info.deliveryCount);
       this.settle(entry, (m) => m.nak(delayMs));

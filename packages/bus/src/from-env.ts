@@ -1,5 +1,6 @@
 import type { Logger } from "@tarsy/runtime";
 import { z } from "zod";
+import type { BusObserver } from "./observer.ts";
 import { type BusAuth, type BusOptions, DEFAULT_PREFIX } from "./options.ts";
 
 /**
@@ -41,7 +42,7 @@ function authOf(env: NatsEnv): BusAuth {
 /** Bus options from a parsed environment (see `NatsEnvShape`). */
 export function busOptionsFromEnv(
   env: NatsEnv,
-  service: { name: string; logger: Logger },
+  service: { name: string; logger: Logger; observer?: BusObserver },
 ): BusOptions {
   const tls =
     env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
@@ -61,5 +62,6 @@ export function busOptionsFromEnv(
     auth: authOf(env),
     waitOnFirstConnect: true,
     ...(tls ? { tls } : {}),
+    ...(service.observer ? { observer: service.observer } : {}),
   };
 }

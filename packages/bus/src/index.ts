@@ -23,6 +23,7 @@ export {
 } from "./errors.ts";
 export type { EventFeed, EventReadOptions, EventRecord, EventReplay } from "./events.ts";
 export { busOptionsFromEnv, type NatsEnv, NatsEnvShape } from "./from-env.ts";
+export type { BusObserver, PublishedMessage } from "./observer.ts";
 export {
   type BusAuth,
   type BusOptions,

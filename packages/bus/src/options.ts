@@ -1,5 +1,6 @@
 import type { ConsumerKey } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
+import type { BusObserver } from "./observer.ts";
 
 export type BusAuth =
   | { kind: "none" }
@@ -42,6 +43,8 @@ export interface BusOptions {
   consumers?: Partial<Record<ConsumerKey, Partial<ConsumerSettings>>>;
   /** Wait for the server at first connect instead of failing, default false. */
   waitOnFirstConnect?: boolean;
+  /** Hooks for metrics: publishes, redeliveries, dead letters. */
+  observer?: BusObserver;
 }
 
 export const DEFAULT_PREFIX = "tarsy";

@@ -20,6 +20,8 @@ export interface CreateDbOptions {
 
 export interface Db {
   readonly prisma: PrismaClient;
+  /** A cheap round trip (`SELECT 1`): resolves when Postgres answers, for readiness checks. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,9 @@ export function createDb(options: CreateDbOptions): Db {
   let closed: Promise<void> | undefined;
   return {
     prisma,
+    async ping() {
+      await prisma.$queryRaw`SELECT 1`;
+    },
     close: () => {
       closed ??= prisma.$disconnect().then(() => pool.end());
       return closed;

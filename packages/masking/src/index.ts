@@ -29,6 +29,7 @@ export {
   maskKubernetesSecrets,
 } from "./kubernetes/secret-masker.ts";
 export type { CodeMasker, MaskOutcome } from "./masker.ts";
+export type { RedactionListener } from "./plan.ts";
 export { type CompiledPattern, compilePattern, validateCustomPattern } from "./regex.ts";
 export {
   type CreateMaskingServiceOptions,

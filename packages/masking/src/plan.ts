@@ -3,11 +3,14 @@ import { UnknownGroupError, UnknownPatternError } from "./errors.ts";
 import type { CodeMasker, MaskOutcome } from "./masker.ts";
 import { type CompiledPattern, compilePattern } from "./regex.ts";
 
+/** Told how many values one pattern (or code masker) replaced, when it replaced any. */
+export type RedactionListener = (pattern: string, count: number) => void;
+
 /** The resolved, compiled form of one masking config: what runs on every call. */
 export interface MaskingPlan {
   readonly codeMaskers: readonly CodeMasker[];
   readonly patterns: readonly CompiledPattern[];
-  apply(content: string): MaskOutcome;
+  apply(content: string, onRedaction?: RedactionListener): MaskOutcome;
 }
 
 /** Everything a plan is built from: compiled once per service. */
@@ -78,7 +81,7 @@ export function buildPlan(
   return {
     codeMaskers,
     patterns,
-    apply(content: string): MaskOutcome {
+    apply(content: string, onRedaction?: RedactionListener): MaskOutcome {
       let text = content;
       let redactions = 0;
       for (const masker of codeMaskers) {
@@ -86,11 +89,13 @@ export function buildPlan(
         const outcome = masker.mask(text);
         text = outcome.content;
         redactions += outcome.redactions;
+        if (outcome.redactions > 0) onRedaction?.(masker.name, outcome.redactions);
       }
       for (const pattern of patterns) {
         const outcome = pattern.apply(text);
         text = outcome.text;
         redactions += outcome.count;
+        if (outcome.count > 0) onRedaction?.(pattern.name, outcome.count);
       }
       return { content: text, redactions };
     },

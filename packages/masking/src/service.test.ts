@@ -216,3 +216,31 @@ describe("catalog overrides", () => {
     ).toThrow(/masking pattern "bad" is invalid/);
   });
 });
+
+describe("onRedaction", () => {
+  it("tells each pattern's name and count, for tool results and alerts alike", () => {
+    const seen: [string, number][] = [];
+    const service = createMaskingService({ onRedaction: (p, n) => void seen.push([p, n]) });
+    service.maskToolResult(
+      "CUSTOM-ABCDEF0123456789 password=hunter22 password=hunter23 nothing else",
+      basic({
+        custom_patterns: [
+          { name: "custom_token", pattern: "CUSTOM-[A-Z0-9]{16}", replacement: "[MASKED_X]" },
+        ],
+      }),
+    );
+    expect(seen).toEqual([
+      ["custom_token", 1],
+      ["password", 2],
+    ]);
+    seen.length = 0;
+    service.maskAlertData("password=Hunter2-Payments!", {
+      enabled: true,
+      pattern_group: "security",
+    });
+    expect(seen).toEqual([["password", 1]]);
+    seen.length = 0;
+    service.maskToolResult("nothing secret here", basic());
+    expect(seen).toEqual([]);
+  });
+});

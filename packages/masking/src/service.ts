@@ -13,7 +13,13 @@ import {
 import { InvalidMaskingConfigError, MaskingError } from "./errors.ts";
 import { createKubernetesSecretMasker } from "./kubernetes/secret-masker.ts";
 import type { CodeMasker } from "./masker.ts";
-import { buildPlan, compileCatalog, type MaskingPlan, type PatternCatalog } from "./plan.ts";
+import {
+  buildPlan,
+  compileCatalog,
+  type MaskingPlan,
+  type PatternCatalog,
+  type RedactionListener,
+} from "./plan.ts";
 
 /** What a tool result becomes when masking fails: never the raw content. */
 export const TOOL_RESULT_REDACTED_NOTICE =
@@ -62,6 +68,11 @@ export interface CreateMaskingServiceOptions {
   codeMaskers?: readonly CodeMasker[];
   /** Bound of the per-config plan cache (least recently used evicted). Default 256. */
   maxCachedConfigs?: number;
+  /**
+   * Told, per masking call, how many values each pattern (or code masker) replaced: its name
+   * as configured (e.g. `kubernetes_secret`, a custom pattern's name), for metrics.
+   */
+  onRedaction?: RedactionListener;
 }
 
 type CacheEntry = { plan: MaskingPlan } | { error: unknown };
@@ -138,7 +149,7 @@ export function createMaskingService(options: CreateMaskingServiceOptions = {}):
         if (!serverMasking || serverMasking.enabled === false || content.length === 0) {
           return { content, redactions: 0, failed: false };
         }
-        const outcome = serverPlan(serverMasking).apply(content);
+        const outcome = serverPlan(serverMasking).apply(content, options.onRedaction);
         return { content: outcome.content, redactions: outcome.redactions, failed: false };
       } catch (error) {
         logger.error(
@@ -164,7 +175,7 @@ export function createMaskingService(options: CreateMaskingServiceOptions = {}):
         const plan = planFor(JSON.stringify(["alert", group]), () =>
           buildPlan(catalog, { groups: [group], patterns: [], custom: [] }),
         );
-        const outcome = plan.apply(data);
+        const outcome = plan.apply(data, options.onRedaction);
         return { content: outcome.content, redactions: outcome.redactions, failed: false };
       } catch (error) {
         logger.warn(describe(error), "alert masking failed, alert data kept unmasked (fail-open)");

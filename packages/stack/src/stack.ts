@@ -46,6 +46,12 @@ export interface Stack {
   prefix: string;
   streamSuffix: string;
   processes: RunningProcess[];
+  /**
+   * Prometheus endpoint of every process started, by process name (e.g. `orchestrator-1`):
+   * the ops server of orchestrator, agent-runner, mcp-gateway and llm-service (which also
+   * serves `/health` and `/ready` there), the HTTP port of ingest-api and stream-relay.
+   */
+  metricsUrls: Record<string, string>;
   /** The running process named e.g. `agent-runner-1`. */
   process(name: string): RunningProcess;
   /** Starts one more process of a service (after a crash, or to scale). */
@@ -108,12 +114,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     const apiUrls: string[] = [];
     const wsUrls: string[] = [];
+    const metricsUrls: Record<string, string> = {};
 
     const start = async (service: ServiceName): Promise<RunningProcess> => {
       const n = (counters.get(service) ?? 0) + 1;
       counters.set(service, n);
       const name = `${service}-${n}`;
       const env: Record<string, string> = { ...common };
+      let httpPort: number | undefined;
       switch (service) {
         case "llm-service":
           env.LLM_SERVICE_HOST = "127.0.0.1";
@@ -130,21 +138,28 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           env.RUNNER_ID = `runner-${id}-${n}`;
           break;
         case "stream-relay": {
-          const port = await freePort();
+          httpPort = await freePort();
           env.RELAY_HOST = "127.0.0.1";
-          env.RELAY_PORT = String(port);
-          wsUrls.push(`ws://127.0.0.1:${port}/api/v1/ws`);
+          env.RELAY_PORT = String(httpPort);
+          wsUrls.push(`ws://127.0.0.1:${httpPort}/api/v1/ws`);
           break;
         }
         case "ingest-api": {
-          const port = await freePort();
+          httpPort = await freePort();
           env.HOST = "127.0.0.1";
-          env.PORT = String(port);
+          env.PORT = String(httpPort);
           if (wsUrls[0]) env.TARSY_WS_URL = wsUrls[0];
-          apiUrls.push(`http://127.0.0.1:${port}`);
+          apiUrls.push(`http://127.0.0.1:${httpPort}`);
           break;
         }
       }
+      if (httpPort === undefined) {
+        // The others get an ops server (/metrics, /health, /ready) on a port of their own.
+        httpPort = await freePort();
+        env.METRICS_HOST = "127.0.0.1";
+        env.METRICS_PORT = String(httpPort);
+      }
+      metricsUrls[name] = `http://127.0.0.1:${httpPort}/metrics`;
       const running = await startProcess(
         { name, cwd: join(options.root, DIRS[service]), env },
         log,
@@ -158,6 +173,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       for (let i = 0; i < count; i++) await start(service);
     }
     log(`stack            | up: API ${apiUrls[0]}  WebSocket ${wsUrls[0]}`);
+    for (const [name, url] of Object.entries(metricsUrls)) {
+      log(`stack            | metrics: ${name.padEnd(16)} ${url}`);
+    }
 
     let stopped = false;
     return {
@@ -170,6 +188,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       prefix,
       streamSuffix,
       processes,
+      metricsUrls,
       process(name) {
         const found = processes.find((p) => p.name === name);
         if (!found) throw new Error(`no process ${name}`);

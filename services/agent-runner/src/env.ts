@@ -1,10 +1,12 @@
 import { NatsEnvShape } from "@tarsy/bus";
 import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
+import { MetricsEnvShape } from "@tarsy/metrics";
 import { parseEnv } from "@tarsy/runtime";
 import { z } from "zod";
 
 export const EnvSchema = z.object({
   ...NatsEnvShape,
+  ...MetricsEnvShape,
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** Postgres connection URL. */

@@ -2,6 +2,7 @@ import type { Bus } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import type { LlmClient } from "@tarsy/llm-client";
+import { createMetrics, secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
 import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
@@ -13,7 +14,13 @@ import {
 } from "./errors.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
-import { type ControllerResult, type RunContext, UsageTotals, WriteBehind } from "./run-context.ts";
+import {
+  type ControllerResult,
+  type RunContext,
+  type RunnerMetrics,
+  UsageTotals,
+  WriteBehind,
+} from "./run-context.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerDeps {
@@ -27,6 +34,8 @@ export interface RunnerDeps {
   runnerId: string;
   /** How often an active execution's heartbeat is written, default 10 s. */
   heartbeatMs?: number;
+  /** Default: a registry of its own that nobody scrapes (tests). */
+  metrics?: RunnerMetrics;
 }
 
 const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
@@ -154,6 +163,8 @@ export async function runExecution(
   });
   for (const event of started.interrupted) await timeline.publishCompleted(event);
   logger.info({ attempt: started.attempt }, "execution started");
+  const startedAt = performance.now();
+  const metrics = deps.metrics ?? createMetrics("agent-runner", { processMetrics: false });
 
   // A redelivery may hand the execution to a newer attempt: the heartbeat notices and stops us.
   const takeover = new AbortController();
@@ -183,6 +194,7 @@ export async function runExecution(
       signal: runSignal,
       usage,
       writes,
+      metrics,
     };
     const result = await runController(run);
     outcome = {
@@ -243,6 +255,10 @@ export async function runExecution(
     logger.warn({ attempt: started.attempt }, "execution taken over by a newer attempt");
     throw new ExecutionTakenOverError(record.id, started.attempt);
   }
+  metrics.executionDuration.observe(
+    { agent: request.agent_name, status: outcome.status },
+    secondsSince(startedAt),
+  );
   const finished = finishedMessage(request, outcome, new Date());
   await deps.bus.publish("executionFinished", finished);
   logger.info({ status: outcome.status, tokens: outcome.usage.total_tokens }, "execution finished");

@@ -1,5 +1,6 @@
 import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/contracts";
 import { type ConversationMessage, LlmClientError, type ToolCall } from "@tarsy/llm-client";
+import { secondsSince } from "@tarsy/metrics";
 import {
   abortedEventStatus,
   abortReasonOf,
@@ -206,6 +207,8 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
         : failure;
   }
 
+  recordLlmMetrics(run, response, started, requestStatus(error, aborted));
+
   if (error) {
     const status = aborted ? abortedEventStatus(aborted) : "failed";
     for (const event of [thinkingEvent, response.textEvent]) {
@@ -250,4 +253,30 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
 
   if (error) throw error;
   return response;
+}
+
+/** Outcome label of one LLM request. */
+function requestStatus(error: Error | null, aborted: ExecutionAbortedError | undefined): string {
+  if (!error) return "ok";
+  if (aborted) return "aborted";
+  if (error instanceof IterationTimeoutError) return "timeout";
+  return "error";
+}
+
+function recordLlmMetrics(
+  run: RunContext,
+  response: LlmResponse,
+  startedAt: number,
+  status: string,
+): void {
+  const { llm } = run.exec.config;
+  const labels = { provider: llm.provider, model: llm.model ?? "" };
+  const { llmRequests, llmRequestDuration, llmTokens } = run.metrics;
+  llmRequests.inc({ ...labels, status });
+  llmRequestDuration.observe(labels, secondsSince(startedAt));
+  const usage = response.usage;
+  if (!usage) return;
+  llmTokens.inc({ ...labels, kind: "input" }, usage.input_tokens);
+  llmTokens.inc({ ...labels, kind: "output" }, usage.output_tokens);
+  llmTokens.inc({ ...labels, kind: "thinking" }, usage.thinking_tokens ?? 0);
 }

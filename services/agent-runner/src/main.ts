@@ -4,6 +4,13 @@ import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import {
+  busMetricsObserver,
+  collectWorkBacklog,
+  createMetrics,
+  natsReadiness,
+  startOpsServer,
+} from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { configEnv, loadEnv } from "./env.ts";
 import { createGatewayTools } from "./gateway.ts";
@@ -12,17 +19,30 @@ import { startWorker } from "./worker.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "agent-runner", level: env.LOG_LEVEL });
+const metrics = createMetrics("agent-runner");
 
 await runService(
   async () => {
+    const ops = await startOpsServer({
+      host: env.METRICS_HOST,
+      port: env.METRICS_PORT,
+      registry: metrics.registry,
+      logger: logger.child({ component: "ops" }),
+    });
     const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
     for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
     const runnerId = env.RUNNER_ID ?? `${hostname()}-${process.pid}`;
     const bus = await connectBus(
-      busOptionsFromEnv(env, { name: `agent-runner-${runnerId}`, logger }),
+      busOptionsFromEnv(env, {
+        name: `agent-runner-${runnerId}`,
+        logger,
+        observer: busMetricsObserver(metrics),
+      }),
     );
     if (env.RUNNER_PROVISION) await bus.provision();
     const db = createDb({ url: env.DATABASE_URL, logger });
+    ops.setReadiness({ nats: natsReadiness(bus), postgres: () => db.ping() });
+    collectWorkBacklog(metrics, bus, "runner", logger.child({ component: "metrics" }));
     const llm = createLlmClient({ address: env.LLM_SERVICE_ADDRESS });
     const worker = await startWorker(
       {
@@ -33,17 +53,20 @@ await runService(
         tools: createGatewayTools(createMcpGatewayClient(bus), logger),
         logger,
         runnerId,
+        metrics,
       },
       { concurrency: env.RUNNER_CONCURRENCY, shutdownGraceMs: env.RUNNER_SHUTDOWN_GRACE_MS },
     );
     logger.info({ runner_id: runnerId, concurrency: env.RUNNER_CONCURRENCY }, "agent runner ready");
     return {
       async stop() {
+        ops.markStopping();
         const report = await worker.stop();
         logger.info(report, "worker stopped");
         await bus.drain();
         llm.close();
         await db.close();
+        await ops.close();
       },
     };
   },

@@ -1,5 +1,6 @@
 import type { TokenUsage } from "@tarsy/contracts";
 import type { LlmClient } from "@tarsy/llm-client";
+import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import type { ExecutionContext } from "./execution-context.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
@@ -18,7 +19,14 @@ export interface RunContext {
   usage: UsageTotals;
   /** Trace records (interactions) written behind the loop, in order. */
   writes: WriteBehind;
+  metrics: RunnerMetrics;
 }
+
+/** The runner's own metrics (events, redeliveries and the backlog come from the bus). */
+export type RunnerMetrics = Pick<
+  ServiceMetrics<"agent-runner">,
+  "executionDuration" | "llmRequests" | "llmRequestDuration" | "llmTokens"
+>;
 
 /**
  * Writes that must happen, in order, but need not hold up the loop (LLM and MCP interaction

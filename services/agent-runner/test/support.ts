@@ -303,7 +303,8 @@ function startProcess(main: string, extraEnv: Record<string, string>): ServicePr
   const output: string[] = [];
   const child = spawn(process.execPath, ["--import", "tsx", main], {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: "info", ...extraEnv },
+    // METRICS_PORT 0: test processes never fight over the ops server's default port.
+    env: { ...process.env, LOG_LEVEL: "info", METRICS_PORT: "0", ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));

@@ -1,4 +1,5 @@
 import { serveStatic } from "@hono/node-server/serve-static";
+import { createMetrics } from "@tarsy/metrics";
 import { Hono } from "hono";
 import type { AppDeps } from "./deps.ts";
 import { HttpError } from "./errors.ts";
@@ -13,6 +14,7 @@ import { traceRoutes } from "./routes/trace.ts";
 
 /** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
 export function createApp(deps: AppDeps): Hono {
+  const metrics = deps.metrics ?? createMetrics("ingest-api", { processMetrics: false });
   const app = new Hono();
   const log = deps.logger.child({ component: "http" });
 
@@ -33,13 +35,17 @@ export function createApp(deps: AppDeps): Hono {
 
   const openapi = buildOpenApi(deps.settings.version);
   app.get("/api/v1/openapi.json", (c) => c.json(openapi));
+  app.get("/metrics", async (c) => {
+    const text = await metrics.registry.metrics();
+    return c.body(text, 200, { "content-type": metrics.registry.contentType });
+  });
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);
     return c.json(health, health.status === "healthy" ? 200 : 503);
   });
 
-  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps));
-  app.route("/api/v1/alerts", alertRoutes(deps));
+  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps, metrics.alertsReceived));
+  app.route("/api/v1/alerts", alertRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/sessions", sessionRoutes(deps));
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));

@@ -3,6 +3,7 @@ import type { TarsyConfig } from "@tarsy/config";
 import type { McpHealthReply, McpServerToolsReply, McpWarningsReply } from "@tarsy/contracts";
 import type { PrismaClient } from "@tarsy/db";
 import type { MaskingService } from "@tarsy/masking";
+import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 
 /** The mcp-gateway's read-only NATS API, as ingest-api uses it. */
@@ -56,6 +57,8 @@ export interface AppDeps {
   logger: Logger;
   clock?: () => Date;
   settings: IngestSettings;
+  /** Served at `/metrics`; default: a registry of its own (tests). */
+  metrics?: ServiceMetrics<"ingest-api">;
 }
 
 export const DEFAULT_SETTINGS: IngestSettings = {

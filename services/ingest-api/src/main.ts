@@ -6,6 +6,7 @@ import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { busMetricsObserver, createMetrics } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
@@ -15,6 +16,7 @@ import { configEnvironment, type Env, loadEnv } from "./env.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "ingest-api", level: env.LOG_LEVEL });
+const metrics = createMetrics("ingest-api");
 
 function alertmanagerAuth(e: Env): AlertmanagerAuth {
   if (e.ALERTMANAGER_BEARER_TOKEN) return { kind: "bearer", token: e.ALERTMANAGER_BEARER_TOKEN };
@@ -36,7 +38,13 @@ await runService(
     });
     for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
     const db = createDb({ url: env.DATABASE_URL, logger, poolSize: env.DATABASE_POOL_SIZE });
-    const bus = await connectBus(busOptionsFromEnv(env, { name: "ingest-api", logger }));
+    const bus = await connectBus(
+      busOptionsFromEnv(env, {
+        name: "ingest-api",
+        logger,
+        observer: busMetricsObserver(metrics),
+      }),
+    );
     if (env.TARSY_PROVISION_STREAMS) await bus.provision();
     const llm = env.LLM_SERVICE_ADDR
       ? createLlmClient({ address: env.LLM_SERVICE_ADDR })
@@ -59,11 +67,15 @@ await runService(
       prisma: db.prisma,
       bus,
       config,
-      masking: createMaskingService({ logger: logger.child({ component: "masking" }) }),
+      masking: createMaskingService({
+        logger: logger.child({ component: "masking" }),
+        onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
+      }),
       gateway: createMcpGatewayClient(bus, { shortTimeoutMs: env.DEPENDENCY_TIMEOUT_MS }),
       ...(llm ? { llmHealth: () => llm.health() } : {}),
       logger,
       settings,
+      metrics,
     };
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = serve({ fetch: createApp(deps).fetch, hostname: env.HOST, port: env.PORT });

@@ -36,6 +36,8 @@ export async function startGatewayProcess(options: {
       MCP_GATEWAY_REPLICA_ID: `ingest-test-${process.pid}`,
       MCP_INIT_TIMEOUT_MS: "5000",
       MCP_HEALTH_INTERVAL_MS: "1000",
+      METRICS_HOST: "127.0.0.1",
+      METRICS_PORT: "0",
       LOG_LEVEL: "warn",
     },
     stdio: ["ignore", "pipe", "pipe"],

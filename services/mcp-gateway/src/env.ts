@@ -1,5 +1,6 @@
 import { NatsEnvShape } from "@tarsy/bus";
 import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
+import { MetricsEnvShape } from "@tarsy/metrics";
 import { parseEnv } from "@tarsy/runtime";
 import { z } from "zod";
 
@@ -7,6 +8,7 @@ const ms = (fallback: number) => z.coerce.number().int().positive().default(fall
 
 export const EnvSchema = z.object({
   ...NatsEnvShape,
+  ...MetricsEnvShape,
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: ms(30_000),
   /** Directory with tarsy.yaml (mcp_servers) and llm-providers.yaml. */

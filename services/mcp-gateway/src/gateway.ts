@@ -2,10 +2,12 @@ import type { Bus, RpcService } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
 import type { McpReplicaRef } from "@tarsy/contracts";
 import type { MaskingService } from "@tarsy/masking";
+import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { createGatewayHandlers } from "./api/handlers.ts";
 import { replicaRef } from "./api/replica.ts";
 import { startGatewayService } from "./api/service.ts";
+import type { McpMetrics } from "./call-metrics.ts";
 import { ExecutionRegistry } from "./client/execution-registry.ts";
 import { HealthMonitor } from "./health.ts";
 import type { McpTimeouts } from "./timeouts.ts";
@@ -22,6 +24,8 @@ export interface GatewayOptions {
   idleTimeoutMs: number;
   inheritedEnv: Readonly<Record<string, string | undefined>>;
   replicaId?: string | undefined;
+  /** Default: a registry of its own that nobody scrapes (tests). */
+  metrics?: McpMetrics;
 }
 
 export interface Gateway {
@@ -65,6 +69,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     masking: options.masking,
     timeouts: options.timeouts,
     logger: logger.child({ component: "tool-executor" }),
+    metrics: options.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
+    toolNames: (server) => health.toolNames(server),
   });
   await health.start();
   const readiness = health.readiness();

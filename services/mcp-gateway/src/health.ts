@@ -132,6 +132,11 @@ export class HealthMonitor {
     }));
   }
 
+  /** Names of a server's tools as of its last check (undefined for an unknown server). */
+  toolNames(serverId: string): string[] | undefined {
+    return this.statuses.get(serverId)?.tools.map((t) => t.name);
+  }
+
   cachedTools(): Map<string, { healthy: boolean; tools: Tool[] }> {
     return new Map(
       [...this.statuses.entries()].map(([id, s]) => [id, { healthy: s.healthy, tools: s.tools }]),

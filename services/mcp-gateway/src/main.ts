@@ -1,21 +1,32 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
+import { createMetrics, natsReadiness, startOpsServer } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { inheritedEnvironment, loadEnv } from "./env.ts";
 import { startGateway } from "./gateway.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "mcp-gateway", level: env.LOG_LEVEL });
+const metrics = createMetrics("mcp-gateway");
 
 await runService(
   async () => {
+    const ops = await startOpsServer({
+      host: env.METRICS_HOST,
+      port: env.METRICS_PORT,
+      registry: metrics.registry,
+      logger: logger.child({ component: "ops" }),
+    });
     const { config, warnings } = loadConfig({
       configDir: env.TARSY_CONFIG_DIR,
       env: inheritedEnvironment(),
     });
     for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
-    const masking = createMaskingService({ logger: logger.child({ component: "masking" }) });
+    const masking = createMaskingService({
+      logger: logger.child({ component: "masking" }),
+      onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
+    });
     const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
     const gateway = await startGateway({
       bus,
@@ -32,11 +43,21 @@ await runService(
       idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
       inheritedEnv: inheritedEnvironment(),
       replicaId: env.MCP_GATEWAY_REPLICA_ID,
+      metrics,
+    });
+    ops.setReadiness({
+      nats: natsReadiness(bus),
+      mcp_servers: async () => {
+        const readiness = gateway.health.readiness();
+        if (!readiness.ready) throw new Error(readiness.reason ?? "MCP servers not initialized");
+      },
     });
     return {
       async stop() {
+        ops.markStopping();
         await gateway.stop();
         await bus.drain();
+        await ops.close();
       },
     };
   },

@@ -2,7 +2,15 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "@tarsy/config";
 import type { McpToolDefinition } from "@tarsy/contracts";
 import type { MaskingService } from "@tarsy/masking";
+import { secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import {
+  type CallFailure,
+  failureOf,
+  type McpMetrics,
+  recordCall,
+  UNKNOWN_LABEL,
+} from "./call-metrics.ts";
 import { callWithRecovery, type RecoveryHooks } from "./call-with-recovery.ts";
 import type { OpenExecution } from "./client/execution-registry.ts";
 import { extractTextContent } from "./content.ts";
@@ -17,6 +25,9 @@ export interface ToolExecutorDeps {
   masking: MaskingService;
   timeouts: McpTimeouts;
   logger: Logger;
+  metrics: McpMetrics;
+  /** A server's tool names as the health monitor last listed them (labels only known tools). */
+  toolNames?: (server: string) => readonly string[] | undefined;
   recovery?: RecoveryHooks;
 }
 
@@ -105,6 +116,30 @@ export class ToolExecutor {
     rawArguments: string,
   ): Promise<ToolCallOutcome> {
     const started = performance.now();
+    const { outcome, failure } = await this.execute(execution, name, rawArguments, started);
+    // Only names the gateway knows become labels: what the LLM invents stays out.
+    const server = outcome.server && this.deps.servers.has(outcome.server) ? outcome.server : null;
+    const known = (name: string | undefined) =>
+      server !== null &&
+      name !== undefined &&
+      (execution.sessions.cachedTools(server)?.some((t) => t.name === name) ||
+        this.deps.toolNames?.(server)?.includes(name));
+    const tool = known(outcome.tool) ? outcome.tool : undefined;
+    recordCall(
+      this.deps.metrics,
+      { server: server ?? UNKNOWN_LABEL, tool: tool ?? UNKNOWN_LABEL },
+      secondsSince(started),
+      failure,
+    );
+    return outcome;
+  }
+
+  private async execute(
+    execution: OpenExecution,
+    name: string,
+    rawArguments: string,
+    started: number,
+  ): Promise<{ outcome: ToolCallOutcome; failure: CallFailure | null }> {
     const { scope, sessions } = execution;
     const elapsed = () => Math.round(performance.now() - started);
     const log = this.deps.logger.child({
@@ -113,19 +148,31 @@ export class ToolExecutor {
     });
     const route = routeToolCall(name, { servers: scope.servers, toolFilters: scope.toolFilters });
     if (!route.ok) {
-      return { name, content: route.message, isError: true, redactions: 0, durationMs: elapsed() };
+      return {
+        outcome: {
+          name,
+          content: route.message,
+          isError: true,
+          redactions: 0,
+          durationMs: elapsed(),
+        },
+        failure: "not_routed",
+      };
     }
     const { server, tool } = route.ref;
     const config = this.deps.servers.get(server);
     if (!config) {
       return {
-        name,
-        server,
-        tool,
-        content: `MCP server "${server}" is not configured on the gateway`,
-        isError: true,
-        redactions: 0,
-        durationMs: elapsed(),
+        outcome: {
+          name,
+          server,
+          tool,
+          content: `MCP server "${server}" is not configured on the gateway`,
+          isError: true,
+          redactions: 0,
+          durationMs: elapsed(),
+        },
+        failure: "server_not_configured",
       };
     }
     const args = parseActionInput(rawArguments);
@@ -135,11 +182,14 @@ export class ToolExecutor {
       const known = sessions.cachedTools(server);
       if (known && !known.some((t) => t.name === tool)) {
         return {
-          ...base,
-          content: `tool "${tool}" not found on server "${server}". Available tools: ${known.map((t) => t.name).join(", ")}`,
-          isError: true,
-          redactions: 0,
-          durationMs: elapsed(),
+          outcome: {
+            ...base,
+            content: `tool "${tool}" not found on server "${server}". Available tools: ${known.map((t) => t.name).join(", ")}`,
+            isError: true,
+            redactions: 0,
+            durationMs: elapsed(),
+          },
+          failure: "unknown_tool",
         };
       }
       const result = await callWithRecovery(
@@ -158,12 +208,16 @@ export class ToolExecutor {
         },
       );
       const masked = maskToolContent(this.deps.masking, config, extractTextContent(result), tool);
+      const isError = result.isError === true;
       return {
-        ...base,
-        content: masked.content,
-        isError: result.isError === true,
-        redactions: masked.redactions,
-        durationMs: elapsed(),
+        outcome: {
+          ...base,
+          content: masked.content,
+          isError,
+          redactions: masked.redactions,
+          durationMs: elapsed(),
+        },
+        failure: isError ? "tool_error" : null,
       };
     } catch (err) {
       // Error text may echo server output: mask it like a result, before it is logged too.
@@ -175,11 +229,14 @@ export class ToolExecutor {
       );
       log.warn({ server, tool, err: masked.content }, "MCP tool call failed");
       return {
-        ...base,
-        content: masked.content,
-        isError: true,
-        redactions: masked.redactions,
-        durationMs: elapsed(),
+        outcome: {
+          ...base,
+          content: masked.content,
+          isError: true,
+          redactions: masked.redactions,
+          durationMs: elapsed(),
+        },
+        failure: failureOf(err),
       };
     } finally {
       done();

@@ -57,6 +57,8 @@ describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
         TARSY_CONFIG_DIR: dir,
         TARSY_SUBJECT_PREFIX: prefix,
         MCP_GATEWAY_REPLICA_ID: "proc-1",
+        METRICS_HOST: "127.0.0.1",
+        METRICS_PORT: "0",
         LOG_LEVEL: "debug",
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -97,6 +99,26 @@ describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
         (await client.callTool(scope, { name: "fixture.whoami" })).content,
       ) as { pid: number };
       expect(alive(who.pid)).toBe(true);
+
+      // Its ops server: ready with its MCP servers up, and the calls above counted.
+      const base = output
+        .split("\n")
+        .filter((line) => line.includes('"ops server listening'))
+        .map((line) => (JSON.parse(line) as { url: string }).url)[0];
+      expect(base, output).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const ready = await fetch(`${base}/ready`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({
+        status: "ready",
+        checks: { nats: { status: "ok" }, mcp_servers: { status: "ok" } },
+      });
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).toContain(
+        'tarsy_mcp_calls_total{server="fixture",tool="get_secret_yaml",status="ok",service="mcp-gateway"} 1',
+      );
+      expect(text).toMatch(
+        /^tarsy_masking_redactions_total\{pattern="[a-z_]+",service="mcp-gateway"\} [1-9]/m,
+      );
 
       child.kill("SIGTERM");
       expect(await exited).toBe(0);

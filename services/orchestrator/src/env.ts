@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { NatsEnvShape } from "@tarsy/bus";
+import { MetricsEnvShape } from "@tarsy/metrics";
 import { parseEnv } from "@tarsy/runtime";
 import { z } from "zod";
 
@@ -13,6 +14,7 @@ export const EnvSchema = z.object({
   ORCHESTRATOR_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   ORCHESTRATOR_OUTBOX_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
   ...NatsEnvShape,
+  ...MetricsEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -1,15 +1,29 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
-import { createDb } from "@tarsy/db";
+import { countRunningSessions, createDb } from "@tarsy/db";
+import {
+  busMetricsObserver,
+  collectWorkBacklog,
+  createMetrics,
+  natsReadiness,
+  startOpsServer,
+} from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { loadEnv } from "./env.ts";
 import { startOrchestrator } from "./orchestrator.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "orchestrator", level: env.LOG_LEVEL });
+const metrics = createMetrics("orchestrator");
 
 await runService(
   async () => {
+    const ops = await startOpsServer({
+      host: env.METRICS_HOST,
+      port: env.METRICS_PORT,
+      registry: metrics.registry,
+      logger: logger.child({ component: "ops" }),
+    });
     const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: process.env });
     for (const warning of warnings) logger.warn({ warning }, "configuration warning");
     const db = createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) });
@@ -17,11 +31,20 @@ await runService(
       busOptionsFromEnv(env, {
         name: `orchestrator-${env.POD_ID}`,
         logger: logger.child({ component: "bus" }),
+        observer: busMetricsObserver(metrics),
       }),
     );
     await bus.provision();
+    ops.setReadiness({ nats: natsReadiness(bus), postgres: () => db.ping() });
+    const metricsLogger = logger.child({ component: "metrics" });
+    metrics.collectOnScrape(
+      "sessionsActive",
+      async (gauge) => gauge.set(await countRunningSessions(db.prisma)),
+      { logger: metricsLogger },
+    );
+    collectWorkBacklog(metrics, bus, "orchestrator", metricsLogger);
     const orchestrator = await startOrchestrator(
-      { db: db.prisma, bus, config, logger },
+      { db: db.prisma, bus, config, logger, metrics },
       {
         podId: env.POD_ID,
         concurrency: env.ORCHESTRATOR_CONCURRENCY,
@@ -32,9 +55,11 @@ await runService(
     );
     return {
       async stop() {
+        ops.markStopping();
         await orchestrator.stop();
         await bus.drain();
         await db.close();
+        await ops.close();
       },
     };
   },

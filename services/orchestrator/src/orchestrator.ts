@@ -1,10 +1,12 @@
 import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import { type OutboxRelay, type PrismaClient, startOutboxRelay } from "@tarsy/db";
+import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { admitAndStart, startSession } from "./saga/admission.ts";
 import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
+import { type SagaMetricSet, sagaMetrics } from "./saga/metrics.ts";
 
 export interface OrchestratorOptions {
   podId: string;
@@ -24,11 +26,21 @@ export interface Orchestrator {
   stop(): Promise<void>;
 }
 
+export interface OrchestratorResources {
+  db: PrismaClient;
+  bus: Bus;
+  config: TarsyConfig;
+  logger: Logger;
+  /** Default: a registry of its own that nobody scrapes (tests). */
+  metrics?: SagaMetricSet;
+}
+
 export async function startOrchestrator(
-  resources: { db: PrismaClient; bus: Bus; config: TarsyConfig; logger: Logger },
+  resources: OrchestratorResources,
   options: OrchestratorOptions,
 ): Promise<Orchestrator> {
   const { db, bus, config, logger } = resources;
+  const metrics = resources.metrics ?? createMetrics("orchestrator", { processMetrics: false });
   const relay: OutboxRelay = startOutboxRelay(
     db,
     async (entry) => {
@@ -44,6 +56,7 @@ export async function startOrchestrator(
     podId: options.podId,
     flushOutbox: () => relay.kick(),
     now: () => new Date(),
+    metrics: sagaMetrics(metrics),
   };
 
   let sweeping: Promise<void> | null = null;

@@ -7,6 +7,7 @@ import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import { createSession, createTimelineEvent, type Db } from "@tarsy/db";
 import { createLogger } from "@tarsy/runtime";
 import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
+import type { SagaMetricSet } from "../src/saga/metrics.ts";
 
 export const logger = createLogger({
   service: "test",
@@ -27,9 +28,15 @@ export function testConfig(tarsyYaml: string): TarsyConfig {
   return loadConfig({ configDir: dir, env: {} }).config;
 }
 
-export function startTestOrchestrator(db: Db, bus: Bus, config: TarsyConfig, podId = "orch-a") {
+export function startTestOrchestrator(
+  db: Db,
+  bus: Bus,
+  config: TarsyConfig,
+  podId = "orch-a",
+  metrics?: SagaMetricSet,
+) {
   return startOrchestrator(
-    { db: db.prisma, bus, config, logger },
+    { db: db.prisma, bus, config, logger, ...(metrics ? { metrics } : {}) },
     {
       podId,
       concurrency: 4,

@@ -4,7 +4,7 @@ import WebSocket, { type RawData } from "ws";
 import { type ChannelTarget, channelTarget } from "./channels.ts";
 import type { EventLog } from "./event-log.ts";
 import type { FeedListener, SharedFeeds } from "./feeds.ts";
-import { encodeControlFrame, encodeEventFrame } from "./frames.ts";
+import { encodeControlFrame, encodeEventFrame, type Frame } from "./frames.ts";
 
 export interface ConnectionLimits {
   /** Most events a catch-up (or the replay on subscribe) sends before answering overflow. */
@@ -19,6 +19,9 @@ export interface ConnectionLimits {
   slowClientGraceMs: number;
 }
 
+/** Told the type of every frame sent to a client (metrics). */
+export type FrameSentListener = (type: string) => void;
+
 /** Close code for a client that does not read fast enough. */
 export const CLOSE_SLOW_CONSUMER = 4008;
 
@@ -27,7 +30,7 @@ interface ChannelState {
   /** Highest event sequence sent to this client on this channel. */
   cursor: number;
   /** While the replay runs, live frames wait here (seq null for chunks). */
-  buffer: Array<[number | null, Buffer]> | null;
+  buffer: Array<[number | null, Frame]> | null;
   listener: FeedListener;
 }
 
@@ -45,6 +48,7 @@ export class ClientConnection {
     private readonly log: EventLog,
     private readonly limits: ConnectionLimits,
     private readonly logger: Logger,
+    private readonly onFrameSent: FrameSentListener = () => {},
   ) {
     this.send(encodeControlFrame({ type: "connection.established", connection_id: id, user }));
   }
@@ -205,7 +209,7 @@ export class ClientConnection {
   }
 
   /** Sends one frame, or drops the client when its send buffer is past the limit. */
-  private send(frame: string | Buffer): void {
+  private send(frame: Frame): void {
     if (this.closed || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount > this.limits.sendBufferLimitBytes) {
       this.logger.warn(
@@ -217,6 +221,7 @@ export class ClientConnection {
       setTimeout(() => this.ws.terminate(), this.limits.slowClientGraceMs).unref();
       return;
     }
-    this.ws.send(frame, { binary: false });
+    this.ws.send(frame.data, { binary: false });
+    this.onFrameSent(frame.type);
   }
 }

@@ -2,12 +2,12 @@ import type { StreamChunk } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import type { ChannelTarget } from "./channels.ts";
 import type { EventLog, LiveFeed, StoredEvent, TransientSubscription } from "./event-log.ts";
-import { encodeChunkFrame, encodeEventFrame } from "./frames.ts";
+import { encodeChunkFrame, encodeEventFrame, type Frame } from "./frames.ts";
 
 /** A client's interest in one channel: frames are encoded once and the same bytes go to every client. */
 export interface FeedListener {
-  onEvent(seq: number, frame: Buffer): void;
-  onChunk(frame: Buffer): void;
+  onEvent(seq: number, frame: Frame): void;
+  onChunk(frame: Frame): void;
 }
 
 interface SharedFeed {
@@ -77,14 +77,14 @@ export class SharedFeeds {
 
   private async open(target: ChannelTarget, listeners: Set<FeedListener>) {
     const live = await this.log.follow(target.subject, (event: StoredEvent) => {
-      const frame = Buffer.from(encodeEventFrame(target.channel, event));
+      const frame = encodeEventFrame(target.channel, event);
       for (const listener of listeners) listener.onEvent(event.seq, frame);
     });
     const chunks =
       target.sessionId === null
         ? null
         : this.log.subscribeChunks(target.sessionId, (chunk: StreamChunk) => {
-            const frame = Buffer.from(encodeChunkFrame(target.channel, chunk));
+            const frame = encodeChunkFrame(target.channel, chunk);
             for (const listener of listeners) listener.onChunk(frame);
           });
     this.logger.debug({ channel: target.channel, startsAfter: live.startsAfter }, "feed opened");

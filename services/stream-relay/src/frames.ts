@@ -7,7 +7,13 @@ import type {
 } from "@tarsy/contracts";
 import type { StoredEvent } from "./event-log.ts";
 
-export function encodeEventFrame(channel: Channel, event: StoredEvent): string {
+/** An encoded frame: its `type` (for metrics) and the bytes every client is sent. */
+export interface Frame {
+  type: string;
+  data: Buffer;
+}
+
+export function encodeEventFrame(channel: Channel, event: StoredEvent): Frame {
   const frame: WsEventFrame = {
     id: event.seq,
     channel,
@@ -16,10 +22,10 @@ export function encodeEventFrame(channel: Channel, event: StoredEvent): string {
     timestamp: event.payload.timestamp,
     payload: event.payload,
   };
-  return JSON.stringify(frame);
+  return { type: frame.type, data: Buffer.from(JSON.stringify(frame)) };
 }
 
-export function encodeChunkFrame(channel: Channel, chunk: StreamChunk): string {
+export function encodeChunkFrame(channel: Channel, chunk: StreamChunk): Frame {
   const frame: WsChunkFrame = {
     type: "stream.chunk",
     channel,
@@ -27,9 +33,9 @@ export function encodeChunkFrame(channel: Channel, chunk: StreamChunk): string {
     timestamp: chunk.timestamp,
     payload: chunk,
   };
-  return JSON.stringify(frame);
+  return { type: frame.type, data: Buffer.from(JSON.stringify(frame)) };
 }
 
-export function encodeControlFrame(frame: WsControlFrame): string {
-  return JSON.stringify(frame);
+export function encodeControlFrame(frame: WsControlFrame): Frame {
+  return { type: frame.type, data: Buffer.from(JSON.stringify(frame)) };
 }

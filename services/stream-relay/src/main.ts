@@ -1,4 +1,5 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { createMetrics } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { busEventLog } from "./bus-event-log.ts";
 import { loadEnv } from "./env.ts";
@@ -25,6 +26,7 @@ await runService(
         slowClientGraceMs: env.RELAY_SLOW_CLIENT_GRACE_MS,
         heartbeatMs: env.RELAY_HEARTBEAT_MS,
         maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
+        metrics: createMetrics("stream-relay"),
       },
       logger.child({ component: "relay" }),
       () => bus.isConnected(),

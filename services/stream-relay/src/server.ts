@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
 import { ClientConnection, type ConnectionLimits } from "./connection.ts";
@@ -19,6 +20,8 @@ export interface RelayOptions extends ConnectionLimits {
   heartbeatMs: number;
   /** Largest frame a client may send. */
   maxFrameBytes: number;
+  /** Served at `/metrics`; default: a registry of its own (tests). */
+  metrics?: ServiceMetrics<"stream-relay">;
 }
 
 export interface Relay {
@@ -35,6 +38,8 @@ export async function startRelay(
   logger: Logger,
   isReady: () => boolean = () => true,
 ): Promise<Relay> {
+  const metrics = options.metrics ?? createMetrics("stream-relay", { processMetrics: false });
+  const countFrame = (type: string) => metrics.wsFramesSent.inc({ type });
   const feeds = new SharedFeeds(log, logger.child({ component: "feeds" }));
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes });
   const clients = new Map<WebSocket, ClientConnection>();
@@ -42,6 +47,20 @@ export async function startRelay(
 
   const server: Server = createServer((req, res) => {
     const path = req.url?.split("?")[0];
+    if (path === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { "content-type": metrics.registry.contentType });
+          res.end(text);
+        },
+        (err: unknown) => {
+          logger.error({ err }, "metrics not collected");
+          res.writeHead(500, { "content-type": "application/json" });
+          res.end(JSON.stringify({ error: { code: "internal", message: "metrics failed" } }));
+        },
+      );
+      return;
+    }
     if (path === "/health" || path === "/ready") {
       const ready = path === "/health" || isReady();
       res.writeHead(ready ? 200 : 503, { "content-type": "application/json" });
@@ -68,8 +87,18 @@ export async function startRelay(
     const id = randomUUID();
     const user = identityOf(req);
     const clientLogger = logger.child({ connection_id: id, user });
-    const client = new ClientConnection(ws, id, user, feeds, log, options, clientLogger);
+    const client = new ClientConnection(
+      ws,
+      id,
+      user,
+      feeds,
+      log,
+      options,
+      clientLogger,
+      countFrame,
+    );
     clients.set(ws, client);
+    metrics.wsConnections.set(clients.size);
     alive.add(ws);
     clientLogger.info("client connected");
     ws.on("pong", () => alive.add(ws));
@@ -77,6 +106,7 @@ export async function startRelay(
     ws.on("error", (err) => clientLogger.warn({ err }, "socket error"));
     ws.on("close", (code, reason) => {
       clients.delete(ws);
+      metrics.wsConnections.set(clients.size);
       void client.close();
       clientLogger.info({ code, reason: reason.toString() }, "client disconnected");
     });

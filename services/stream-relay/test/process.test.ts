@@ -42,6 +42,16 @@ natsTest(
       await waitForEvents(client, 3);
       expect(client.eventIds()).toEqual(seqs);
 
+      const metricsUrl = new URL("/metrics", url.replace(/^ws/, "http"));
+      const metrics = await (await fetch(metricsUrl)).text();
+      const frames = (type: string) =>
+        `tarsy_ws_frames_sent_total{type="${type}",service="stream-relay"}`;
+      expect(metrics).toContain('tarsy_ws_connections{service="stream-relay"} 1\n');
+      expect(metrics).toContain(`${frames("connection.established")} 1\n`);
+      expect(metrics).toContain(`${frames("subscription.confirmed")} 1\n`);
+      expect(metrics).toContain(`${frames("timeline_event.created")} 3\n`);
+      expect((await fetch(new URL("/ready", metricsUrl))).status).toBe(200);
+
       child.kill("SIGTERM");
       const [code] = await once(child, "exit");
       expect(code).toBe(0);

@@ -1,19 +1,27 @@
 import { timingSafeEqual } from "node:crypto";
 import { AlertmanagerWebhookSchema } from "@tarsy/contracts";
 import { Hono, type MiddlewareHandler } from "hono";
+import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import { ingestNotification } from "../alertmanager-intake.ts";
 import type { AlertmanagerAuth, AppDeps } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { authorOf, readJson } from "../request.ts";
 
 /** Alertmanager's webhook receiver (`webhook_configs[].url: …/api/v1/alerts/alertmanager`). */
-export function alertmanagerRoutes(deps: AppDeps): Hono {
+export function alertmanagerRoutes(deps: AppDeps, received: AlertsReceived): Hono {
   const app = new Hono();
-  app.post("/", requireAuth(deps.settings.alertmanager.auth), async (c) => {
+  const auth = requireAuth(deps.settings.alertmanager.auth);
+  app.post("/", countFailedAlerts(received, "alertmanager"), auth, async (c) => {
     // A group notification carries many alerts: allow several alerts' worth of body.
     const hook = await readJson(c, AlertmanagerWebhookSchema, deps.settings.maxAlertBytes * 10);
     const author = c.req.header("x-forwarded-user") ? authorOf(c) : "alertmanager";
     const result = await ingestNotification(deps, hook, author);
+    // Per alert: a group session investigates every fingerprint it names.
+    const accepted = result.sessions_created.reduce((n, s) => n + s.fingerprints.length, 0);
+    if (accepted > 0) received.inc({ source: "alertmanager", status: "accepted" }, accepted);
+    if (result.alerts_skipped.length > 0) {
+      received.inc({ source: "alertmanager", status: "skipped" }, result.alerts_skipped.length);
+    }
     deps.logger.info(
       {
         group_key: hook.groupKey,

@@ -6,6 +6,7 @@ import {
 } from "@tarsy/contracts";
 import { createSession } from "@tarsy/db";
 import { Hono } from "hono";
+import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import type { AppDeps } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { authorOf, readJson } from "../request.ts";
@@ -14,10 +15,10 @@ import { deliverSession, maskAlertData } from "../submit.ts";
 /** Room for the envelope around `data` (runbook, mcp selection, JSON framing). */
 const ENVELOPE_BYTES = 64 * 1024;
 
-export function alertRoutes(deps: AppDeps): Hono {
+export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
   const app = new Hono();
 
-  app.post("/", async (c) => {
+  app.post("/", countFailedAlerts(received, "api"), async (c) => {
     const limit = deps.settings.maxAlertBytes;
     const body = await readJson(c, AlertSubmitRequestSchema, limit + ENVELOPE_BYTES);
     const text = typeof body.data === "string" ? body.data : JSON.stringify(body.data);
@@ -48,6 +49,7 @@ export function alertRoutes(deps: AppDeps): Hono {
       mcpSelection: selection ?? null,
     });
     await deliverSession(deps, created);
+    received.inc({ source: "api", status: "accepted" });
     deps.logger.info(
       { session_id: created.session.id, alert_type: alertType, chain_id: chain.id },
       "alert accepted",

@@ -1,7 +1,8 @@
-import { admitPendingSessions, enqueueOutbox, withSessionLock } from "@tarsy/db";
+import { admitPendingSessions, enqueueOutbox } from "@tarsy/db";
 import { stepChain } from "./chain.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus } from "./events.ts";
+import { withSession } from "./session-lock.ts";
 
 /**
  * Admits pending sessions, oldest first, while fewer than `queue.max_concurrent_sessions`
@@ -23,11 +24,11 @@ export async function admitAndStart(deps: SagaDeps): Promise<number> {
  * gets its chain stepped (which does nothing when the stage is already running).
  */
 export async function startSession(deps: SagaDeps, sessionId: string): Promise<void> {
-  await withSessionLock(deps.db, sessionId, async (tx, session) => {
+  await withSession(deps, sessionId, async (tx, session, locked) => {
     if (session.status !== "in_progress") return;
     if (session.deadlineAt === null) {
-      const now = deps.now();
-      const deadline = new Date(now.getTime() + deps.config.queue.session_timeout_ms);
+      const now = locked.now();
+      const deadline = new Date(now.getTime() + locked.config.queue.session_timeout_ms);
       await tx.alertSession.update({ where: { id: session.id }, data: { deadlineAt: deadline } });
       session.deadlineAt = deadline;
       await queueSessionStatus(tx, session, "in_progress", now);
@@ -37,9 +38,9 @@ export async function startSession(deps: SagaDeps, sessionId: string): Promise<v
         scope: "session",
         deadline_at: deadline.toISOString(),
       });
-      deps.logger.info({ session_id: session.id, deadline }, "session started");
+      locked.logger.info({ session_id: session.id, deadline }, "session started");
     }
-    await stepChain(deps, tx, session);
+    await stepChain(locked, tx, session);
   });
   await deps.flushOutbox();
 }

@@ -1,9 +1,10 @@
 import type { CancelControl } from "@tarsy/contracts";
-import { listSessionStages, transitionSessionStatus, withSessionLock } from "@tarsy/db";
+import { listSessionStages, transitionSessionStatus } from "@tarsy/db";
 import { admitAndStart } from "./admission.ts";
 import { abortOpenWork, failSession } from "./chain.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus } from "./events.ts";
+import { withSession } from "./session-lock.ts";
 
 export type StopReason = "cancelled" | "timed_out";
 
@@ -22,8 +23,8 @@ export async function stopSession(
   scope: { session: boolean; chatStageId?: string | "any" } = { session: true, chatStageId: "any" },
 ): Promise<{ stopped: "session" | "chat" | null }> {
   const controls: CancelControl[] = [];
-  const result = await withSessionLock(deps.db, sessionId, async (tx, session) => {
-    const now = deps.now();
+  const result = await withSession(deps, sessionId, async (tx, session, locked) => {
+    const now = locked.now();
     if (session.status === "pending") {
       if (reason === "timed_out" || !scope.session) return { stopped: null };
       await transitionSessionStatus(tx, session.id, ["pending"], "cancelled", {
@@ -31,6 +32,7 @@ export async function stopSession(
         errorMessage: detail,
       });
       await queueSessionStatus(tx, session, "cancelled", now, { error: detail });
+      locked.metrics.sessionEnded(session, "cancelled", now);
       return { stopped: "session" as const };
     }
     if (session.status === "in_progress" || session.status === "cancelling") {
@@ -39,7 +41,7 @@ export async function stopSession(
         await transitionSessionStatus(tx, session.id, ["in_progress"], "cancelling");
         await queueSessionStatus(tx, session, "cancelling", now);
       }
-      await failSession(deps, tx, session, detail, reason);
+      await failSession(locked, tx, session, detail, reason);
       controls.push({
         v: 1,
         session_id: session.id,
@@ -58,7 +60,7 @@ export async function stopSession(
         (scope.chatStageId === "any" || s.id === scope.chatStageId),
     );
     if (chatStages.length === 0) return { stopped: null };
-    await abortOpenWork(deps, tx, chatStages, reason);
+    await abortOpenWork(locked, tx, chatStages, reason);
     for (const stage of chatStages) {
       controls.push({
         v: 1,

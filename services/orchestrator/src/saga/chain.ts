@@ -143,6 +143,7 @@ async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {
   ) {
     stage.errorMessage = error;
     await queueStageStatus(tx, stage, status, now, error);
+    deps.metrics.stageEnded(stage, status, now);
   }
   return status;
 }
@@ -316,6 +317,7 @@ async function summarizeOrComplete(
   });
   if (applied) {
     await queueSessionStatus(tx, session, "completed", now, { currentStage: null });
+    deps.metrics.sessionEnded(session, "completed", now);
     deps.logger.info({ session_id: session.id }, "session completed");
   }
   return { sessionTerminal: applied };
@@ -349,6 +351,7 @@ export async function failSession(
   if (!applied) return;
   await abortOpenWork(deps, tx, stages, sessionStatus === "failed" ? "cancelled" : sessionStatus);
   await queueSessionStatus(tx, session, sessionStatus, now, { currentStage: null, error: reason });
+  deps.metrics.sessionEnded(session, sessionStatus, now);
   deps.logger.warn({ session_id: session.id, status: sessionStatus, reason }, "session ended");
 }
 
@@ -369,6 +372,7 @@ export async function abortOpenWork(
     if (!isTerminal(stage.status)) {
       if (await transitionStageStatus(tx, stage.id, ACTIVE, status, { completedAt: now })) {
         await queueStageStatus(tx, stage, status, now);
+        deps.metrics.stageEnded(stage, status, now);
       }
     }
   }

@@ -10,11 +10,11 @@ import {
   openChatTurn,
   type Tx,
   transitionStageStatus,
-  withSessionLock,
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
+import { withSession } from "./session-lock.ts";
 
 /**
  * Answers a chat message: a chat stage with one chat-agent execution, a `user_question`
@@ -22,10 +22,10 @@ import { queueStageStatus } from "./events.ts";
  * Idempotent per message. The turn gets its own deadline (`queue.chat_timeout`).
  */
 export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Promise<void> {
-  await withSessionLock(deps.db, message.session_id, async (tx, session) => {
+  await withSession(deps, message.session_id, async (tx, session, locked) => {
     const userMessage = await getChatUserMessage(tx, message.message_id);
     if (!userMessage) {
-      deps.logger.warn(
+      locked.logger.warn(
         { session_id: session.id, message_id: message.message_id },
         "chat message is gone",
       );
@@ -33,8 +33,8 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
     }
     let agent: { agentName: string; backend: string; llmProvider: string };
     try {
-      const chain = getChain(deps.config, session.chainId);
-      const resolved = resolveChatAgentConfig(deps.config, chain);
+      const chain = getChain(locked.config, session.chainId);
+      const resolved = resolveChatAgentConfig(locked.config, chain);
       agent = {
         agentName: resolved.agent_name,
         backend: resolved.llm_backend,
@@ -43,11 +43,11 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
     } catch (err) {
       if (!(err instanceof TarsyConfigError)) throw err;
       agent = { agentName: "ChatAgent", backend: "langchain", llmProvider: "unknown" };
-      await openAndFail(deps, tx, message, agent, err.message);
+      await openAndFail(locked, tx, message, agent, err.message);
       return;
     }
     if (!CHAT_SESSION_STATUSES.includes(session.status)) {
-      await openAndFail(deps, tx, message, agent, `session is ${session.status}`);
+      await openAndFail(locked, tx, message, agent, `session is ${session.status}`);
       return;
     }
     const { stage, executions, created } = await openChatTurn(tx, {
@@ -58,7 +58,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       agent,
     });
     if (!created) return;
-    const now = deps.now();
+    const now = locked.now();
     const question = await createTimelineEvent(tx, {
       sessionId: session.id,
       stageId: stage.id,
@@ -90,7 +90,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
     const context = formatInvestigationContext(
       investigationOrder(await listSessionTimeline(tx, session.id), agentIndex),
     );
-    const deadline = new Date(now.getTime() + deps.config.queue.chat_timeout_ms);
+    const deadline = new Date(now.getTime() + locked.config.queue.chat_timeout_ms);
     await transitionStageStatus(tx, stage.id, ["pending"], "active", { startedAt: now });
     await queueStageStatus(tx, stage, "started", now);
     for (const execution of executions) {
@@ -119,7 +119,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       stage_id: stage.id,
       deadline_at: deadline.toISOString(),
     });
-    deps.logger.info({ session_id: session.id, stage_id: stage.id }, "chat turn started");
+    locked.logger.info({ session_id: session.id, stage_id: stage.id }, "chat turn started");
   });
   await deps.flushOutbox();
 }
@@ -150,6 +150,7 @@ async function openAndFail(
     errorMessage: reason,
   });
   await queueStageStatus(tx, stage, "failed", now, reason);
+  deps.metrics.stageEnded(stage, "failed", now);
 }
 
 /** A chat execution finished: its stage takes the execution's status. */
@@ -174,6 +175,7 @@ export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): 
   );
   if (applied) {
     await queueStageStatus(tx, stage, execution.status, now, execution.errorMessage);
+    deps.metrics.stageEnded(stage, execution.status, now);
     await tx.chat.updateMany({
       where: { id: stage.chatId ?? "" },
       data: { lastInteractionAt: now },

@@ -1,15 +1,11 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import {
-  SessionNotFoundError,
-  type Tx,
-  transitionExecutionStatus,
-  withSessionLock,
-} from "@tarsy/db";
+import { SessionNotFoundError, type Tx, transitionExecutionStatus } from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
 import { finishChatStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
+import { withSession } from "./session-lock.ts";
 
 /** The orchestrator's handler for every work message addressed to it. */
 export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestrator"> {
@@ -22,8 +18,8 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
 
     async executionFinished(message) {
       let sessionTerminal = false;
-      await withSessionLock(deps.db, message.session_id, async (tx, session) => {
-        const now = deps.now();
+      await withSession(deps, message.session_id, async (tx, session, locked) => {
+        const now = locked.now();
         await transitionExecutionStatus(
           tx,
           message.execution_id,
@@ -43,10 +39,10 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         );
         await refreshSessionTokens(tx, message.session_id);
         if (message.kind === "chat") {
-          if (message.stage_id) await finishChatStage(deps, tx, message.stage_id);
+          if (message.stage_id) await finishChatStage(locked, tx, message.stage_id);
           return;
         }
-        sessionTerminal = (await stepChain(deps, tx, session)).sessionTerminal;
+        sessionTerminal = (await stepChain(locked, tx, session)).sessionTerminal;
       });
       await deps.flushOutbox();
       if (sessionTerminal) await admitAndStart(deps);

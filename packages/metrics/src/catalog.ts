@@ -1,0 +1,194 @@
+/**
+ * Every TARSy metric, declared once: the table "Metrics" of docs/operations.md as code (a test
+ * checks the two agree). `from` says which processes register it, so a service's metrics
+ * object has exactly the metrics the table assigns to it.
+ */
+
+export const SERVICE_NAMES = [
+  "orchestrator",
+  "agent-runner",
+  "mcp-gateway",
+  "llm-service",
+  "ingest-api",
+  "stream-relay",
+] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export type MetricType = "counter" | "gauge" | "histogram";
+
+export interface MetricDef {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  readonly labels: readonly string[];
+  readonly from: readonly ServiceName[];
+  /** Histogram buckets, in seconds. */
+  readonly buckets?: readonly number[];
+}
+
+/** Whole sessions: queue to answer takes seconds to many minutes. */
+const SESSION_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+/** Stages and executions: one or a few LLM loops. */
+const STEP_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+/** One LLM request (streamed to its end). */
+const LLM_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+/** One MCP tool call. */
+const MCP_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 90];
+
+export const METRICS = {
+  sessions: {
+    name: "tarsy_sessions_total",
+    type: "counter",
+    help: "Sessions that ended, by terminal status (completed, failed, cancelled, timed_out).",
+    labels: ["status"],
+    from: ["orchestrator"],
+  },
+  sessionDuration: {
+    name: "tarsy_session_duration_seconds",
+    type: "histogram",
+    help: "Time from a session's start (admission; submission when it never started) to its end.",
+    labels: ["status"],
+    from: ["orchestrator"],
+    buckets: SESSION_BUCKETS,
+  },
+  sessionsActive: {
+    name: "tarsy_sessions_active",
+    type: "gauge",
+    help: "Sessions running now over all replicas (read from Postgres at scrape; every replica reports the same).",
+    labels: [],
+    from: ["orchestrator"],
+  },
+  stageDuration: {
+    name: "tarsy_stage_duration_seconds",
+    type: "histogram",
+    help: "Time from a stage's start to its end, by terminal status.",
+    labels: ["status"],
+    from: ["orchestrator"],
+    buckets: STEP_BUCKETS,
+  },
+  executionDuration: {
+    name: "tarsy_execution_duration_seconds",
+    type: "histogram",
+    help: "Time one agent execution attempt ran in a runner, by agent and outcome.",
+    labels: ["agent", "status"],
+    from: ["agent-runner"],
+    buckets: STEP_BUCKETS,
+  },
+  llmRequests: {
+    name: "tarsy_llm_requests_total",
+    type: "counter",
+    help: "LLM requests sent to llm-service, by provider type, model and outcome (ok, error, timeout, aborted).",
+    labels: ["provider", "model", "status"],
+    from: ["agent-runner"],
+  },
+  llmRequestDuration: {
+    name: "tarsy_llm_request_duration_seconds",
+    type: "histogram",
+    help: "Time from sending an LLM request to the end of its streamed answer.",
+    labels: ["provider", "model"],
+    from: ["agent-runner"],
+    buckets: LLM_BUCKETS,
+  },
+  llmTokens: {
+    name: "tarsy_llm_tokens_total",
+    type: "counter",
+    help: "Tokens the providers reported, by kind (input, output, thinking).",
+    labels: ["provider", "model", "kind"],
+    from: ["agent-runner"],
+  },
+  llmErrors: {
+    name: "tarsy_llm_errors_total",
+    type: "counter",
+    help: "Generate requests that failed in llm-service, by provider type, model and error code.",
+    labels: ["provider", "model", "code"],
+    from: ["llm-service"],
+  },
+  mcpCalls: {
+    name: "tarsy_mcp_calls_total",
+    type: "counter",
+    help: "MCP tool calls, by server, tool and outcome (ok, error).",
+    labels: ["server", "tool", "status"],
+    from: ["mcp-gateway"],
+  },
+  mcpCallDuration: {
+    name: "tarsy_mcp_call_duration_seconds",
+    type: "histogram",
+    help: "Time of one MCP tool call, retries and masking included.",
+    labels: ["server", "tool"],
+    from: ["mcp-gateway"],
+    buckets: MCP_BUCKETS,
+  },
+  mcpErrors: {
+    name: "tarsy_mcp_errors_total",
+    type: "counter",
+    help: "MCP tool calls that failed, by server, tool and error code.",
+    labels: ["server", "tool", "code"],
+    from: ["mcp-gateway"],
+  },
+  maskingRedactions: {
+    name: "tarsy_masking_redactions_total",
+    type: "counter",
+    help: "Values replaced by data masking, by pattern.",
+    labels: ["pattern"],
+    from: ["mcp-gateway", "ingest-api"],
+  },
+  workBacklog: {
+    name: "tarsy_work_backlog_messages",
+    type: "gauge",
+    help: "Work messages of a consumer not yet acknowledged, waiting or in flight (read from JetStream at scrape).",
+    labels: ["consumer"],
+    from: ["orchestrator", "agent-runner"],
+  },
+  workRedeliveries: {
+    name: "tarsy_work_redeliveries_total",
+    type: "counter",
+    help: "Work messages delivered again after a failure, a hand-back or a lost acknowledgement.",
+    labels: ["consumer"],
+    from: ["orchestrator", "agent-runner"],
+  },
+  deadLetters: {
+    name: "tarsy_dead_letters_total",
+    type: "counter",
+    help: "Work messages moved to the dead-letter stream.",
+    labels: ["consumer"],
+    from: ["orchestrator", "agent-runner"],
+  },
+  eventsPublished: {
+    name: "tarsy_events_published_total",
+    type: "counter",
+    help: "Dashboard events published (stored events and stream chunks), by event type.",
+    labels: ["kind"],
+    from: ["orchestrator", "agent-runner", "ingest-api"],
+  },
+  wsConnections: {
+    name: "tarsy_ws_connections",
+    type: "gauge",
+    help: "WebSocket clients connected now.",
+    labels: [],
+    from: ["stream-relay"],
+  },
+  wsFramesSent: {
+    name: "tarsy_ws_frames_sent_total",
+    type: "counter",
+    help: "WebSocket frames sent to clients, by frame type.",
+    labels: ["type"],
+    from: ["stream-relay"],
+  },
+  alertsReceived: {
+    name: "tarsy_alerts_received_total",
+    type: "counter",
+    help: "Alerts received, by source (api, alertmanager) and outcome (accepted, skipped, rejected, failed).",
+    labels: ["source", "status"],
+    from: ["ingest-api"],
+  },
+} as const satisfies Record<string, MetricDef>;
+
+export type MetricKey = keyof typeof METRICS;
+
+/** Keys of the metrics the table assigns to `S`. */
+export type MetricKeyOf<S extends ServiceName> = {
+  [K in MetricKey]: S extends (typeof METRICS)[K]["from"][number] ? K : never;
+}[MetricKey];
+
+/** Label names of one metric. */
+export type LabelOf<K extends MetricKey> = (typeof METRICS)[K]["labels"][number];

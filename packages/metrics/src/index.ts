@@ -1,0 +1,33 @@
+export { type BusMetrics, busMetricsObserver, eventKind } from "./bus-observer.ts";
+export {
+  type LabelOf,
+  METRICS,
+  type MetricDef,
+  type MetricKey,
+  type MetricKeyOf,
+  type MetricType,
+  SERVICE_NAMES,
+  type ServiceName,
+} from "./catalog.ts";
+export { DEFAULT_METRICS_PORT, MetricsEnvShape } from "./env.ts";
+export {
+  type CheckResult,
+  checkReadiness,
+  type OpsServer,
+  type OpsServerOptions,
+  type ReadinessCheck,
+  type ReadinessChecks,
+  type ReadinessReport,
+  startOpsServer,
+} from "./ops-server.ts";
+export { natsReadiness } from "./readiness.ts";
+export {
+  type CollectLogger,
+  type CreateMetricsOptions,
+  createMetrics,
+  type GaugeCollector,
+  type MetricOf,
+  type ServiceMetrics,
+} from "./registry.ts";
+export { secondsBetween, secondsSince } from "./timing.ts";
+export { collectWorkBacklog } from "./work-backlog.ts";

@@ -1,0 +1,54 @@
+import type { ServiceMetrics } from "@tarsy/metrics";
+import { GatewayError } from "./errors.ts";
+
+export type McpMetrics = Pick<
+  ServiceMetrics<"mcp-gateway">,
+  "mcpCalls" | "mcpCallDuration" | "mcpErrors"
+>;
+
+/** Label of a server or tool the LLM named but the gateway does not know (bounded labels). */
+export const UNKNOWN_LABEL = "unknown";
+
+/** Why a tool call failed, as the `code` label of `tarsy_mcp_errors_total`. */
+export type CallFailure =
+  | "not_routed"
+  | "server_not_configured"
+  | "unknown_tool"
+  | "tool_error"
+  | "timeout"
+  | "init_failed"
+  | "session_closed"
+  | "transport_config"
+  | "call_failed";
+
+/** The failure code of an exception from an MCP call. */
+export function failureOf(err: unknown): CallFailure {
+  if (!(err instanceof GatewayError)) return "call_failed";
+  switch (err.code) {
+    case "MCP_OPERATION_TIMEOUT":
+      return "timeout";
+    case "MCP_INIT_FAILED":
+      return "init_failed";
+    case "MCP_SESSION_CLOSED":
+      return "session_closed";
+    case "MCP_TRANSPORT_CONFIG":
+      return "transport_config";
+    case "MCP_SERVER_NOT_CONFIGURED":
+      return "server_not_configured";
+    default: {
+      const unreachable: never = err.code;
+      return unreachable;
+    }
+  }
+}
+
+export function recordCall(
+  metrics: McpMetrics,
+  labels: { server: string; tool: string },
+  seconds: number,
+  failure: CallFailure | null,
+): void {
+  metrics.mcpCalls.inc({ ...labels, status: failure ? "error" : "ok" });
+  metrics.mcpCallDuration.observe(labels, seconds);
+  if (failure) metrics.mcpErrors.inc({ ...labels, code: failure });
+}

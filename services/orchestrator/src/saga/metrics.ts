@@ -1,0 +1,50 @@
+import type { SessionStatus, StageStatus } from "@tarsy/contracts";
+import { type ServiceMetrics, secondsBetween } from "@tarsy/metrics";
+
+/** A row with the times a duration is measured from. */
+interface Timed {
+  createdAt: Date;
+  startedAt: Date | null;
+}
+
+/** What the saga records as sessions and stages reach a terminal status. */
+export interface SagaMetrics {
+  sessionEnded(session: Timed, status: SessionStatus, at: Date): void;
+  stageEnded(stage: Timed, status: StageStatus, at: Date): void;
+}
+
+export type SagaMetricSet = Pick<
+  ServiceMetrics<"orchestrator">,
+  "sessions" | "sessionDuration" | "stageDuration"
+>;
+
+/** Durations run from the start (admission, stage start), or creation for what never started. */
+export function sagaMetrics(metrics: SagaMetricSet): SagaMetrics {
+  return {
+    sessionEnded(session, status, at) {
+      metrics.sessions.inc({ status });
+      metrics.sessionDuration.observe(
+        { status },
+        secondsBetween(session.startedAt ?? session.createdAt, at),
+      );
+    },
+    stageEnded(stage, status, at) {
+      metrics.stageDuration.observe(
+        { status },
+        secondsBetween(stage.startedAt ?? stage.createdAt, at),
+      );
+    },
+  };
+}
+
+/**
+ * Metrics whose recording waits in `pending` until the caller applies it: a step inside a
+ * transaction records only once the transaction committed, so a step that rolls back and is
+ * redelivered is not counted twice.
+ */
+export function deferredMetrics(target: SagaMetrics, pending: (() => void)[]): SagaMetrics {
+  return {
+    sessionEnded: (...args) => void pending.push(() => target.sessionEnded(...args)),
+    stageEnded: (...args) => void pending.push(() => target.stageEnded(...args)),
+  };
+}
