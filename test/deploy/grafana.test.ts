@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { METRICS } from "@tarsy/metrics";
 import { expect, it } from "vitest";
 import { ROOT } from "./support/yaml.ts";
 
@@ -68,4 +69,20 @@ it("asks for its Prometheus data source instead of hard-coding one", () => {
     expect.objectContaining({ name: "datasource", type: "datasource" }),
   );
   expect(JSON.stringify(dashboard.panels)).not.toMatch(/"uid":"(?!\$\{datasource\})/);
+});
+
+it("aggregates a gauge every replica reports alike with max, never sum", () => {
+  const shared = Object.values(METRICS).flatMap((m) =>
+    "scope" in m && m.scope === "cluster" ? [m.name] : [],
+  );
+  expect(shared).toEqual(["tarsy_sessions_active", "tarsy_work_backlog_messages"]);
+  const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+  for (const name of shared) {
+    const uses = exprs.filter((e) => e.includes(name));
+    expect(uses.length, name).toBeGreaterThan(0);
+    for (const expr of uses) {
+      expect(expr, name).toMatch(new RegExp(`\\bmax( by \\([^)]*\\) ?)?\\(${name}\\b`));
+      expect(expr, name).not.toMatch(/\bsum\b/);
+    }
+  }
 });

@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CONSUMERS, STREAMS } from "@tarsy/contracts";
+import { MetricsEnvShape } from "@tarsy/metrics";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { validators } from "./schemas/generated/kubernetes-validators.js";
 import {
   admitsIngress,
@@ -199,8 +201,13 @@ describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
     const metrics = containerPort(c, "metrics");
     expect(metrics, `${service} declares a port named metrics`).toBe(OPS.port);
     expect(Number(env[OPS.variable] ?? OPS.port)).toBe(metrics);
-    const declared = envDefault(service, OPS.variable);
-    if (declared !== undefined) expect(declared, `${service} env.ts`).toBe(OPS.port);
+    // Its env.ts spells the default, or takes the shared ops-server shape (@tarsy/metrics).
+    const declared =
+      envDefault(service, OPS.variable) ??
+      (envSource(service).includes("...MetricsEnvShape")
+        ? z.object(MetricsEnvShape).parse({}).METRICS_PORT
+        : undefined);
+    expect(declared, `${service} env.ts default of ${OPS.variable}`).toBe(OPS.port);
     // Liveness: the ops server's /health.
     expect(probeEndpoint(c, c.livenessProbe)).toBe(`http :${OPS.port}${OPS.live}`);
     // Readiness: /ready, except llm-service, ready when its gRPC server is SERVING.

@@ -24,6 +24,11 @@ export interface MetricDef {
   readonly from: readonly ServiceName[];
   /** Histogram buckets, in seconds. */
   readonly buckets?: readonly number[];
+  /**
+   * `cluster`: a gauge every replica reads from shared state (Postgres, JetStream) and reports
+   * alike; aggregate it with `max`, never `sum` (that counts it once per replica).
+   */
+  readonly scope?: "cluster";
 }
 
 /** Whole sessions: queue to answer takes seconds to many minutes. */
@@ -57,6 +62,7 @@ export const METRICS = {
     help: "Sessions running now over all replicas (read from Postgres at scrape; every replica reports the same).",
     labels: [],
     from: ["orchestrator"],
+    scope: "cluster",
   },
   stageDuration: {
     name: "tarsy_stage_duration_seconds",
@@ -138,6 +144,7 @@ export const METRICS = {
     help: "Work messages of a consumer not yet acknowledged, waiting or in flight (read from JetStream at scrape).",
     labels: ["consumer"],
     from: ["orchestrator", "agent-runner"],
+    scope: "cluster",
   },
   workRedeliveries: {
     name: "tarsy_work_redeliveries_total",
