@@ -108,7 +108,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       TARSY_SUBJECT_PREFIX: prefix,
       TARSY_STREAM_SUFFIX: streamSuffix,
       TARSY_CONFIG_DIR: options.configDir,
-      LLM_SERVICE_ADDR: `127.0.0.1:${llmPort}`,
       LLM_SERVICE_ADDRESS: `127.0.0.1:${llmPort}`,
       ...options.env,
     };

@@ -34,7 +34,7 @@ export const EnvSchema = z
     TARSY_PROVISION_STREAMS: z.stringbool().default(true),
     TARSY_CONFIG_DIR: z.string().default("deploy/config"),
     /** host:port of llm-service for /health (unset: not checked). */
-    LLM_SERVICE_ADDR: optional,
+    LLM_SERVICE_ADDRESS: optional,
     MAX_ALERT_BYTES: z.coerce
       .number()
       .int()

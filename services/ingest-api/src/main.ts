@@ -46,8 +46,8 @@ await runService(
       }),
     );
     if (env.TARSY_PROVISION_STREAMS) await bus.provision();
-    const llm = env.LLM_SERVICE_ADDR
-      ? createLlmClient({ address: env.LLM_SERVICE_ADDR })
+    const llm = env.LLM_SERVICE_ADDRESS
+      ? createLlmClient({ address: env.LLM_SERVICE_ADDRESS })
       : undefined;
     const settings = {
       ...DEFAULT_SETTINGS,
