@@ -3,7 +3,8 @@
  * (the step every Dockerfile runs) lays out a package with production dependencies only,
  * and the services then start from that layout the way the images start them (node with
  * tsx's loader), answer their health checks, stop cleanly on SIGTERM, and the migrate
- * layout's `pnpm db:migrate` migrates an empty database.
+ * layout's `pnpm db:migrate` migrates an empty database. The services without a public port
+ * answer the image's probes on their ops server (/health, /ready, /metrics).
  */
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -100,6 +101,60 @@ describe("the llm-service image layout", () => {
       service.child.kill("SIGTERM");
     }
     expect(await service.exited, service.output()).toBe(0);
+  }, 240_000);
+});
+
+describe.each([
+  ["orchestrator", ["nats", "postgres"]],
+  ["agent-runner", ["nats", "postgres"]],
+  ["mcp-gateway", ["nats", "mcp_servers"]],
+])("the %s image layout", (service, checks) => {
+  it("serves /health, /ready and /metrics on its ops server, then stops on SIGTERM", async () => {
+    const out = await layout(`@tarsy/${service}`);
+    const store = readdirSync(join(out, "node_modules/.pnpm"));
+    expect(store.some((d) => d.startsWith("prom-client@"))).toBe(true);
+    const database = await createTestDatabase();
+    const port = await freePort();
+    const ops = `http://127.0.0.1:${port}`;
+    const process_ = start("node", ["--import", TSX_LOADER, "src/main.ts"], {
+      cwd: join(out, `services/${service}`),
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: "production",
+        METRICS_HOST: "127.0.0.1",
+        METRICS_PORT: String(port),
+        NATS_URL: natsUrl(),
+        TARSY_SUBJECT_PREFIX: prefix,
+        DATABASE_URL: database.url,
+        // The demo configuration: its MCP servers (the demo cluster) start without a cluster.
+        TARSY_CONFIG_DIR: resolve(ROOT, "deploy/demo"),
+        TARSY_REPO_ROOT: ROOT,
+      },
+    });
+    try {
+      const ready = await until(
+        `${service} /ready`,
+        async () => {
+          const res = await get(`${ops}/ready`);
+          return res?.status === 200 ? res : undefined;
+        },
+        90_000,
+      );
+      const report = JSON.parse(ready.body) as { status: string; checks: Record<string, unknown> };
+      expect(report.status).toBe("ready");
+      expect(Object.keys(report.checks).sort()).toEqual([...checks].sort());
+      const health = await get(`${ops}/health`);
+      expect(health?.status).toBe(200);
+      expect(JSON.parse(health?.body ?? "{}")).toEqual({ status: "ok" });
+      const metrics = await get(`${ops}/metrics`);
+      expect(metrics?.status).toBe(200);
+      expect(metrics?.body).toMatch(/^# TYPE tarsy_\w+ (counter|gauge|histogram)$/m);
+      expect(metrics?.body).toContain(`service="${service}"`);
+    } finally {
+      process_.child.kill("SIGTERM");
+    }
+    expect(await process_.exited, process_.output()).toBe(0);
+    await database.drop();
   }, 240_000);
 });
 
