@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Logger } from "@tarsy/runtime";
+import { type Logger, withTimeout } from "@tarsy/runtime";
 import type { Registry } from "prom-client";
 
 /** Resolves when the dependency is usable; throws (or rejects) with the reason when not. */
@@ -58,19 +58,11 @@ function message(err: unknown): string {
 async function runCheck(check: ReadinessCheck, timeoutMs: number): Promise<CheckResult> {
   const started = performance.now();
   const latency = () => Math.round((performance.now() - started) * 10) / 10;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      check(),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    await withTimeout(check(), timeoutMs, () => new Error(`no answer in ${timeoutMs} ms`));
     return { status: "ok", latency_ms: latency() };
   } catch (err) {
     return { status: "failing", latency_ms: latency(), error: message(err) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,3 +1,4 @@
+import { withTimeout } from "@tarsy/runtime";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import {
   type LabelOf,
@@ -95,18 +96,14 @@ export function createMetrics<S extends ServiceName>(
       const gauge = metrics[key] as MetricOf<typeof key>;
       const timeoutMs = collectOptions.timeoutMs ?? 1_000;
       collectors.set(key, async () => {
-        let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([
+          await withTimeout(
             collect(gauge),
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(() => reject(new Error(`no value in ${timeoutMs} ms`)), timeoutMs);
-            }),
-          ]);
+            timeoutMs,
+            () => new Error(`no value in ${timeoutMs} ms`),
+          );
         } catch (err) {
           collectOptions.logger?.warn({ err, metric: METRICS[key].name }, "metric not collected");
-        } finally {
-          clearTimeout(timer);
         }
       });
     },

@@ -1,18 +1,10 @@
+import { withTimeout as raceTimeout } from "@tarsy/runtime";
+
 export class TimeoutError extends Error {
   readonly code = "timeout" as const;
 }
 
 /** Resolves like `promise`, or rejects with TimeoutError after `ms`. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TimeoutError(`${what} timed out after ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return raceTimeout(promise, ms, () => new TimeoutError(`${what} timed out after ${ms} ms`));
 }

@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "@tarsy/config";
+import { withTimeout } from "@tarsy/runtime";
 import { InitFailedError, OperationTimeoutError, SessionClosedError } from "../errors.ts";
 import { createTransport, type TransportDeps } from "./transport.ts";
 
@@ -21,18 +22,8 @@ export interface McpConnection {
 let sessionCounter = 0;
 
 /** Races an operation against a deadline; the deadline error is never retried. */
-async function withDeadline<T>(operation: string, ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OperationTimeoutError(operation, ms)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withDeadline<T>(operation: string, ms: number, work: Promise<T>): Promise<T> {
+  return withTimeout(work, ms, () => new OperationTimeoutError(operation, ms));
 }
 
 /** Starts the transport and runs the MCP initialize handshake within `initTimeoutMs`. */
