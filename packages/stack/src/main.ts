@@ -12,6 +12,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { loadStartEnv, PROVIDER_KEYS } from "./env.ts";
 import { startStack } from "./stack.ts";
 
 const root = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -23,8 +24,8 @@ const { values } = parseArgs({
     "log-level": { type: "string", default: "info" },
   },
 });
-const PROVIDER_KEYS = ["GOOGLE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "XAI_API_KEY"];
-const hasKey = PROVIDER_KEYS.some((k) => process.env[k]);
+const env = loadStartEnv();
+const hasKey = PROVIDER_KEYS.some((k) => env[k]);
 const demo = values.demo || values.once || !hasKey;
 const say = (line: string) => process.stdout.write(`\x1b[1mtarsy\x1b[0m            | ${line}\n`);
 
@@ -36,11 +37,9 @@ if (demo) {
 }
 const stack = await startStack({
   root,
-  configDir: demo
-    ? resolve(root, "deploy/demo")
-    : resolve(root, process.env.TARSY_CONFIG_DIR ?? "deploy/config"),
-  ...(process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL } : {}),
-  ...(process.env.NATS_URL ? { natsUrl: process.env.NATS_URL } : {}),
+  configDir: demo ? resolve(root, "deploy/demo") : resolve(root, env.TARSY_CONFIG_DIR),
+  ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
+  ...(env.NATS_URL ? { natsUrl: env.NATS_URL } : {}),
   ...(demo ? { llmScriptPath: resolve(root, "deploy/demo/llm-script.yaml") } : {}),
   replicas: { "agent-runner": Number(values.runners) },
   logLevel: values["log-level"],

@@ -21,3 +21,8 @@ export type Env = z.infer<typeof EnvSchema>;
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   return parseEnv(EnvSchema, source);
 }
+
+/** Variables for `{{.VAR}}` / `${VAR}` in tarsy.yaml and llm-providers.yaml. */
+export function configEnv(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}

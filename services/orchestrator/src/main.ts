@@ -9,7 +9,7 @@ import {
   startOpsServer,
 } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
-import { loadEnv } from "./env.ts";
+import { configEnv, loadEnv } from "./env.ts";
 import { startOrchestrator } from "./orchestrator.ts";
 
 const env = loadEnv();
@@ -24,7 +24,7 @@ await runService(
       registry: metrics.registry,
       logger: logger.child({ component: "ops" }),
     });
-    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: process.env });
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
     for (const warning of warnings) logger.warn({ warning }, "configuration warning");
     const db = createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) });
     const bus = await connectBus(
