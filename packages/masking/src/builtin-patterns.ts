@@ -10,8 +10,11 @@ const NOT_MASKED = String.raw`(?!\[MASKED_)`;
  * are kept (capture group 1) and only the value is replaced, so output stays readable.
  */
 function keyValue(keys: string, value: string): string {
-  return String.raw`(?i)(${keys}${Q}\s*[:=]\s*${Q})${NOT_MASKED}${value}`;
+  return String.raw`(?i)(${keys}${Q}[ \t]*[:=][ \t]*${Q})${NOT_MASKED}${value}`;
 }
+
+/** A base64 run that mixes upper case, lower case and digits (names and paths rarely do). */
+const MIXED = String.raw`(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[0-9])`;
 
 const ENV_SECRET_NAME = String.raw`[A-Za-z0-9_.\-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PWD|SECRET|KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_.\-]*`;
 
@@ -61,6 +64,27 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     replacement: "[MASKED_SLACK_TOKEN]",
     description: "Slack tokens",
   },
+  slack_webhook: {
+    pattern: String.raw`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`,
+    replacement: "[MASKED_SLACK_WEBHOOK]",
+    description: "Slack incoming-webhook and workflow URLs (the URL is the credential)",
+  },
+  gitlab_token: {
+    pattern: String.raw`\b(?:glpat|gldt|glrt|glptt|glcbt|glft|glimt|glagent|glsoat|gloas)-[A-Za-z0-9_\-]{20,}`,
+    replacement: "[MASKED_GITLAB_TOKEN]",
+    description: "GitLab personal, deploy, runner, trigger and other tokens",
+  },
+  google_oauth: {
+    pattern: String.raw`\b(?:GOCSPX-[A-Za-z0-9_\-]{20,}|ya29\.[A-Za-z0-9_\-.]{20,}|1//0[A-Za-z0-9_\-]{30,})`,
+    replacement: "[MASKED_GOOGLE_OAUTH]",
+    description: "Google OAuth client secrets, access tokens and refresh tokens",
+  },
+  provider_api_key: {
+    pattern: String.raw`\b(?:sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{20,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_\-]{50,}|xai-[A-Za-z0-9]{40,}|hf_[A-Za-z0-9]{30,}|dop_v1_[a-f0-9]{64}|SG\.[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,})`,
+    replacement: "[MASKED_API_KEY]",
+    description:
+      "API keys of LLM, payment and package providers (OpenAI, Anthropic, Stripe, npm, PyPI, xAI, Hugging Face, DigitalOcean, SendGrid)",
+  },
   gcp_api_key: {
     pattern: String.raw`\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])`,
     replacement: "[MASKED_GCP_API_KEY]",
@@ -85,6 +109,11 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     pattern: String.raw`((?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)${NOT_MASKED}[^;\s"']+`,
     replacement: "$1[MASKED_AZURE_KEY]",
     description: "Azure storage / Service Bus connection string keys and SAS signatures",
+  },
+  azure_sas_signature: {
+    pattern: String.raw`([?&]sig=)${NOT_MASKED}[A-Za-z0-9%+/=_\-]{16,}`,
+    replacement: "$1[MASKED_SAS_SIGNATURE]",
+    description: "Signatures of Azure SAS URLs (and other signed URLs with sig=)",
   },
   client_secret: {
     pattern: keyValue(String.raw`client[_\-]?secret`, String.raw`[A-Za-z0-9_\-.~+/]{8,}={0,2}`),
@@ -118,7 +147,7 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     description: "Secret keys given as key/value",
   },
   api_key: {
-    pattern: keyValue(String.raw`(?:api[_\-]?key|key)`, String.raw`[A-Za-z0-9_\-+/]{20,}={0,2}`),
+    pattern: keyValue(String.raw`(?:api[_\-]?key|apikey)`, String.raw`[A-Za-z0-9_\-+/]{20,}={0,2}`),
     replacement: "$1[MASKED_API_KEY]",
     description: "API keys (key: value with a value of 20+ characters)",
   },
@@ -128,7 +157,7 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     description: "Passwords (password: value, PASSWORD=value, Password=value;)",
   },
   token: {
-    pattern: String.raw`(?i)((?:token|bearer|jwt)${Q}\s*[:=]\s*${Q}|--token(?:=|\s+)["']?)${NOT_MASKED}[A-Za-z0-9_\-.+/~]{8,}={0,2}`,
+    pattern: String.raw`(?i)((?:token|bearer|jwt)${Q}[ \t]*[:=][ \t]*${Q}|--token(?:=|[ \t]+)["']?)${NOT_MASKED}[A-Za-z0-9_\-.+/~]{8,}={0,2}`,
     replacement: "$1[MASKED_TOKEN]",
     description: "Access tokens (token: value, --token value)",
   },
@@ -138,14 +167,16 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
     description: "Email addresses",
   },
   base64_short: {
-    pattern: String.raw`(:[ \t]+)${NOT_MASKED}[A-Za-z0-9+/]{4,19}={0,2}(?=\s|$)`,
+    pattern: String.raw`(:[ \t]+)${NOT_MASKED}(?:${MIXED}[A-Za-z0-9+/]{4,19}={0,2}|[A-Za-z0-9+/]{2,18}={1,2})(?=\s|$)`,
     replacement: "$1[MASKED_SHORT_BASE64]",
-    description: "Short base64-looking values after a colon (very broad)",
+    description:
+      "Short base64-looking values after a colon: padded, or mixing upper case, lower case and digits (broad)",
   },
   base64_secret: {
-    pattern: String.raw`\b[A-Za-z0-9+/]{20,}={0,2}`,
+    pattern: String.raw`\b${MIXED}[A-Za-z0-9+/]{20,}={0,2}`,
     replacement: "[MASKED_BASE64_VALUE]",
-    description: "Base64-looking values of 20+ characters (very broad)",
+    description:
+      "Base64-looking values of 20+ characters mixing upper case, lower case and digits (broad)",
   },
 };
 
@@ -163,78 +194,62 @@ export const BUILTIN_PATTERN_PREFILTERS: Record<string, string | RegExp> = {
   url_credentials: "://",
   // The domain half of an address: starts with a literal, so it is far cheaper than the pattern.
   email: /@[A-Za-z0-9]+(?:[.-][A-Za-z0-9]+)*\.[A-Za-z]{2,63}\b/,
+  slack_webhook: "hooks.slack.com",
+  google_oauth: /GOCSPX-|ya29\.|1\/\/0/,
+  azure_sas_signature: "sig=",
 };
 
 /** Code maskers: structural maskers that parse the content instead of matching a regex. */
-export const BUILTIN_CODE_MASKERS: readonly string[] = ["kubernetes_secret"];
+export const BUILTIN_CODE_MASKERS: readonly string[] = [
+  "kubernetes_secret",
+  "structured_secrets",
+  "secret_assignments",
+];
+
+/**
+ * What every built-in group masks: every kind of secret the built-ins know, by structure (Secret
+ * data, secret-named keys, flags and env items), by name in text, and by shape (tokens and keys
+ * of known providers, private keys, credentials in URLs). Groups differ only in what they mask
+ * beyond secrets (certificates, emails, SSH public keys, broad base64 sweeps).
+ */
+const SECRETS_CORE: string[] = [
+  "kubernetes_secret",
+  "structured_secrets",
+  "secret_assignments",
+  "pem_private_key",
+  "jwt",
+  "github_token",
+  "gitlab_token",
+  "slack_token",
+  "slack_webhook",
+  "google_oauth",
+  "provider_api_key",
+  "gcp_api_key",
+  "gcp_service_account_key",
+  "aws_access_key",
+  "aws_secret_key",
+  "azure_storage_key",
+  "azure_sas_signature",
+  "client_secret",
+  "url_credentials",
+  "kubernetes_env_secret",
+  "kubeconfig_client_credentials",
+  "bearer_token",
+  "private_key",
+  "secret_key",
+  "api_key",
+  "password",
+  "token",
+];
 
 /** Named groups of patterns (and code maskers) that configs refer to by `pattern_groups`. */
 export const BUILTIN_PATTERN_GROUPS: Record<string, string[]> = {
-  basic: ["api_key", "password", "url_credentials"],
-  secrets: [
-    "api_key",
-    "password",
-    "url_credentials",
-    "token",
-    "bearer_token",
-    "jwt",
-    "pem_private_key",
-    "private_key",
-    "secret_key",
-    "client_secret",
-  ],
-  security: [
-    "api_key",
-    "password",
-    "url_credentials",
-    "token",
-    "bearer_token",
-    "jwt",
-    "pem_private_key",
-    "certificate",
-    "certificate_authority_data",
-    "kubeconfig_client_credentials",
-    "email",
-    "ssh_key",
-    "private_key",
-    "secret_key",
-    "client_secret",
-    "aws_access_key",
-    "aws_secret_key",
-    "github_token",
-    "slack_token",
-    "gcp_api_key",
-    "gcp_service_account_key",
-    "azure_storage_key",
-  ],
-  kubernetes: [
-    "kubernetes_secret",
-    "api_key",
-    "password",
-    "url_credentials",
-    "pem_private_key",
-    "certificate_authority_data",
-    "kubeconfig_client_credentials",
-    "kubernetes_env_secret",
-    "jwt",
-    "bearer_token",
-    "aws_access_key",
-    "github_token",
-    "slack_token",
-    "gcp_api_key",
-  ],
-  cloud: [
-    "aws_access_key",
-    "aws_secret_key",
-    "gcp_api_key",
-    "gcp_service_account_key",
-    "azure_storage_key",
-    "client_secret",
-    "pem_private_key",
-    "api_key",
-    "token",
-  ],
-  all: ["kubernetes_secret", ...Object.keys(BUILTIN_MASKING_PATTERNS)],
+  basic: SECRETS_CORE,
+  secrets: SECRETS_CORE,
+  security: [...SECRETS_CORE, "certificate", "certificate_authority_data", "email", "ssh_key"],
+  kubernetes: [...SECRETS_CORE, "certificate_authority_data"],
+  cloud: SECRETS_CORE,
+  all: [...BUILTIN_CODE_MASKERS, ...Object.keys(BUILTIN_MASKING_PATTERNS)],
 };
 
 /** True for a name a config may list in `patterns`: a built-in regex or a code masker. */

@@ -40,3 +40,13 @@ export {
   type MaskToolResultOptions,
   TOOL_RESULT_REDACTED_NOTICE,
 } from "./service.ts";
+export {
+  createSecretAssignmentMasker,
+  maskSecretAssignments,
+} from "./structure/assignments.ts";
+export {
+  createStructuredSecretMasker,
+  MASKED_FIELD_VALUE,
+  maskStructuredSecrets,
+} from "./structure/field-masker.ts";
+export { isSecretName } from "./structure/names.ts";

@@ -14,6 +14,13 @@ export interface CodeMasker {
   readonly name: string;
   /** Cheap pre-check (string search, no parsing). */
   appliesTo(content: string): boolean;
-  /** Masks what it recognises; content it cannot parse comes back unchanged. */
-  mask(content: string): MaskOutcome;
+  /**
+   * Masks what it recognises; content it cannot parse comes back unchanged. `nested` masks a
+   * text found inside the content (a document held in a string) with the whole plan; its
+   * redactions are counted by the plan, not in this masker's outcome.
+   */
+  mask(content: string, nested?: NestedMasker): MaskOutcome;
 }
+
+/** Masks a text found inside another with the whole masking plan. */
+export type NestedMasker = (text: string) => MaskOutcome;

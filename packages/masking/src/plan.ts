@@ -1,7 +1,10 @@
 import type { CustomMaskingPattern, MaskingPatternDefinition } from "./config.ts";
 import { UnknownGroupError, UnknownPatternError } from "./errors.ts";
-import type { CodeMasker, MaskOutcome } from "./masker.ts";
+import type { CodeMasker, MaskOutcome, NestedMasker } from "./masker.ts";
 import { type CompiledPattern, compilePattern } from "./regex.ts";
+
+/** How deep documents held in strings (held in strings …) are masked with the whole plan. */
+const MAX_NESTED_DEPTH = 3;
 
 /** Told how many values one pattern (or code masker) replaced, when it replaced any. */
 export type RedactionListener = (pattern: string, count: number) => void;
@@ -78,26 +81,43 @@ export function buildPlan(
   );
   for (const [name, pattern] of catalog.patterns) if (selected.has(name)) patterns.push(pattern);
 
-  return {
+  const plan: MaskingPlan = {
     codeMaskers,
     patterns,
     apply(content: string, onRedaction?: RedactionListener): MaskOutcome {
-      let text = content;
-      let redactions = 0;
-      for (const masker of codeMaskers) {
-        if (!masker.appliesTo(text)) continue;
-        const outcome = masker.mask(text);
-        text = outcome.content;
-        redactions += outcome.redactions;
-        if (outcome.redactions > 0) onRedaction?.(masker.name, outcome.redactions);
-      }
-      for (const pattern of patterns) {
-        const outcome = pattern.apply(text);
-        text = outcome.text;
-        redactions += outcome.count;
-        if (outcome.count > 0) onRedaction?.(pattern.name, outcome.count);
-      }
-      return { content: text, redactions };
+      return applyPlan(content, onRedaction, 0);
     },
   };
+
+  function applyPlan(
+    content: string,
+    onRedaction: RedactionListener | undefined,
+    depth: number,
+  ): MaskOutcome {
+    let text = content;
+    let redactions = 0;
+    const nested: NestedMasker | undefined =
+      depth < MAX_NESTED_DEPTH
+        ? (inner) => {
+            const outcome = applyPlan(inner, onRedaction, depth + 1);
+            redactions += outcome.redactions;
+            return outcome;
+          }
+        : undefined;
+    for (const masker of codeMaskers) {
+      if (!masker.appliesTo(text)) continue;
+      const outcome = masker.mask(text, nested);
+      text = outcome.content;
+      redactions += outcome.redactions;
+      if (outcome.redactions > 0) onRedaction?.(masker.name, outcome.redactions);
+    }
+    for (const pattern of patterns) {
+      const outcome = pattern.apply(text);
+      text = outcome.text;
+      redactions += outcome.count;
+      if (outcome.count > 0) onRedaction?.(pattern.name, outcome.count);
+    }
+    return { content: text, redactions };
+  }
+  return plan;
 }

@@ -97,6 +97,29 @@ const SAMPLES: Record<string, { input: string; secret: string }> = {
     input: "webhook via xoxb-2048-4096-AbCdEfGhIjKlMnOp",
     secret: "xoxb-2048-4096-AbCdEfGhIjKlMnOp",
   },
+  slack_webhook: {
+    input:
+      "alerts go to https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBB/XyZ123abcDEF456ghiJKL789 daily",
+    secret: "XyZ123abcDEF456ghiJKL789",
+  },
+  gitlab_token: {
+    input: "CI_JOB: glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm used for clone",
+    secret: "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm",
+  },
+  google_oauth: {
+    input:
+      "oauth client 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 and access ya29.a0AfH6SMBx7Yz-Q9wErTyUiOp1234567890abc",
+    secret: "ya29.a0AfH6SMBx7Yz-Q9wErTyUiOp1234567890abc",
+  },
+  provider_api_key: {
+    input: "llm call with sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 failed",
+    secret: "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+  },
+  azure_sas_signature: {
+    input:
+      "GET https://acct.blob.core.windows.net/logs/a.txt?sv=2022-11-02&se=2026-12-01&sr=b&sp=r&sig=Zk9vYmFy%2BYmF6cXV4Zm9vYmFy%3D 200",
+    secret: "Zk9vYmFy%2BYmF6cXV4Zm9vYmFy%3D",
+  },
   gcp_api_key: {
     input: "maps key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY used",
     secret: "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",

@@ -39,7 +39,7 @@ describe("maskToolResult (fail-closed)", () => {
   it("masks with the server's groups, patterns and custom patterns (custom ones first)", () => {
     const service = createMaskingService();
     const result = service.maskToolResult(
-      "ticket token: CUSTOM-ABCDEF0123456789 and password=hunter22",
+      "ticket CUSTOM-ABCDEF0123456789 from https://ops:hunter22@tickets.example.com and password=hunter22",
       basic({
         patterns: ["token"],
         custom_patterns: [
@@ -52,8 +52,9 @@ describe("maskToolResult (fail-closed)", () => {
       }),
     );
     expect(result).toEqual({
-      content: "ticket token: [MASKED_CUSTOM_TOKEN] and password=[MASKED_PASSWORD]",
-      redactions: 2,
+      content:
+        "ticket [MASKED_CUSTOM_TOKEN] from https://ops:[MASKED_PASSWORD]@tickets.example.com and password=[MASKED_SECRET]",
+      redactions: 3,
       failed: false,
     });
   });
@@ -230,15 +231,15 @@ describe("onRedaction", () => {
       }),
     );
     expect(seen).toEqual([
+      ["secret_assignments", 2],
       ["custom_token", 1],
-      ["password", 2],
     ]);
     seen.length = 0;
     service.maskAlertData("password=Hunter2-Payments!", {
       enabled: true,
       pattern_group: "security",
     });
-    expect(seen).toEqual([["password", 1]]);
+    expect(seen).toEqual([["secret_assignments", 1]]);
     seen.length = 0;
     service.maskToolResult("nothing secret here", basic());
     expect(seen).toEqual([]);

@@ -20,6 +20,8 @@ import {
   type PatternCatalog,
   type RedactionListener,
 } from "./plan.ts";
+import { createSecretAssignmentMasker } from "./structure/assignments.ts";
+import { createStructuredSecretMasker } from "./structure/field-masker.ts";
 
 /** What a tool result becomes when masking fails: never the raw content. */
 export const TOOL_RESULT_REDACTED_NOTICE =
@@ -64,7 +66,7 @@ export interface CreateMaskingServiceOptions {
   patterns?: Record<string, MaskingPatternDefinition>;
   /** Groups from config that override or add to the built-in groups. */
   patternGroups?: Record<string, string[]>;
-  /** Extra structural maskers (the Kubernetes Secret masker is always registered). */
+  /** Extra structural maskers (the built-in ones are always registered). */
   codeMaskers?: readonly CodeMasker[];
   /** Bound of the per-config plan cache (least recently used evicted). Default 256. */
   maxCachedConfigs?: number;
@@ -91,7 +93,12 @@ export function createMaskingService(options: CreateMaskingServiceOptions = {}):
   const catalog: PatternCatalog = compileCatalog(
     { ...BUILTIN_MASKING_PATTERNS, ...options.patterns },
     { ...BUILTIN_PATTERN_GROUPS, ...options.patternGroups },
-    [createKubernetesSecretMasker(), ...(options.codeMaskers ?? [])],
+    [
+      createKubernetesSecretMasker(),
+      createStructuredSecretMasker(),
+      createSecretAssignmentMasker(),
+      ...(options.codeMaskers ?? []),
+    ],
     Object.fromEntries(
       Object.entries(BUILTIN_PATTERN_PREFILTERS).filter(
         ([name]) => !options.patterns || !Object.hasOwn(options.patterns, name),

@@ -14,7 +14,7 @@ export class JsonScanError extends Error {
  * entry kept with its range and lazily decoded text). Everything else is skipped without
  * building nodes, which keeps large JSON outputs cheap.
  */
-type Mode = "resource" | "list" | "metadata" | "values" | "leaf";
+type Mode = "resource" | "list" | "metadata" | "values" | "leaf" | "full";
 
 const RESOURCE_KEYS: Record<string, Mode> = {
   kind: "leaf",
@@ -25,14 +25,19 @@ const RESOURCE_KEYS: Record<string, Mode> = {
 };
 
 /**
- * Parses JSON into a source-mapped tree of the parts a Kubernetes resource masker needs
- * (offsets of every kept value). Throws JsonScanError on malformed input or trailing content.
+ * Parses JSON into a source-mapped tree: of the parts a Kubernetes resource masker needs
+ * (`kubernetes`, the default), or of every value (`full`). Offsets are those of `text` plus
+ * `offset`. Throws JsonScanError on malformed input or trailing content.
  */
-export function scanJson(text: string): SourceNode {
-  const scanner = new Scanner(text);
+export function scanJson(
+  text: string,
+  scope: "kubernetes" | "full" = "kubernetes",
+  offset = 0,
+): SourceNode {
+  const scanner = new Scanner(text, offset);
   scanner.skipWhitespace();
   const first = text.charCodeAt(scanner.pos);
-  const node = scanner.value(0, first === 91 ? "list" : "resource");
+  const node = scanner.value(0, scope === "full" ? "full" : first === 91 ? "list" : "resource");
   scanner.skipWhitespace();
   if (scanner.pos !== text.length) scanner.fail("unexpected trailing content");
   return node;
@@ -40,7 +45,10 @@ export function scanJson(text: string): SourceNode {
 
 class Scanner {
   pos = 0;
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly offset: number,
+  ) {}
 
   fail(message: string): never {
     throw new JsonScanError(`${message} at offset ${this.pos}`);
@@ -62,7 +70,7 @@ class Scanner {
     this.skipWhitespace();
     const c = this.text.charCodeAt(this.pos);
     if (c === 123 && mode !== "leaf" && mode !== "list") return this.object(depth, mode);
-    if (c === 91 && mode === "list") return this.array(depth);
+    if (c === 91 && (mode === "list" || mode === "full")) return this.array(depth, mode);
     if (c === 34) return this.string();
     const start = this.pos;
     if (c === 123 || c === 91) this.skipContainer();
@@ -72,7 +80,7 @@ class Scanner {
       if (!match) this.fail("unexpected character");
       this.pos += match[0].length;
     }
-    return new JsonScalar(this.text, start, this.pos, "opaque");
+    return new JsonScalar(this.text, this.offset, start, this.pos, "opaque");
   }
 
   private object(depth: number, mode: Mode): SourceMap {
@@ -82,7 +90,7 @@ class Scanner {
     this.skipWhitespace();
     if (this.text.charCodeAt(this.pos) === 125) {
       this.pos++;
-      return { type: "map", pairs, start, end: this.pos };
+      return { type: "map", pairs, start: start + this.offset, end: this.pos + this.offset };
     }
     for (;;) {
       this.skipWhitespace();
@@ -98,28 +106,33 @@ class Scanner {
       const c = this.text.charCodeAt(this.pos);
       this.pos++;
       if (c === 44) continue;
-      if (c === 125) return { type: "map", pairs, start, end: this.pos };
+      if (c === 125) {
+        return { type: "map", pairs, start: start + this.offset, end: this.pos + this.offset };
+      }
       this.pos--;
       this.fail("expected ',' or '}'");
     }
   }
 
-  private array(depth: number): SourceSeq {
+  private array(depth: number, mode: Mode): SourceSeq {
     const start = this.pos;
     this.pos++;
     const items: SourceNode[] = [];
+    const itemMode: Mode = mode === "full" ? "full" : "resource";
     this.skipWhitespace();
     if (this.text.charCodeAt(this.pos) === 93) {
       this.pos++;
-      return { type: "seq", items, start, end: this.pos };
+      return { type: "seq", items, start: start + this.offset, end: this.pos + this.offset };
     }
     for (;;) {
-      items.push(this.value(depth + 1, "resource"));
+      items.push(this.value(depth + 1, itemMode));
       this.skipWhitespace();
       const c = this.text.charCodeAt(this.pos);
       this.pos++;
       if (c === 44) continue;
-      if (c === 93) return { type: "seq", items, start, end: this.pos };
+      if (c === 93) {
+        return { type: "seq", items, start: start + this.offset, end: this.pos + this.offset };
+      }
       this.pos--;
       this.fail("expected ',' or ']'");
     }
@@ -180,7 +193,7 @@ class Scanner {
   private string(): SourceScalar {
     const start = this.pos;
     const escaped = this.skipString();
-    return new JsonScalar(this.text, start, this.pos, escaped ? "escaped" : "string");
+    return new JsonScalar(this.text, this.offset, start, this.pos, escaped ? "escaped" : "string");
   }
 }
 
@@ -192,6 +205,8 @@ function childMode(mode: Mode, key: string): Mode | undefined {
       return key === "annotations" ? "values" : undefined;
     case "values":
       return "leaf";
+    case "full":
+      return "full";
     case "list":
     case "leaf":
       return undefined;
@@ -206,16 +221,22 @@ function childMode(mode: Mode, key: string): Mode | undefined {
 class JsonScalar implements SourceScalar {
   readonly type = "scalar";
   readonly style = "json";
+  readonly start: number;
+  readonly end: number;
   constructor(
     private readonly source: string,
-    readonly start: number,
-    readonly end: number,
+    private readonly offset: number,
+    start: number,
+    end: number,
     private readonly kind: "string" | "escaped" | "opaque",
-  ) {}
+  ) {
+    this.start = start + offset;
+    this.end = end + offset;
+  }
 
   text(): string | null {
     if (this.kind === "opaque") return null;
-    const raw = this.source.slice(this.start, this.end);
+    const raw = this.source.slice(this.start - this.offset, this.end - this.offset);
     return this.kind === "escaped" ? (JSON.parse(raw) as string) : raw.slice(1, -1);
   }
 }

@@ -1,5 +1,7 @@
 import { MaskingInputTooDeepError } from "../errors.ts";
 import type { CodeMasker, MaskOutcome } from "../masker.ts";
+import { parseYamlChunk, splitDocuments } from "../structure/documents.ts";
+import { encodeString } from "../structure/scalars.ts";
 import { maskDataBlocksByLine } from "./fallback.ts";
 import { JsonScanError, scanJson } from "./json-scan.ts";
 import {
@@ -11,7 +13,6 @@ import {
   type SourceNode,
   type SourceScalar,
 } from "./tree.ts";
-import { parseYamlDocument } from "./yaml-tree.ts";
 
 /** What every value of a Secret's `data` / `stringData` becomes. */
 export const MASKED_SECRET_VALUE = "[MASKED_SECRET_DATA]";
@@ -23,7 +24,6 @@ const SECRET_KIND =
   /(?:^[ \t-]*|[{,][ \t]*)["']?kind["']?[ \t]*:[ \t]*["']?Secret(?:List)?["']?[ \t]*(?:[,}]|#[^\r\n]*|\r?$)/m;
 const SECRET_KIND_IN_JSON = /"kind"\s*:\s*"Secret"/;
 const ESCAPED_JSON_SECRET_KIND = /\\"kind\\"\s*:\s*\\"Secret\\"/;
-const DOCUMENT_SEPARATOR = /^---(?=[ \t]|\r?$)/gm;
 const LAST_APPLIED_HINT = "Secret";
 
 /**
@@ -57,7 +57,7 @@ export function maskKubernetesSecrets(content: string): MaskOutcome {
   }
 
   for (const chunk of yamlChunks(content)) {
-    const root = parseYamlDocument(chunk.text, chunk.offset);
+    const root = parseYamlChunk(chunk.text, chunk.offset);
     if (root) collectDocument(root, content, edits, counter);
     else counter.redactions += maskDataBlocksByLine(chunk.text, chunk.offset, edits);
   }
@@ -137,7 +137,7 @@ function maskSecret(secret: SourceMap, edits: SourceEdit[], counter: Counter) {
     if (values?.type !== "map") continue;
     for (const pair of values.pairs) {
       const value = pair.value;
-      if (!value || isNullScalar(value)) continue;
+      if (!value || isNullScalar(value) || isMaskedScalar(value)) continue;
       edits.push({ start: value.start, end: value.end, replacement: MASKED_LITERAL });
       counter.redactions += 1;
     }
@@ -185,7 +185,8 @@ function maskSecretObject(secret: Record<string, unknown>): number {
     if (!values || typeof values !== "object" || Array.isArray(values)) continue;
     const record = values as Record<string, unknown>;
     for (const key of Object.keys(record)) {
-      if (record[key] === null) continue;
+      const value = record[key];
+      if (value === null || (typeof value === "string" && value.startsWith("[MASKED_"))) continue;
       record[key] = MASKED_SECRET_VALUE;
       masked += 1;
     }
@@ -193,18 +194,9 @@ function maskSecretObject(secret: Record<string, unknown>): number {
   return masked;
 }
 
-/** Writes `value` back in the style of the scalar it replaces. */
-function encodeString(node: SourceScalar, source: string, value: string): string {
-  if (node.style === "block") {
-    const original = source.slice(node.start, node.end);
-    const headerEnd = original.indexOf("\n");
-    if (headerEnd !== -1) {
-      const indent = /^[ \t]*/.exec(original.slice(headerEnd + 1))?.[0] ?? "  ";
-      return `${original.slice(0, headerEnd)}\n${indent}${value}`;
-    }
-  }
-  // A JSON string literal is also a valid YAML double-quoted scalar.
-  return JSON.stringify(value);
+/** Already masked (masking twice changes nothing and counts nothing). */
+function isMaskedScalar(node: SourceNode): boolean {
+  return node.type === "scalar" && node.text()?.startsWith("[MASKED_") === true;
 }
 
 function isNullScalar(node: SourceNode): boolean {
@@ -292,18 +284,6 @@ function isInsideItem(doc: string, start: number, end: number, indent: number): 
   while (start + spaces < end && doc.charCodeAt(start + spaces) === 32) spaces++;
   const rest = doc.slice(start + spaces, end).trim();
   return rest === "" || rest.startsWith("#") || spaces > indent;
-}
-
-/** Splits a YAML stream at `---` lines, so only documents that mention a Secret get parsed. */
-function splitDocuments(content: string): { text: string; offset: number }[] {
-  const starts = [0];
-  for (const match of content.matchAll(DOCUMENT_SEPARATOR)) {
-    if (match.index > 0) starts.push(match.index);
-  }
-  return starts.map((start, i) => ({
-    text: content.slice(start, starts[i + 1] ?? content.length),
-    offset: start,
-  }));
 }
 
 function firstNonSpace(content: string): string | undefined {

@@ -1,0 +1,131 @@
+import type { CodeMasker, MaskOutcome } from "../masker.ts";
+import { isPlaceholder, MASKED_FIELD_VALUE } from "./field-masker.ts";
+import { isSecretName, secretFlagName } from "./names.ts";
+
+/**
+ * A flag and its value, in every framing a command line is printed in: `--token=v`,
+ * `--token v`, `"--token", "v"` (JSON, also escaped inside a string), `- --token` / `- v`
+ * (YAML), `--token` / `v` on the next line (`kubectl describe`), `[--token, v]`.
+ */
+const FLAG_VALUE =
+  /(--?[A-Za-z][A-Za-z0-9_.-]*)(=\\?["']?|(?:\r?\n[ \t]*-[ \t]+|\\[nrt]|[ \t\r\n"',\\])+)(?!\[MASKED_|\[REDACTED|-)([^\s"',\\[\]{}]+)/y;
+
+/**
+ * `name: value` / `name=value` with the name quoted or not (YAML, JSON, env files, query
+ * strings, `kubectl describe`, JSON escaped inside a string). The value is quoted (group 3, 4
+ * or 5) or bare (group 7, after an optional auth scheme in group 6: `Authorization: Bearer …`).
+ */
+const KEY_VALUE =
+  /(\\?["']?)([A-Za-z_][A-Za-z0-9_.-]{0,80}?)\1[ \t]*[:=][ \t]*(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|(?![[|>{<(&*!])((?:Bearer|Basic|Token|Digest|Negotiate|Bot|ApiKey|SSWS)[ \t]+)?([^\s"',;&\\}\]]+))/y;
+
+/**
+ * Where a secret name may be: every name the judgement accepts holds one of these. Scanning for
+ * them and looking around each hit is much cheaper than trying every word of the text.
+ */
+const SECRETISH = /pass|pw|secret|token|key|auth|cred|cookie|dsn|sig/gi;
+const NULL_OR_BOOL = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE)$/;
+
+/**
+ * Masks secrets in text by the name they are given, whatever the format: values of
+ * secret-bearing flags and of `name: value` / `NAME=value` assignments whose name is secret
+ * (same judgement as the structural masker). Runs after it, so text that did not parse as
+ * JSON or YAML (`kubectl describe`, logs, env dumps, shell commands) is covered too.
+ */
+export function createSecretAssignmentMasker(): CodeMasker {
+  return {
+    name: "secret_assignments",
+    appliesTo: (content) => content.length > 0,
+    mask: maskSecretAssignments,
+  };
+}
+
+export function maskSecretAssignments(content: string): MaskOutcome {
+  let out = "";
+  let copied = 0;
+  let redactions = 0;
+  SECRETISH.lastIndex = 0;
+  for (let hit = SECRETISH.exec(content); hit; hit = SECRETISH.exec(content)) {
+    let start = hit.index;
+    while (start > 0 && isNameChar(content.charCodeAt(start - 1))) start--;
+    let wordEnd = hit.index + hit[0].length;
+    while (wordEnd < content.length && isNameChar(content.charCodeAt(wordEnd))) wordEnd++;
+    SECRETISH.lastIndex = wordEnd;
+    if (start < copied) continue;
+    const found = content.charCodeAt(start) === 45 ? flagAt(content, start) : keyAt(content, start);
+    if (!found) continue;
+    out += content.slice(copied, found.valueStart) + MASKED_FIELD_VALUE;
+    copied = found.valueEnd;
+    redactions += 1;
+    SECRETISH.lastIndex = Math.max(wordEnd, found.valueEnd);
+  }
+  if (redactions === 0) return { content, redactions };
+  return { content: out + content.slice(copied), redactions };
+}
+
+interface Found {
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** A secret flag starting at `start` (the first dash) and its value. */
+function flagAt(content: string, start: number): Found | null {
+  FLAG_VALUE.lastIndex = start;
+  const match = FLAG_VALUE.exec(content);
+  if (!match) return null;
+  const [whole, flag = "", , value = ""] = match;
+  if (!secretFlagName(flag) || value.endsWith(":") || isPlaceholder(value)) return null;
+  const valueEnd = start + whole.length;
+  return { valueStart: valueEnd - value.length, valueEnd };
+}
+
+/** A `name: value` / `name=value` whose name starts at `start` (perhaps behind a quote). */
+function keyAt(content: string, start: number): Found | null {
+  // The name may be quoted, or quoted with escaped quotes inside a JSON string.
+  const quote = content.charCodeAt(start - 1);
+  const candidates =
+    quote === 34 || quote === 39
+      ? content.charCodeAt(start - 2) === 92
+        ? [start - 2, start - 1, start]
+        : [start - 1, start]
+      : [start];
+  for (const at of candidates) {
+    // `scheme://user:password@host` is left to the URL pattern, which keeps the user.
+    if (inValuePosition(content, at) || content.startsWith("://", at - 3)) return null;
+    KEY_VALUE.lastIndex = at;
+    const match = KEY_VALUE.exec(content);
+    if (!match) continue;
+    const [whole, , key = "", escaped, doubled, single, , bare] = match;
+    if (!isSecretName(key)) return null;
+    const value = escaped ?? doubled ?? single ?? bare ?? "";
+    if (value.trim() === "" || isPlaceholder(value) || (bare && NULL_OR_BOOL.test(bare))) {
+      return null;
+    }
+    const closing = bare === undefined ? (escaped === undefined ? 1 : 2) : 0;
+    const valueEnd = at + whole.length - closing;
+    return { valueStart: valueEnd - value.length, valueEnd };
+  }
+  return null;
+}
+
+/** After `key: ` or `key=`: a name there is a value (`image: token-service:1.0`), not a key. */
+function inValuePosition(content: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0) {
+    const c = content.charCodeAt(i);
+    if (c !== 32 && c !== 9) break;
+    i--;
+  }
+  const c = content.charCodeAt(i);
+  return c === 58 || c === 61;
+}
+
+function isNameChar(c: number): boolean {
+  return (
+    (c >= 97 && c <= 122) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 48 && c <= 57) ||
+    c === 95 ||
+    c === 45 ||
+    c === 46
+  );
+}
