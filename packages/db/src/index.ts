@@ -4,6 +4,7 @@ export {
   type AdmitOptions,
   admitPendingSessions,
   claimNextPendingSession,
+  countPendingSessions,
   countRunningSessions,
   RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
