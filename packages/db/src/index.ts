@@ -8,6 +8,7 @@ export {
   countRunningSessions,
   RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
+export { isRowId } from "./ids.ts";
 export {
   CHAT_SESSION_STATUSES,
   deleteChatUserMessage,

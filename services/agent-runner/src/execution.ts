@@ -147,7 +147,8 @@ export async function runExecution(
     agent: request.agent_name,
   });
   const record = await deps.store.loadExecution(request.execution_id);
-  if (!record || record.sessionId !== request.session_id) {
+  // Not ours to run: no such execution, or not in the session and stage the request names.
+  if (!record || record.sessionId !== request.session_id || record.stageId !== request.stage_id) {
     throw new ExecutionNotFoundError(request.execution_id);
   }
   if (TERMINAL.has(record.status)) {

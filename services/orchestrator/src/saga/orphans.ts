@@ -1,5 +1,5 @@
 import type { ConsumeContext, ConsumerHandlers } from "@tarsy/bus";
-import { SessionNotFoundError } from "@tarsy/db";
+import { isRowId, SessionNotFoundError } from "@tarsy/db";
 import type { SagaDeps } from "./deps.ts";
 
 /** What a work message named that does not exist. */
@@ -22,6 +22,23 @@ export class OrphanedWorkError extends Error {
 
 type AnyHandler = (message: { session_id: string }, ctx: ConsumeContext) => Promise<void>;
 
+/** Id fields of the orchestrator's work messages and what each names. */
+const ID_FIELDS: Record<string, MissingKind> = {
+  session_id: "session",
+  execution_id: "execution",
+  stage_id: "stage",
+  chat_id: "chat_message",
+  message_id: "chat_message",
+};
+
+/** Throws for an id that cannot name a row (the schema accepts any non-empty string). */
+function checkIds(message: object): void {
+  for (const [field, missing] of Object.entries(ID_FIELDS)) {
+    const value = (message as Record<string, unknown>)[field];
+    if (typeof value === "string" && !isRowId(value)) throw new OrphanedWorkError(missing, value);
+  }
+}
+
 /**
  * Wraps every handler so a message about something missing is acknowledged at once with one
  * warn line (subject, kind, what is missing, ids) and a `tarsy_work_orphaned_total` count,
@@ -35,6 +52,7 @@ export function dropOrphans(
   for (const [key, handler] of Object.entries(handlers) as [string, AnyHandler][]) {
     wrapped[key] = async (message, ctx) => {
       try {
+        checkIds(message);
         await handler(message, ctx);
       } catch (err) {
         const orphan =
