@@ -8,7 +8,6 @@ export {
   countRunningSessions,
   RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
-export { isRowId } from "./ids.ts";
 export {
   CHAT_SESSION_STATUSES,
   deleteChatUserMessage,
@@ -60,6 +59,7 @@ export type {
   StageKind,
   TimelineEvent,
 } from "./generated/prisma/client.ts";
+export { isRowId } from "./ids.ts";
 export {
   getLLMInteractionDetail,
   getMCPInteraction,

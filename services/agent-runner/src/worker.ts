@@ -1,7 +1,11 @@
 import type { Bus, StopReport } from "@tarsy/bus";
-import { ActiveExecutions } from "./active.ts";
 import { createMetrics } from "@tarsy/metrics";
-import { ExecutionAbortedError, ExecutionNotFoundError, ExecutionTakenOverError } from "./errors.ts";
+import { ActiveExecutions } from "./active.ts";
+import {
+  ExecutionAbortedError,
+  ExecutionNotFoundError,
+  ExecutionTakenOverError,
+} from "./errors.ts";
 import { type RunnerDeps, runExecution } from "./execution.ts";
 
 export interface WorkerOptions {

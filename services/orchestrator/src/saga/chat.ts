@@ -13,8 +13,8 @@ import {
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
 import type { SagaDeps } from "./deps.ts";
-import { OrphanedWorkError } from "./orphans.ts";
 import { queueStageStatus } from "./events.ts";
+import { OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
 
 /**
