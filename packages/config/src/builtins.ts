@@ -46,6 +46,7 @@ export function builtinQueue(): QueueConfig {
   return {
     worker_count: 5,
     max_concurrent_sessions: 5,
+    max_pending_per_alert_type: 500,
     poll_interval_ms: 1000,
     poll_interval_jitter_ms: 500,
     session_timeout_ms: 15 * MINUTE,

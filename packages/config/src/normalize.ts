@@ -152,6 +152,7 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
     ...defined({
       worker_count: raw.worker_count,
       max_concurrent_sessions: raw.max_concurrent_sessions,
+      max_pending_per_alert_type: raw.max_pending_per_alert_type,
       poll_interval_ms: raw.poll_interval,
       poll_interval_jitter_ms: raw.poll_interval_jitter,
       session_timeout_ms: raw.session_timeout,

@@ -277,6 +277,7 @@ export type RawDefaults = z.output<typeof DefaultsSchema>;
 export const QueueSchema = z.strictObject({
   worker_count: PositiveInt.optional(),
   max_concurrent_sessions: PositiveInt.optional(),
+  max_pending_per_alert_type: z.number().int().nonnegative().optional(),
   poll_interval: DurationSchema.optional(),
   poll_interval_jitter: DurationSchema.optional(),
   session_timeout: DurationSchema.optional(),

@@ -194,6 +194,11 @@ export interface DefaultsConfig {
 export interface QueueConfig {
   worker_count: number;
   max_concurrent_sessions: number;
+  /**
+   * New alerts of a type are refused (not stored) while that type already has this many
+   * pending sessions; 0 means no limit.
+   */
+  max_pending_per_alert_type: number;
   poll_interval_ms: number;
   poll_interval_jitter_ms: number;
   session_timeout_ms: number;

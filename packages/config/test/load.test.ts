@@ -31,6 +31,7 @@ describe("built-ins", () => {
       alert_masking: { enabled: true, pattern_group: "security" },
     });
     expect(config.queue.max_concurrent_sessions).toBe(5);
+    expect(config.queue.max_pending_per_alert_type).toBe(500);
     expect(config.queue.session_timeout_ms).toBe(15 * 60_000);
     expect(warnings).toEqual([]);
   });
@@ -370,6 +371,7 @@ describe("the example files", () => {
     expect(config.queue).toEqual({
       worker_count: 5,
       max_concurrent_sessions: 5,
+      max_pending_per_alert_type: 500,
       poll_interval_ms: 1000,
       poll_interval_jitter_ms: 500,
       session_timeout_ms: 900_000,

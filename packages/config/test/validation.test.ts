@@ -207,6 +207,7 @@ llm_providers:
       tarsy: `
 queue:
   max_concurrent_sessions: 0
+  max_pending_per_alert_type: -1
   session_timeout: 15
   chat_timeout: soon
 defaults:
@@ -220,6 +221,7 @@ ${chainWith("{ name: KubernetesAgent, max_iterations: -3 }", "        replicas: 
     expect(issues.map(formatIssue)).toEqual([
       "tarsy.yaml: defaults.max_iterations: Too small: expected number to be >=1",
       "tarsy.yaml: queue.max_concurrent_sessions: Too small: expected number to be >=1",
+      "tarsy.yaml: queue.max_pending_per_alert_type: Too small: expected number to be >=0",
       "tarsy.yaml: queue.session_timeout: expected a duration such as 500ms, 30s, 40m or 1h",
       'tarsy.yaml: queue.chat_timeout: invalid duration "soon": expected a duration such as 500ms, 30s, 40m or 1h',
       "tarsy.yaml: mcp_servers.s.transport.timeout: Too small: expected number to be >0",

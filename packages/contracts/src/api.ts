@@ -88,6 +88,11 @@ export const AlertmanagerSkipReasonSchema = z.enum([
   "resolved",
   /** Per-group mode: the group already has a session within the window. */
   "group_duplicate",
+  /**
+   * Its alert type already has `queue.max_pending_per_alert_type` sessions waiting; nothing
+   * was stored for it and the notification is answered 503 so Alertmanager retries it.
+   */
+  "pending_limit",
 ]);
 export type AlertmanagerSkipReason = z.infer<typeof AlertmanagerSkipReasonSchema>;
 

@@ -14,6 +14,7 @@ export const HttpErrorCodeSchema = z.enum([
   "payload_too_large",
   "unsupported_media_type",
   "rate_limited",
+  "too_many_pending",
   "internal",
   "unavailable",
 ]);

@@ -4,6 +4,7 @@ export {
   type AdmitOptions,
   admitPendingSessions,
   claimNextPendingSession,
+  countPendingSessions,
   countRunningSessions,
   RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
@@ -58,6 +59,7 @@ export type {
   StageKind,
   TimelineEvent,
 } from "./generated/prisma/client.ts";
+export { isRowId } from "./ids.ts";
 export {
   getLLMInteractionDetail,
   getMCPInteraction,

@@ -160,6 +160,13 @@ export const METRICS = {
     labels: ["consumer"],
     from: ["orchestrator", "agent-runner"],
   },
+  workOrphaned: {
+    name: "tarsy_work_orphaned_total",
+    type: "counter",
+    help: "Valid work messages naming a session, execution, stage or chat message that does not exist; acknowledged and dropped.",
+    labels: ["kind", "missing"],
+    from: ["orchestrator", "agent-runner"],
+  },
   eventsPublished: {
     name: "tarsy_events_published_total",
     type: "counter",

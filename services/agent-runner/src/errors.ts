@@ -63,6 +63,7 @@ export class LlmCallError extends RunnerError {
   readonly code = "LLM_CALL_FAILED" as const;
 }
 
+/** The requested execution does not exist (or not in the session the request names). */
 export class ExecutionNotFoundError extends RunnerError {
   readonly code = "EXECUTION_NOT_FOUND" as const;
   constructor(readonly executionId: string) {

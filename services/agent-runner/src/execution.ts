@@ -147,7 +147,10 @@ export async function runExecution(
     agent: request.agent_name,
   });
   const record = await deps.store.loadExecution(request.execution_id);
-  if (!record) throw new ExecutionNotFoundError(request.execution_id);
+  // Not ours to run: no such execution, or not in the session and stage the request names.
+  if (!record || record.sessionId !== request.session_id || record.stageId !== request.stage_id) {
+    throw new ExecutionNotFoundError(request.execution_id);
+  }
   if (TERMINAL.has(record.status)) {
     const finished = finishedMessage(request, outcomeOf(record), record.completedAt ?? new Date());
     await deps.bus.publish("executionFinished", finished);

@@ -25,7 +25,7 @@ export interface RunContext {
 /** The runner's own metrics (events, redeliveries and the backlog come from the bus). */
 export type RunnerMetrics = Pick<
   ServiceMetrics<"agent-runner">,
-  "executionDuration" | "llmRequests" | "llmRequestDuration" | "llmTokens"
+  "executionDuration" | "llmRequests" | "llmRequestDuration" | "llmTokens" | "workOrphaned"
 >;
 
 /**

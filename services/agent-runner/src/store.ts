@@ -7,6 +7,7 @@ import {
   getExecution,
   getSession,
   getStage,
+  isRowId,
   type Prisma,
   recordLLMInteraction,
   recordMCPInteraction,
@@ -124,6 +125,7 @@ export function createPostgresStore(db: Db): RunnerStore {
     },
 
     async loadExecution(executionId): Promise<ExecutionRecord | null> {
+      if (!isRowId(executionId)) return null;
       const execution = await getExecution(prisma, executionId);
       if (!execution) return null;
       const [session, stage] = await Promise.all([

@@ -1,6 +1,11 @@
 import type { Bus, StopReport } from "@tarsy/bus";
+import { createMetrics } from "@tarsy/metrics";
 import { ActiveExecutions } from "./active.ts";
-import { ExecutionAbortedError, ExecutionTakenOverError } from "./errors.ts";
+import {
+  ExecutionAbortedError,
+  ExecutionNotFoundError,
+  ExecutionTakenOverError,
+} from "./errors.ts";
 import { type RunnerDeps, runExecution } from "./execution.ts";
 
 export interface WorkerOptions {
@@ -30,6 +35,7 @@ export async function startWorker(
 ): Promise<RunnerWorker> {
   const active = new ActiveExecutions();
   const log = deps.logger.child({ component: "worker" });
+  const metrics = deps.metrics ?? createMetrics("agent-runner", { processMetrics: false });
   const cancels = deps.bus.subscribeTransient("cancelControl", "control.cancel.*", (control) => {
     const aborted = active.cancel(control);
     if (aborted > 0) {
@@ -70,6 +76,21 @@ export async function startWorker(
         try {
           await runExecution(deps, request, controller.signal);
         } catch (err) {
+          if (err instanceof ExecutionNotFoundError) {
+            // Nothing to run and nobody to report to: acknowledged and dropped, not retried.
+            log.warn(
+              {
+                subject: ctx.subject,
+                kind: "execution_requested",
+                missing: "execution",
+                missing_id: request.execution_id,
+                session_id: request.session_id,
+              },
+              "work message names a missing execution; dropped",
+            );
+            metrics.workOrphaned.inc({ kind: "execution_requested", missing: "execution" });
+            return;
+          }
           // The newer attempt holds the execution and reports it; this delivery is done.
           if (!(err instanceof ExecutionTakenOverError)) throw err;
           log.warn({ execution_id: request.execution_id }, err.message);

@@ -9,6 +9,7 @@ import { type CreatedSession, createSession, type PrismaClient, type Tx } from "
 import { z } from "zod";
 import type { AppDeps } from "./deps.ts";
 import { HttpError } from "./errors.ts";
+import { pendingLimitReached } from "./pending-limit.ts";
 import { deliverSession, maskAlertData } from "./submit.ts";
 
 /**
@@ -78,6 +79,7 @@ async function ingestAlerts(
       deps,
       `am:fp:${fp}`,
       { alertFingerprint: fp },
+      alertType,
       (tx) =>
         createSession(tx, {
           alertData: maskAlertData(deps, renderAlertData(hook, [alert])).data,
@@ -90,6 +92,15 @@ async function ingestAlerts(
           alertLabels: alert.labels,
         }),
     );
+    if ("pendingLimit" in outcome) {
+      skipped.push({
+        fingerprint: fp,
+        status: "firing",
+        reason: "pending_limit",
+        session_id: null,
+      });
+      continue;
+    }
     if ("duplicateOf" in outcome) {
       seen.set(fp, outcome.duplicateOf);
       skipped.push({
@@ -139,6 +150,7 @@ async function ingestGroup(
     deps,
     `am:group:${groupKey}`,
     { alertGroupKey: groupKey },
+    alertType,
     (tx) =>
       createSession(tx, {
         alertData: maskAlertData(deps, renderAlertData(hook, firing)).data,
@@ -151,6 +163,17 @@ async function ingestGroup(
         alertLabels: hook.commonLabels,
       }),
   );
+  if ("pendingLimit" in outcome) {
+    for (const fp of fingerprints) {
+      skipped.push({
+        fingerprint: fp,
+        status: "firing",
+        reason: "pending_limit",
+        session_id: null,
+      });
+    }
+    return;
+  }
   if ("duplicateOf" in outcome) {
     for (const fp of fingerprints) {
       skipped.push({
@@ -167,13 +190,18 @@ async function ingestGroup(
 
 type Match = { alertFingerprint: string } | { alertGroupKey: string };
 
-/** Creates a session under an advisory lock unless a recent one matches; then publishes it. */
+/**
+ * Creates a session under an advisory lock unless a recent one matches or its alert type is
+ * at the pending limit (checked after the dedupe, so a duplicate is reported as such); then
+ * publishes it.
+ */
 async function createUnlessDuplicate(
   deps: AppDeps,
   lockKey: string,
   match: Match,
+  alertType: string,
   create: (tx: Tx) => Promise<CreatedSession>,
-): Promise<CreatedSession | { duplicateOf: string }> {
+): Promise<CreatedSession | { duplicateOf: string } | { pendingLimit: true }> {
   const cutoff = new Date(now(deps).getTime() - deps.settings.alertmanager.dedupeWindowMs);
   const outcome = await deps.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${lockKey}))`;
@@ -187,9 +215,10 @@ async function createUnlessDuplicate(
       select: { id: true },
     });
     if (existing) return { duplicateOf: existing.id };
+    if (await pendingLimitReached(deps, tx, alertType)) return { pendingLimit: true as const };
     return create(tx);
   });
-  if ("duplicateOf" in outcome) return outcome;
+  if ("duplicateOf" in outcome || "pendingLimit" in outcome) return outcome;
   await deliverSession(deps, outcome);
   return outcome;
 }

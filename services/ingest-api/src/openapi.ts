@@ -91,6 +91,9 @@ export function buildOpenApi(version: string): Json {
             400: E400,
             413: error("alert data larger than 1 MB"),
             415: error("Content-Type is not application/json"),
+            429: error(
+              "too_many_pending: the alert type has queue.max_pending_per_alert_type sessions waiting (Retry-After)",
+            ),
             503: E503,
           },
         },
@@ -105,7 +108,9 @@ export function buildOpenApi(version: string): Json {
             400: E400,
             401: error("credentials required and missing or wrong"),
             415: error("Content-Type is not application/json"),
-            503: E503,
+            503: error(
+              "bus unavailable, or too_many_pending: some alerts' types are at their pending limit (the rest were stored; Retry-After; Alertmanager retries)",
+            ),
           },
         },
       },

@@ -110,6 +110,12 @@ export async function runnerPeer(
       const pending = held.splice(0);
       for (const request of pending) await finish(request, outcome(request));
     },
+    /** Answers the oldest held request (now) with the given outcome; false when none is held. */
+    async releaseOldest(outcome: (r: ExecutionRequested) => Exclude<Outcome, "hold">) {
+      const request = held.shift();
+      if (request) await finish(request, outcome(request));
+      return request !== undefined;
+    },
     stop: () => consumer.stop(),
   };
 }

@@ -5,6 +5,7 @@ import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import { ingestNotification } from "../alertmanager-intake.ts";
 import type { AlertmanagerAuth, AppDeps } from "../deps.ts";
 import { HttpError } from "../errors.ts";
+import { refuseIfPendingLimited } from "../pending-limit.ts";
 import { authorOf, readJson } from "../request.ts";
 
 /** Alertmanager's webhook receiver (`webhook_configs[].url: …/api/v1/alerts/alertmanager`). */
@@ -31,6 +32,7 @@ export function alertmanagerRoutes(deps: AppDeps, received: AlertsReceived): Hon
       },
       "alertmanager notification processed",
     );
+    refuseIfPendingLimited(c, result);
     return c.json(result, 200);
   });
   return app;

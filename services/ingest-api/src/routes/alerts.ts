@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import type { AppDeps } from "../deps.ts";
 import { HttpError } from "../errors.ts";
+import { enforcePendingLimit } from "../pending-limit.ts";
 import { authorOf, readJson } from "../request.ts";
 import { deliverSession, maskAlertData } from "../submit.ts";
 
@@ -38,6 +39,7 @@ export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
     const chain = chainFor(deps.config, alertType);
     const selection = body.mcp ?? body.mcp_selection;
     if (selection) await validateSelection(deps, selection);
+    await enforcePendingLimit(deps, c, alertType);
 
     const masked = maskAlertData(deps, text);
     const created = await createSession(deps.prisma, {

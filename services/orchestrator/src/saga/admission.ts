@@ -5,9 +5,9 @@ import { queueSessionStatus } from "./events.ts";
 import { withSession } from "./session-lock.ts";
 
 /**
- * Admits pending sessions, oldest first, while fewer than `queue.max_concurrent_sessions`
- * run across all replicas (the admission transaction is serialized by an advisory lock),
- * then starts each admitted session.
+ * Admits pending sessions while fewer than `queue.max_concurrent_sessions` run across all
+ * replicas (the admission transaction is serialized by an advisory lock), fairly across alert
+ * types (oldest first within a type; see `admitPendingSessions`), then starts each one.
  */
 export async function admitAndStart(deps: SagaDeps): Promise<number> {
   const admitted = await admitPendingSessions(deps.db, {

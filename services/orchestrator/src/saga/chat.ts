@@ -14,6 +14,7 @@ import {
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
+import { OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
 
 /**
@@ -24,12 +25,12 @@ import { withSession } from "./session-lock.ts";
 export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Promise<void> {
   await withSession(deps, message.session_id, async (tx, session, locked) => {
     const userMessage = await getChatUserMessage(tx, message.message_id);
-    if (!userMessage) {
-      locked.logger.warn(
-        { session_id: session.id, message_id: message.message_id },
-        "chat message is gone",
-      );
-      return;
+    const chat = await tx.chat.findFirst({
+      where: { id: message.chat_id, sessionId: session.id },
+      select: { id: true },
+    });
+    if (!userMessage || !chat || userMessage.chatId !== chat.id) {
+      throw new OrphanedWorkError("chat_message", message.message_id);
     }
     let agent: { agentName: string; backend: string; llmProvider: string };
     try {

@@ -1,10 +1,11 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { SessionNotFoundError, type Tx, transitionExecutionStatus } from "@tarsy/db";
+import { type Tx, transitionExecutionStatus } from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
 import { finishChatStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
+import { dropOrphans, OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
 
 /** The orchestrator's handler for every work message addressed to it. */
@@ -19,6 +20,14 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     async executionFinished(message) {
       let sessionTerminal = false;
       await withSession(deps, message.session_id, async (tx, session, locked) => {
+        const execution = await tx.agentExecution.findFirst({
+          where: { id: message.execution_id, sessionId: session.id },
+          select: { stageId: true },
+        });
+        if (!execution) throw new OrphanedWorkError("execution", message.execution_id);
+        if (message.stage_id !== null && execution.stageId !== message.stage_id) {
+          throw new OrphanedWorkError("stage", message.stage_id);
+        }
         const now = locked.now();
         await transitionExecutionStatus(
           tx,
@@ -68,6 +77,13 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           session: true,
         });
       } else {
+        if (message.stage_id !== undefined) {
+          const stage = await deps.db.stage.findFirst({
+            where: { id: message.stage_id, sessionId: message.session_id },
+            select: { id: true },
+          });
+          if (!stage) throw new OrphanedWorkError("stage", message.stage_id);
+        }
         await stopSession(deps, message.session_id, "timed_out", "chat turn timed out", {
           session: false,
           chatStageId: message.stage_id ?? "any",
@@ -79,26 +95,10 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
       await startChatTurn(deps, message);
     },
   };
-  // A message about a session that no longer exists (withdrawn by ingest-api after a failed
-  // publish, or deleted) is acknowledged and dropped instead of retried into the dead letters.
-  const tolerant = {} as Record<string, unknown>;
-  for (const [key, handler] of Object.entries(handlers)) {
-    tolerant[key] = async (message: { session_id: string }, ctx: unknown) => {
-      try {
-        await (handler as (m: unknown, c: unknown) => Promise<void>)(message, ctx);
-      } catch (err) {
-        if (err instanceof SessionNotFoundError) {
-          deps.logger.warn(
-            { session_id: message.session_id, message: key },
-            "session is gone; dropped",
-          );
-          return;
-        }
-        throw err;
-      }
-    };
-  }
-  return tolerant as ConsumerHandlers<"orchestrator">;
+  // A message about something that does not exist (a session withdrawn by ingest-api after
+  // a failed publish, or deleted; an unknown execution, stage or chat message) is
+  // acknowledged and dropped instead of retried into the dead letters.
+  return dropOrphans(deps, handlers);
 }
 
 /** Session token totals as the sum of its executions (idempotent, whatever wrote them). */

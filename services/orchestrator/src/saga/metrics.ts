@@ -11,11 +11,13 @@ interface Timed {
 export interface SagaMetrics {
   sessionEnded(session: Timed, status: SessionStatus, at: Date): void;
   stageEnded(stage: Timed, status: StageStatus, at: Date): void;
+  /** A work message named something missing and was dropped. */
+  workOrphaned(kind: string, missing: string): void;
 }
 
 export type SagaMetricSet = Pick<
   ServiceMetrics<"orchestrator">,
-  "sessions" | "sessionDuration" | "stageDuration"
+  "sessions" | "sessionDuration" | "stageDuration" | "workOrphaned"
 >;
 
 /** Durations run from the start (admission, stage start), or creation for what never started. */
@@ -34,6 +36,9 @@ export function sagaMetrics(metrics: SagaMetricSet): SagaMetrics {
         secondsBetween(stage.startedAt ?? stage.createdAt, at),
       );
     },
+    workOrphaned(kind, missing) {
+      metrics.workOrphaned.inc({ kind, missing });
+    },
   };
 }
 
@@ -46,5 +51,7 @@ export function deferredMetrics(target: SagaMetrics, pending: (() => void)[]): S
   return {
     sessionEnded: (...args) => void pending.push(() => target.sessionEnded(...args)),
     stageEnded: (...args) => void pending.push(() => target.stageEnded(...args)),
+    // Recorded when a message is dropped, outside any transaction.
+    workOrphaned: (...args) => target.workOrphaned(...args),
   };
 }

@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import { MESSAGES, type MessageKey, WORK_SUBJECTS } from "@tarsy/contracts";
+import { createMetrics } from "@tarsy/metrics";
+import { createLogger } from "@tarsy/runtime";
+import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
+import { runnerPeer, submit, testConfig, waitFor, waitForSession } from "./harness.ts";
+
+const config = testConfig(`
+defaults:
+  llm_provider: scripted-test
+  llm_backend: scripted
+  alert_type: test-alert
+queue:
+  session_timeout: 10m
+agents:
+  Investigator: { custom_instructions: "Investigate." }
+agent_chains:
+  simple:
+    alert_types: [test-alert]
+    stages:
+      - name: investigate
+        agents: [{ name: Investigator }]
+`);
+
+const past = "2020-01-01T00:00:00.000Z";
+const now = () => new Date().toISOString();
+
+/** A valid message of each orchestrator kind, naming ids that do not exist. */
+const VALID: Record<string, () => Record<string, unknown>> = {
+  sessionSubmitted: () => ({
+    v: 1,
+    session_id: randomUUID(),
+    alert_type: "test-alert",
+    chain_id: "simple",
+    submitted_at: now(),
+  }),
+  chatSubmitted: () => ({
+    v: 1,
+    session_id: randomUUID(),
+    chat_id: randomUUID(),
+    message_id: randomUUID(),
+    submitted_at: now(),
+  }),
+  cancelRequested: () => ({
+    v: 1,
+    session_id: randomUUID(),
+    requested_by: "fuzz",
+    requested_at: now(),
+  }),
+  deadline: () => ({
+    v: 1,
+    session_id: randomUUID(),
+    scope: "chat",
+    stage_id: randomUUID(),
+    deadline_at: past,
+  }),
+  executionFinished: () => ({
+    v: 1,
+    session_id: randomUUID(),
+    stage_id: randomUUID(),
+    execution_id: randomUUID(),
+    kind: "investigation",
+    status: "completed",
+    final_analysis: "x",
+    error: null,
+    token_usage: null,
+    finished_at: now(),
+  }),
+};
+const KINDS = Object.keys(VALID) as (keyof typeof VALID & MessageKey)[];
+const subjectOf = (key: MessageKey) => (WORK_SUBJECTS as Record<string, string>)[key] ?? "";
+
+/** A valid message with one field dropped, retyped or replaced (often still valid). */
+const nearMiss = (key: string) =>
+  fc
+    .tuple(
+      fc.constantFrom(...Object.keys(VALID[key]?.() ?? {})),
+      fc.oneof(
+        fc.constant(undefined),
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom(2, "", "not-a-uuid", null, -1),
+      ),
+    )
+    .map(([field, value]) => {
+      const payload = VALID[key]?.() ?? {};
+      if (value === undefined) delete payload[field];
+      else payload[field] = value;
+      return JSON.stringify(payload);
+    });
+
+const cases = fc.constantFrom(...KINDS, "bogus" as const).chain((kind) =>
+  fc.record({
+    kind: fc.constant(kind),
+    body: fc.oneof(
+      fc.uint8Array({ maxLength: 200 }),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+      kind === "bogus" ? fc.constant("{}") : nearMiss(kind),
+      fc.constant(null).map(() => JSON.stringify(kind === "bogus" ? {} : VALID[kind]?.())),
+    ),
+  }),
+);
+
+function expected(kind: MessageKey | "bogus", body: string | Uint8Array) {
+  if (kind === "bogus") return "dead_letter";
+  try {
+    const text = typeof body === "string" ? body : new TextDecoder().decode(body);
+    return MESSAGES[kind].schema.safeParse(JSON.parse(text)).success ? "orphaned" : "dead_letter";
+  } catch {
+    return "dead_letter";
+  }
+}
+
+describe("payload fuzz on the orchestrator's work subjects (real Postgres and NATS)", () => {
+  let t: TestDb;
+  let nats: TestBus;
+  let orchestrator: Orchestrator;
+  let peer: Awaited<ReturnType<typeof runnerPeer>>;
+  const errors: { msg: string }[] = [];
+  const metrics = createMetrics("orchestrator", { processMetrics: false });
+
+  beforeAll(async () => {
+    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
+    const logger = createLogger({
+      service: "orchestrator",
+      level: "error",
+      destination: { write: (line: string) => void errors.push(JSON.parse(line)) },
+    });
+    orchestrator = await startOrchestrator(
+      { db: t.db.prisma, bus: nats.bus, config, logger, metrics },
+      {
+        podId: "orch-a",
+        concurrency: 4,
+        sweepIntervalMs: 200,
+        staleAfterMs: 60_000,
+        outboxIntervalMs: 50,
+        consume: { backoff: { initialMs: 50, maxMs: 500 }, fetchExpiresMs: 1_000 },
+      },
+    );
+    peer = await runnerPeer(
+      nats.bus,
+      () => ({ status: "completed", analysis: "root cause" }),
+      t.db,
+    );
+  });
+  afterAll(async () => {
+    await peer?.stop();
+    await orchestrator?.stop();
+    await nats?.cleanup();
+    await t?.cleanup();
+  });
+
+  const orphaned = async () =>
+    (await metrics.workOrphaned.get()).values.reduce((sum, v) => sum + v.value, 0);
+  const deadLetters = async () => (await nats.bus.listDeadLetters({ limit: 1_000 })).items;
+
+  it("dead-letters every invalid message at once, drops every orphaned one, and keeps working", async () => {
+    const seen = { dead_letter: 0, orphaned: 0 };
+    await fc.assert(
+      fc.asyncProperty(cases, async ({ kind, body }) => {
+        const subject = kind === "bogus" ? "work.orchestrator.bogus" : subjectOf(kind);
+        const letters = (await deadLetters()).length;
+        const drops = await orphaned();
+        nats.bus.connection.publish(nats.bus.subject(subject), body);
+        await nats.bus.connection.flush();
+        const outcome = await waitFor(async () => {
+          const [l, d] = [(await deadLetters()).length, await orphaned()];
+          if (l === letters + 1 && d === drops) return "dead_letter" as const;
+          if (d === drops + 1 && l === letters) return "orphaned" as const;
+          return undefined;
+        });
+        expect(outcome).toBe(expected(kind, body));
+        seen[outcome]++;
+        if (outcome === "dead_letter") {
+          const letter = (await deadLetters()).at(-1)?.letter;
+          expect(letter?.original_subject).toBe(subject);
+          expect(letter?.deliveries).toBe(1);
+          expect(letter?.error).toMatch(
+            /^(invalid JSON|invalid [a-zA-Z]+ payload|no handler for subject)/,
+          );
+        }
+      }),
+      { numRuns: 60, seed: 20261125, interruptAfterTimeLimit: 30_000 },
+    );
+    expect(seen.dead_letter).toBeGreaterThan(10);
+    expect(seen.orphaned).toBeGreaterThan(5);
+    // A real alert still goes all the way through.
+    const id = await submit(t.db, "test-alert", "simple");
+    await waitForSession(t.db, id, ["completed"]);
+    expect(errors.filter((l) => l.msg !== "message dead-lettered")).toEqual([]);
+  }, 60_000);
+});
