@@ -87,7 +87,11 @@ export function createHttpServer(options: HttpServerOptions): Server {
       return errorResponse(500, "internal", "internal server error");
     },
   });
-  const server = createServer({ maxHeaderSize: options.maxHeaderBytes }, listener);
+  const server = createServer(
+    // A request without Host reaches the adapter, which answers it in the error shape.
+    { maxHeaderSize: options.maxHeaderBytes, requireHostHeader: false },
+    listener,
+  );
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(err, socket, log),
   );
