@@ -57,12 +57,35 @@ export function describeClientError(err: NodeJS.ErrnoException): {
   }
 }
 
-/** Writes an error response on a socket whose request never reached the app. */
+type InFlight = {
+  writableFinished: boolean;
+  req?: { complete: boolean };
+  once(event: "finish" | "close", f: () => void): void;
+};
+
+/**
+ * Writes an error response on a socket whose request never reached the app. When the
+ * malformed bytes followed a good request on the same connection (pipelining, or a body
+ * longer than its Content-Length), that request's answer goes out first, so a client never
+ * reads a 4xx for a request that was carried out.
+ */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, log: Logger): void {
-  // A response already under way on this connection cannot be followed by another.
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+  if (err.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  const inFlight = (socket as { _httpMessage?: InFlight | null })._httpMessage;
+  // Only a request whose body fully arrived is answered first; one still waiting for its
+  // body (a Content-Length larger than what was sent) would wait forever.
+  if (inFlight && !inFlight.writableFinished && inFlight.req?.complete) {
+    let answered = false;
+    const answerOnce = () => {
+      if (answered) return;
+      answered = true;
+      answerClientError(err, socket, log);
+    };
+    inFlight.once("finish", answerOnce);
+    inFlight.once("close", answerOnce);
     return;
   }
   const { status, code, message } = describeClientError(err);

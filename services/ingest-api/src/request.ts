@@ -45,7 +45,22 @@ async function readLimited(c: Context, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      // The client closed the connection (or lied about Content-Length) mid-body.
+      throw new HttpError(
+        400,
+        "bad_request",
+        "the request body ended before it was complete",
+        undefined,
+        {
+          cause: err,
+        },
+      );
+    }
+    const { done, value } = chunk;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {

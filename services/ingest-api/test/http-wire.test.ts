@@ -23,11 +23,15 @@ describe("HTTP errors from below the app", () => {
     expect(responses).toHaveLength(1);
     return responses[0] as RawResponse;
   };
-  const code = (res: RawResponse) => (JSON.parse(res.body) as { error: { code: string } }).error.code;
+  const code = (res: RawResponse) =>
+    (JSON.parse(res.body) as { error: { code: string } }).error.code;
 
   it("answers 431 in the error shape for a long query string and for long headers", async () => {
     const longUrl = only(
-      await rawExchange(port, `GET /api/v1/sessions?search=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      await rawExchange(
+        port,
+        `GET /api/v1/sessions?search=${"a".repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      ),
     );
     expect(longUrl.status).toBe(431);
     expect(hasErrorShape(longUrl)).toBe(true);
@@ -45,7 +49,10 @@ describe("HTTP errors from below the app", () => {
 
   it("answers 400 in the error shape for a backslash in the path", async () => {
     const res = only(
-      await rawExchange(port, "GET /api/v1/sessions/a\\b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+      await rawExchange(
+        port,
+        "GET /api/v1/sessions/a\\b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      ),
     );
     expect(res.status).toBe(400);
     expect(hasErrorShape(res)).toBe(true);
@@ -95,7 +102,10 @@ describe("HTTP errors from below the app", () => {
 
   it("keeps serving after the malformed requests", async () => {
     const res = only(
-      await rawExchange(port, "GET /api/v1/system/alert-types HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+      await rawExchange(
+        port,
+        "GET /api/v1/system/alert-types HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      ),
     );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toHaveProperty("alert_types");

@@ -74,7 +74,10 @@ describe("JSON bodies", () => {
       [{ data: "x", alert_type: "kube\u0000rnetes" }, "alert_type"],
       [{ data: "x", runbook: "https://example.com/\u0000" }, "runbook"],
       [{ data: { note: "half \ud800 pair" } }, "data.note"],
-      [{ data: "x", mcp: { servers: [{ name: "k8s", tools: ["a\udc00"] }] } }, "mcp.servers.0.tools.0"],
+      [
+        { data: "x", mcp: { servers: [{ name: "k8s", tools: ["a\udc00"] }] } },
+        "mcp.servers.0.tools.0",
+      ],
     ];
     for (const [payload, field] of cases) {
       const res = await postRaw("/api/v1/alerts", JSON.stringify(payload));
@@ -102,7 +105,11 @@ describe("JSON bodies", () => {
 
   it("rejects invalid UTF-8 with 400 and a non-UTF-8 charset with 415", async () => {
     const before = await counts();
-    const bytes = Buffer.concat([Buffer.from('{"data":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"data":"'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('"}'),
+    ]);
     const invalid = await postRaw("/api/v1/alerts", bytes);
     const body = await expectRejected(invalid, 400, "bad_request");
     expect(body.error.message).toMatch(/UTF-8/);
@@ -113,9 +120,17 @@ describe("JSON bodies", () => {
     );
     const rejected = await expectRejected(utf16, 415, "unsupported_media_type");
     expect(rejected.error.message).toMatch(/charset=utf-16/);
-    const latin1 = await postRaw("/api/v1/alerts", '{"data":"x"}', "application/json; charset=ISO-8859-1");
+    const latin1 = await postRaw(
+      "/api/v1/alerts",
+      '{"data":"x"}',
+      "application/json; charset=ISO-8859-1",
+    );
     await expectRejected(latin1, 415, "unsupported_media_type");
-    const utf8 = await postRaw("/api/v1/alerts", '{"data":"ünïcode"}', 'application/json; charset="UTF-8"');
+    const utf8 = await postRaw(
+      "/api/v1/alerts",
+      '{"data":"ünïcode"}',
+      'application/json; charset="UTF-8"',
+    );
     expect(utf8.status).toBe(202);
     const after = await counts();
     expect(after.sessions).toBe(before.sessions + 1);

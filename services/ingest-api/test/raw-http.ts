@@ -7,20 +7,33 @@ export interface RawResponse {
   body: string;
 }
 
+export interface ExchangeOptions {
+  /**
+   * Half-close after writing (default false). Node answers a half-closed connection by
+   * closing it, so only a request that sends less body than it announced needs it.
+   */
+  halfClose?: boolean;
+  timeoutMs?: number;
+}
+
 /**
- * Sends raw bytes to a server and parses the response(s) it writes before closing the
- * connection: what a client sees when Node's parser, not the app, answers.
+ * Sends raw bytes to a server and parses the response(s) it writes until it closes the
+ * connection (send `Connection: close`): what a client sees when Node's parser, not the
+ * app, answers.
  */
 export function rawExchange(
   port: number,
   data: string | Uint8Array,
-  timeoutMs = 5_000,
+  options: ExchangeOptions = {},
 ): Promise<RawResponse[]> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(port, "127.0.0.1", () =>
-      socket.end(typeof data === "string" ? Buffer.from(data, "latin1") : data),
-    );
+    const bytes = typeof data === "string" ? Buffer.from(data, "latin1") : data;
+    const socket = connect(port, "127.0.0.1", () => {
+      if (options.halfClose) socket.end(bytes);
+      else socket.write(bytes);
+    });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no complete answer in ${timeoutMs} ms: ${Buffer.concat(chunks)}`));
