@@ -45,7 +45,7 @@ async function readLimited(c: Context, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
     try {
       chunk = await reader.read();
     } catch (err) {
