@@ -37,8 +37,9 @@ const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
     )
     .pipe(z.array(item).min(1));
 
+/** Unknown parameters are rejected (400 naming them), so a typo never silently lists all. */
 export const SessionListQuerySchema = z
-  .object({
+  .strictObject({
     /** Comma-separated statuses. */
     status: csv(SessionStatusSchema).optional(),
     alert_type: z.string().min(1).optional(),

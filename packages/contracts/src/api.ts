@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, JsonObjectSchema, TimestampSchema } from "./common.ts";
 import { SessionStatusSchema } from "./enums.ts";
+import { FetchableUrlSchema } from "./url.ts";
 /**
  * The HTTP API of ingest-api (`/api/v1/*`, `/health`): request bodies, query strings and
  * response bodies. Field names are snake_case like the rest of the wire.
@@ -32,10 +33,15 @@ export type McpSelectionRequest = z.infer<typeof McpSelectionRequestSchema>;
 export const AlertSubmitRequestSchema = z
   .object({
     alert_type: z.string().trim().min(1).max(200).optional(),
-    /** The alert payload: text, or any JSON value (stored as its JSON text). At most 1 MB. */
-    data: z.union([z.string().min(1), JsonObjectSchema, z.array(z.unknown())]),
-    /** Runbook URL for this alert. */
-    runbook: z.url().max(2048).optional(),
+    /**
+     * The alert payload: a JSON object (stored as its JSON text) or non-empty text. At most
+     * 1 MB. Arrays, numbers, booleans and null are rejected.
+     */
+    data: z.union([z.string().min(1), JsonObjectSchema], {
+      error: "data must be a JSON object or a non-empty string",
+    }),
+    /** Runbook URL for this alert: http(s), no credentials, not link-local or metadata. */
+    runbook: FetchableUrlSchema.optional(),
     mcp: McpSelectionRequestSchema.optional(),
     /** Alias of `mcp` (TARSy's field name). */
     mcp_selection: McpSelectionRequestSchema.optional(),

@@ -3,6 +3,8 @@ import { z } from "zod";
 /** Codes of errors returned over HTTP; every 4xx/5xx body has this shape. */
 export const HttpErrorCodeSchema = z.enum([
   "bad_request",
+  /** JSON nested deeper than the server accepts. */
+  "too_deep",
   "validation_failed",
   "unknown_alert_type",
   "unknown_mcp_server",
@@ -13,6 +15,10 @@ export const HttpErrorCodeSchema = z.enum([
   "conflict",
   "payload_too_large",
   "unsupported_media_type",
+  /** Request line (URL) and headers together exceed the server's limit (431). */
+  "headers_too_large",
+  /** The request did not arrive completely in time (408). */
+  "request_timeout",
   "rate_limited",
   "too_many_pending",
   "internal",

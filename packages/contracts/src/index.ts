@@ -184,6 +184,7 @@ export {
   type SystemWarning,
   SystemWarningSchema,
 } from "./mcp.ts";
+export { FetchableUrlSchema, unsafeUrlReason } from "./url.ts";
 export {
   type CancelRequested,
   CancelRequestedSchema,

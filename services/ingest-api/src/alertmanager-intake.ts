@@ -5,8 +5,8 @@ import type {
   AlertmanagerWebhook,
   SessionStatus,
 } from "@tarsy/contracts";
+import { FetchableUrlSchema } from "@tarsy/contracts";
 import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
-import { z } from "zod";
 import type { AppDeps } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { pendingLimitReached } from "./pending-limit.ts";
@@ -26,16 +26,22 @@ type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
 
 const ACTIVE: SessionStatus[] = ["pending", "in_progress", "cancelling"];
 
+/**
+ * Ingests one notification. `signal` aborts when the client has gone: per-alert intake then
+ * stops between alerts (each alert's session is complete on its own; Alertmanager retries
+ * the notification and the dedupe skips what was already created).
+ */
 export async function ingestNotification(
   deps: AppDeps,
   hook: AlertmanagerWebhook,
   author: string,
+  signal?: AbortSignal,
 ): Promise<AlertmanagerIntakeResponse> {
   const { mode } = deps.settings.alertmanager;
   const created: Created[] = [];
   const skipped: Skipped[] = [];
   if (mode === "per_group") await ingestGroup(deps, hook, author, created, skipped);
-  else await ingestAlerts(deps, hook, author, created, skipped);
+  else await ingestAlerts(deps, hook, author, created, skipped, signal);
   return {
     mode,
     group_key: hook.groupKey,
@@ -51,9 +57,17 @@ async function ingestAlerts(
   author: string,
   created: Created[],
   skipped: Skipped[],
+  signal?: AbortSignal,
 ): Promise<void> {
   const seen = new Map<string, string | null>();
-  for (const alert of hook.alerts) {
+  for (const [index, alert] of hook.alerts.entries()) {
+    if (signal?.aborted) {
+      deps.logger.warn(
+        { group_key: hook.groupKey, processed: index, total: hook.alerts.length },
+        "client went away; the rest of the notification is left for Alertmanager's retry",
+      );
+      return;
+    }
     const fp = alert.fingerprint;
     if (alert.status === "resolved") {
       const sessionId = await recordResolved(deps, { alertFingerprint: fp }, alert);
@@ -264,10 +278,10 @@ function chainIdOf(deps: AppDeps, alertType: string): string {
   return chain.id;
 }
 
-const UrlSchema = z.url();
+/** The `runbook_url` annotation when it is a URL TARSy may fetch (else none). */
 function runbookOf(alert: AlertmanagerAlert): string | null {
   const url = alert.annotations.runbook_url;
-  return url && UrlSchema.safeParse(url).success ? url : null;
+  return url && FetchableUrlSchema.safeParse(url).success ? url : null;
 }
 
 /** The alert data the agents read: the alert(s) plus the notification's context. */

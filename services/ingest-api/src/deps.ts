@@ -29,11 +29,15 @@ export interface AlertmanagerSettings {
   /** One session per alert (default) or one per group notification. */
   mode: "per_alert" | "per_group";
   auth: AlertmanagerAuth;
+  /** Most alerts one notification may carry; more is a 413 before anything is stored. */
+  maxAlerts: number;
 }
 
 export interface IngestSettings {
   /** Largest alert `data` accepted, in bytes of its UTF-8 JSON/text (default 1 MiB). */
   maxAlertBytes: number;
+  /** Deepest nesting of arrays/objects in a JSON body (default 64). */
+  maxJsonDepth: number;
   /** How long a NATS publish may take before the request fails with 503. */
   publishTimeoutMs: number;
   /** How long a request to the mcp-gateway or llm-service may take. */
@@ -63,6 +67,7 @@ export interface AppDeps {
 
 export const DEFAULT_SETTINGS: IngestSettings = {
   maxAlertBytes: 1024 * 1024,
+  maxJsonDepth: 64,
   publishTimeoutMs: 5_000,
   dependencyTimeoutMs: 2_000,
   alertmanager: {
@@ -70,6 +75,7 @@ export const DEFAULT_SETTINGS: IngestSettings = {
     alertTypeLabel: "alertname",
     mode: "per_alert",
     auth: { kind: "none" },
+    maxAlerts: 1000,
   },
   version: "0.1.0",
 };

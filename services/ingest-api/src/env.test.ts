@@ -11,6 +11,20 @@ describe("loadEnv", () => {
     expect(env.ALERTMANAGER_MODE).toBe("per_alert");
     expect(env.ALERTMANAGER_BEARER_TOKEN).toBeUndefined();
     expect(env.TARSY_PROVISION_STREAMS).toBe(true);
+    expect(env.ALERTMANAGER_MAX_ALERTS).toBe(1000);
+    expect(env.MAX_JSON_DEPTH).toBe(64);
+    expect(env.MAX_HEADER_BYTES).toBe(16 * 1024);
+  });
+
+  it("rejects intake limits that would disable the limit", () => {
+    for (const [name, value] of [
+      ["ALERTMANAGER_MAX_ALERTS", "0"],
+      ["ALERTMANAGER_MAX_ALERTS", "20000"],
+      ["MAX_JSON_DEPTH", "1"],
+      ["MAX_HEADER_BYTES", "100"],
+    ] as const) {
+      expect(() => loadEnv({ [name]: value }), name).toThrow(new RegExp(name));
+    }
   });
 
   it("parses durations and names every bad variable", () => {

@@ -40,12 +40,22 @@ export const EnvSchema = z
       .int()
       .positive()
       .default(1024 * 1024),
+    /** Deepest nesting of arrays/objects in a JSON request body. */
+    MAX_JSON_DEPTH: z.coerce.number().int().min(2).max(1000).default(64),
+    /** Request line plus headers, in bytes (Node's `maxHeaderSize`); more is a 431. */
+    MAX_HEADER_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(16 * 1024),
     PUBLISH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
     DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
     OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
     ALERTMANAGER_DEDUPE_WINDOW: duration("4h"),
     ALERTMANAGER_ALERT_TYPE_LABEL: z.string().min(1).default("alertname"),
     ALERTMANAGER_MODE: z.enum(["per_alert", "per_group"]).default("per_alert"),
+    /** Most alerts one webhook notification may carry (413 past it, nothing stored). */
+    ALERTMANAGER_MAX_ALERTS: z.coerce.number().int().positive().max(10_000).default(1000),
     ALERTMANAGER_BEARER_TOKEN: optional,
     ALERTMANAGER_BASIC_USER: optional,
     ALERTMANAGER_BASIC_PASSWORD: optional,

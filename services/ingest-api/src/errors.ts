@@ -35,15 +35,26 @@ export interface FieldIssue {
   message: string;
 }
 
+/** One issue per field; an unknown-keys issue becomes one issue per unknown key. */
 export function fieldIssues(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.length > 0 ? issue.path.join(".") : "(body)",
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const base = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        path: [...base, key].join("."),
+        message: "unknown field",
+      }));
+    }
+    return [{ path: base.length > 0 ? base.join(".") : "(body)", message: issue.message }];
+  });
 }
 
-export const validationFailed = (error: z.ZodError, what = "request body"): HttpError =>
-  new HttpError(400, "validation_failed", `invalid ${what}`, { fields: fieldIssues(error) });
+/** 400 `validation_failed`; the message names the fields, `details.fields` says what is wrong. */
+export const validationFailed = (error: z.ZodError, what = "request body"): HttpError => {
+  const fields = fieldIssues(error);
+  const names = [...new Set(fields.map((f) => f.path))].join(", ");
+  return new HttpError(400, "validation_failed", `invalid ${what}: ${names}`, { fields });
+};
 
 export const notFound = (what: string, id?: string): HttpError =>
   new HttpError(404, "not_found", id ? `${what} ${id} not found` : `${what} not found`);

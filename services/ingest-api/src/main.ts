@@ -1,5 +1,4 @@
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
@@ -13,6 +12,7 @@ import { startBackgroundRelay } from "./delivery.ts";
 import type { AlertmanagerAuth, AppDeps } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
 import { configEnvironment, type Env, loadEnv } from "./env.ts";
+import { createHttpServer } from "./http-server.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "ingest-api", level: env.LOG_LEVEL });
@@ -52,6 +52,7 @@ await runService(
     const settings = {
       ...DEFAULT_SETTINGS,
       maxAlertBytes: env.MAX_ALERT_BYTES,
+      maxJsonDepth: env.MAX_JSON_DEPTH,
       publishTimeoutMs: env.PUBLISH_TIMEOUT_MS,
       dependencyTimeoutMs: env.DEPENDENCY_TIMEOUT_MS,
       alertmanager: {
@@ -59,6 +60,7 @@ await runService(
         alertTypeLabel: env.ALERTMANAGER_ALERT_TYPE_LABEL,
         mode: env.ALERTMANAGER_MODE,
         auth: alertmanagerAuth(env),
+        maxAlerts: env.ALERTMANAGER_MAX_ALERTS,
       },
       ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
       ...(env.TARSY_WS_URL ? { wsUrl: env.TARSY_WS_URL } : {}),
@@ -78,8 +80,15 @@ await runService(
       metrics,
     };
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
-    const server = serve({ fetch: createApp(deps).fetch, hostname: env.HOST, port: env.PORT });
-    await new Promise<void>((resolve) => server.once("listening", resolve));
+    const server = createHttpServer({
+      fetch: createApp(deps).fetch,
+      logger,
+      maxHeaderBytes: env.MAX_HEADER_BYTES,
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(env.PORT, env.HOST, () => resolve());
+    });
     const { port } = server.address() as AddressInfo;
     logger.info({ host: env.HOST, port }, "http server listening");
     return {

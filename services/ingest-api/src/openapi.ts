@@ -55,7 +55,9 @@ function queryParams(s: z.ZodObject): Json[] {
 }
 
 export function buildOpenApi(version: string): Json {
-  const E400 = error("invalid body or parameters (field paths in details.fields)");
+  const E400 = error(
+    "invalid body or parameters (field paths in details.fields): unknown query parameters, strings with NUL or unpaired surrogates, invalid UTF-8, JSON nested deeper than MAX_JSON_DEPTH (code too_deep)",
+  );
   const E404 = error("unknown or deleted session / interaction");
   const E503 = error("a dependency (NATS) is unavailable; nothing was stored");
   const session = [idParam("id")];
@@ -90,7 +92,7 @@ export function buildOpenApi(version: string): Json {
             ...ok(202, "accepted", AlertSubmitResponseSchema),
             400: E400,
             413: error("alert data larger than 1 MB"),
-            415: error("Content-Type is not application/json"),
+            415: error("Content-Type is not application/json, or its charset is not UTF-8"),
             429: error(
               "too_many_pending: the alert type has queue.max_pending_per_alert_type sessions waiting (Retry-After)",
             ),
@@ -107,7 +109,10 @@ export function buildOpenApi(version: string): Json {
             ...ok(200, "sessions created and alerts skipped", AlertmanagerIntakeResponseSchema),
             400: E400,
             401: error("credentials required and missing or wrong"),
-            415: error("Content-Type is not application/json"),
+            413: error(
+              "more alerts than ALERTMANAGER_MAX_ALERTS (details: limit, count); nothing stored",
+            ),
+            415: error("Content-Type is not application/json, or its charset is not UTF-8"),
             503: error(
               "bus unavailable, or too_many_pending: some alerts' types are at their pending limit (the rest were stored; Retry-After; Alertmanager retries)",
             ),

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { HttpError, validationFailed } from "./errors.ts";
+import { findUnstorableString, jsonDepthExceeds, unstorableReason } from "./json-guard.ts";
 
 /** Author of a request: `X-Forwarded-User` > `X-Forwarded-Email` > `api-client`. */
 export function authorOf(c: Context): string {
@@ -17,6 +18,23 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
+/** The `charset` parameter of a content type (lower case), if any. */
+function charsetOf(value: string): string | undefined {
+  for (const param of value.split(";").slice(1)) {
+    const [name = "", ...rest] = param.split("=");
+    if (name.trim().toLowerCase() === "charset") {
+      return rest
+        .join("=")
+        .trim()
+        .replace(/^"(.*)"$/, "$1")
+        .toLowerCase();
+    }
+  }
+  return undefined;
+}
+
+const UTF8_CHARSETS = new Set(["utf-8", "utf8"]);
+
 /** Reads at most `limit` bytes of the body; more is a 413 (the rest is never buffered). */
 async function readLimited(c: Context, limit: number): Promise<string> {
   const declared = Number(c.req.header("content-length"));
@@ -27,7 +45,22 @@ async function readLimited(c: Context, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      // The client closed the connection (or lied about Content-Length) mid-body.
+      throw new HttpError(
+        400,
+        "bad_request",
+        "the request body ended before it was complete",
+        undefined,
+        {
+          cause: err,
+        },
+      );
+    }
+    const { done, value } = chunk;
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
@@ -36,20 +69,40 @@ async function readLimited(c: Context, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  return decodeUtf8(Buffer.concat(chunks));
+}
+
+/** Strict UTF-8: invalid bytes are a 400, never silently replaced by U+FFFD. */
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new HttpError(400, "bad_request", "request body is not valid UTF-8");
+  }
 }
 
 const tooLarge = (limit: number) =>
   new HttpError(413, "payload_too_large", `request body exceeds ${limit} bytes`, { limit });
 
+export interface ReadJsonOptions {
+  /** Largest body in bytes (413 past it). */
+  limit: number;
+  /** Deepest nesting of arrays/objects (400 `too_deep` past it). */
+  maxDepth: number;
+  /** Runs on the parsed value before the schema (e.g. a cheap count limit); throws to reject. */
+  precheck?: (value: unknown) => void;
+}
+
 /**
- * Parses a JSON request body: 415 unless the content type is JSON, 413 past `limit`
- * bytes, 400 for malformed JSON, 400 with field paths when the schema rejects it.
+ * Parses a JSON request body: 415 unless the content type is JSON in UTF-8, 413 past
+ * `limit` bytes, 400 for invalid UTF-8, nesting past `maxDepth`, malformed JSON or a string
+ * Postgres cannot store (NUL, unpaired surrogate; the field is named), 400 with field paths
+ * when the schema rejects it.
  */
 export async function readJson<S extends z.ZodType>(
   c: Context,
   schema: S,
-  limit: number,
+  options: ReadJsonOptions,
 ): Promise<z.infer<S>> {
   const contentType = c.req.header("content-type");
   if (!isJsonContentType(contentType)) {
@@ -59,21 +112,61 @@ export async function readJson<S extends z.ZodType>(
       `expected Content-Type application/json, got ${contentType ?? "none"}`,
     );
   }
-  const text = await readLimited(c, limit);
+  const charset = charsetOf(contentType ?? "");
+  if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
+    throw new HttpError(
+      415,
+      "unsupported_media_type",
+      `JSON bodies must be UTF-8, got charset=${charset}`,
+    );
+  }
+  const text = await readLimited(c, options.limit);
+  if (jsonDepthExceeds(text, options.maxDepth)) {
+    throw new HttpError(
+      400,
+      "too_deep",
+      `JSON body is nested deeper than ${options.maxDepth} levels`,
+      { limit: options.maxDepth },
+    );
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     throw new HttpError(400, "bad_request", `malformed JSON body: ${(err as Error).message}`);
   }
+  const unstorable = findUnstorableString(value);
+  if (unstorable) {
+    throw new HttpError(
+      400,
+      "validation_failed",
+      `invalid request body: ${unstorable.path} ${unstorable.message}`,
+      {
+        fields: [unstorable],
+      },
+    );
+  }
+  options.precheck?.(value);
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw validationFailed(parsed.error);
   return parsed.data;
 }
 
-/** Parses the query string with a schema (400 with field paths). */
+/**
+ * Parses the query string with a schema: 400 naming the parameter when the schema rejects
+ * it (unknown parameters included) or when a value cannot be stored or searched (NUL).
+ */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.infer<S> {
-  const parsed = schema.safeParse(c.req.query());
+  const query = c.req.query();
+  for (const [name, value] of Object.entries(query)) {
+    const reason = unstorableReason(name) ?? unstorableReason(value);
+    if (reason) {
+      throw new HttpError(400, "validation_failed", `invalid query parameter ${name}: ${reason}`, {
+        fields: [{ path: name, message: reason }],
+      });
+    }
+  }
+  const parsed = schema.safeParse(query);
   if (!parsed.success) throw validationFailed(parsed.error, "query parameters");
   return parsed.data;
 }

@@ -1,6 +1,5 @@
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { serve } from "@hono/node-server";
 import type { Bus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import type { PayloadOf } from "@tarsy/contracts";
@@ -11,7 +10,13 @@ import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import type { ZodType } from "zod";
 import { createApp } from "../src/app.ts";
-import { type AppDeps, DEFAULT_SETTINGS, type IngestSettings } from "../src/deps.ts";
+import {
+  type AlertmanagerSettings,
+  type AppDeps,
+  DEFAULT_SETTINGS,
+  type IngestSettings,
+} from "../src/deps.ts";
+import { createHttpServer } from "../src/http-server.ts";
 import { CONFIG_ENV, startGatewayProcess } from "./gateway-process.ts";
 
 export const CONFIG_DIR = fileURLToPath(new URL("./fixtures", import.meta.url));
@@ -38,7 +43,9 @@ export interface Received {
 }
 
 export interface HarnessOptions {
-  settings?: Partial<IngestSettings>;
+  settings?: Partial<Omit<IngestSettings, "alertmanager">> & {
+    alertmanager?: Partial<AlertmanagerSettings>;
+  };
   /** Run the real mcp-gateway process on the test's bus (default false: no gateway). */
   gateway?: boolean;
   /** Wait until the gateway's servers all initialized (default true). */
@@ -48,6 +55,8 @@ export interface HarnessOptions {
   llmHealth?: AppDeps["llmHealth"];
   /** Use this bus instead of a fresh test bus (e.g. one on a NATS server the test kills). */
   bus?: Bus;
+  /** The server's request line + headers limit (default 16 KiB, as in production). */
+  maxHeaderBytes?: number;
 }
 
 export const testLogger = () =>
@@ -72,7 +81,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(gateway ? { gateway: createMcpGatewayClient(bus, { shortTimeoutMs: 2_000 }) } : {}),
     ...(options.llmHealth ? { llmHealth: options.llmHealth } : {}),
     logger,
-    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    settings: {
+      ...DEFAULT_SETTINGS,
+      ...options.settings,
+      alertmanager: { ...DEFAULT_SETTINGS.alertmanager, ...options.settings?.alertmanager },
+    },
   };
   const received: Received = { sessionSubmitted: [], chatSubmitted: [], cancelRequested: [] };
   const consumer = await nats.bus.consume("orchestrator", {
@@ -82,8 +95,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     deadline: async () => {},
     executionFinished: async () => {},
   });
-  const server = serve({ fetch: createApp(deps).fetch, hostname: "127.0.0.1", port: 0 });
-  await new Promise<void>((resolve) => server.once("listening", resolve));
+  const server = createHttpServer({
+    fetch: createApp(deps).fetch,
+    logger,
+    maxHeaderBytes: options.maxHeaderBytes ?? 16 * 1024,
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -14,9 +14,13 @@ export function alertmanagerRoutes(deps: AppDeps, received: AlertsReceived): Hon
   const auth = requireAuth(deps.settings.alertmanager.auth);
   app.post("/", countFailedAlerts(received, "alertmanager"), auth, async (c) => {
     // A group notification carries many alerts: allow several alerts' worth of body.
-    const hook = await readJson(c, AlertmanagerWebhookSchema, deps.settings.maxAlertBytes * 10);
+    const hook = await readJson(c, AlertmanagerWebhookSchema, {
+      limit: deps.settings.maxAlertBytes * 10,
+      maxDepth: deps.settings.maxJsonDepth,
+      precheck: (value) => capAlerts(value, deps.settings.alertmanager.maxAlerts),
+    });
     const author = c.req.header("x-forwarded-user") ? authorOf(c) : "alertmanager";
-    const result = await ingestNotification(deps, hook, author);
+    const result = await ingestNotification(deps, hook, author, c.req.raw.signal);
     // Per alert: a group session investigates every fingerprint it names.
     const accepted = result.sessions_created.reduce((n, s) => n + s.fingerprints.length, 0);
     if (accepted > 0) received.inc({ source: "alertmanager", status: "accepted" }, accepted);
@@ -36,6 +40,22 @@ export function alertmanagerRoutes(deps: AppDeps, received: AlertsReceived): Hon
     return c.json(result, 200);
   });
   return app;
+}
+
+/**
+ * A notification carrying more than `limit` alerts is rejected whole (413) before any is
+ * validated or stored: each alert may start an investigation, so a flood is refused rather
+ * than half-processed. Alertmanager's `max_alerts` keeps notifications under the cap.
+ */
+function capAlerts(value: unknown, limit: number): void {
+  const alerts = (value as { alerts?: unknown } | null)?.alerts;
+  if (!Array.isArray(alerts) || alerts.length <= limit) return;
+  throw new HttpError(
+    413,
+    "payload_too_large",
+    `the notification carries ${alerts.length} alerts; at most ${limit} (set max_alerts in Alertmanager's webhook_config)`,
+    { limit, count: alerts.length },
+  );
 }
 
 const same = (a: string, b: string): boolean => {

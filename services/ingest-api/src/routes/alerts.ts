@@ -21,7 +21,10 @@ export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
 
   app.post("/", countFailedAlerts(received, "api"), async (c) => {
     const limit = deps.settings.maxAlertBytes;
-    const body = await readJson(c, AlertSubmitRequestSchema, limit + ENVELOPE_BYTES);
+    const body = await readJson(c, AlertSubmitRequestSchema, {
+      limit: limit + ENVELOPE_BYTES,
+      maxDepth: deps.settings.maxJsonDepth,
+    });
     const text = typeof body.data === "string" ? body.data : JSON.stringify(body.data);
     const size = Buffer.byteLength(text, "utf8");
     if (size > limit) {

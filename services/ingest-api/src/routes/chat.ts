@@ -19,7 +19,10 @@ export function chatRoutes(deps: AppDeps): Hono {
   const app = new Hono();
   app.post("/:id/chat/messages", async (c) => {
     const sessionId = pathId(c, "id", "session");
-    const body = await readJson(c, ChatMessageRequestSchema, CHAT_BODY_LIMIT);
+    const body = await readJson(c, ChatMessageRequestSchema, {
+      limit: CHAT_BODY_LIMIT,
+      maxDepth: deps.settings.maxJsonDepth,
+    });
     const session = await getSession(deps.prisma, sessionId);
     if (!session) throw notFound("session", sessionId);
     const chain = deps.config.chains.get(session.chainId);
