@@ -326,5 +326,9 @@ function parseFrame(data: RawData, isBinary: boolean): Parsed {
   if (result.success) return { ok: true, action: result.data };
   const issue = result.error.issues[0];
   const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-  return { ok: false, code: "invalid_action", message: `${where}${issue?.message ?? "invalid action"}` };
+  return {
+    ok: false,
+    code: "invalid_action",
+    message: `${where}${issue?.message ?? "invalid action"}`,
+  };
 }

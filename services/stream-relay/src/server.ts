@@ -33,6 +33,8 @@ export interface Relay {
   readonly connections: number;
   /** Number of channels this process reads from the event log now. */
   readonly feeds: number;
+  /** Client actions waiting or running, summed over connections (each bounded by the burst). */
+  readonly pendingActions: number;
   close(): Promise<void>;
 }
 
@@ -103,16 +105,7 @@ export async function startRelay(
     const id = randomUUID();
     const user = identityOf(req);
     const clientLogger = logger.child({ connection_id: id, user });
-    const client = new ClientConnection(
-      ws,
-      id,
-      user,
-      feeds,
-      log,
-      limits,
-      clientLogger,
-      countFrame,
-    );
+    const client = new ClientConnection(ws, id, user, feeds, log, limits, clientLogger, countFrame);
     clients.set(ws, client);
     metrics.wsConnections.set(clients.size);
     alive.add(ws);
@@ -154,6 +147,11 @@ export async function startRelay(
     get feeds() {
       return feeds.size;
     },
+    get pendingActions() {
+      let total = 0;
+      for (const client of clients.values()) total += client.pendingActions;
+      return total;
+    },
     async close() {
       clearInterval(heartbeat);
       for (const ws of clients.keys()) ws.close(1001, "server shutting down");
@@ -166,4 +164,3 @@ export async function startRelay(
     },
   };
 }
-
