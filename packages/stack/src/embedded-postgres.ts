@@ -93,7 +93,14 @@ export async function startEmbeddedPostgres(port: number, guard: Guard): Promise
     });
     guard.watch(child.pid, "SIGINT", PHASE_INFRA);
     await waitUntilReady(child);
-    await cluster.createDatabase("tarsy");
+    // The library's createDatabase() insists on a server it started itself.
+    const client = cluster.getPgClient("postgres", "127.0.0.1");
+    await client.connect();
+    try {
+      await client.query("CREATE DATABASE tarsy");
+    } finally {
+      await client.end();
+    }
   } catch (err) {
     await stop();
     throw err;

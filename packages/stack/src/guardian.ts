@@ -25,7 +25,11 @@ const dirs = new Set<string>();
 
 function apply(command: GuardCommand): void {
   if ("watch" in command) {
-    targets.set(command.watch, { pid: command.watch, signal: command.signal, phase: command.phase });
+    targets.set(command.watch, {
+      pid: command.watch,
+      signal: command.signal,
+      phase: command.phase,
+    });
   } else if ("forget" in command) {
     targets.delete(command.forget);
   } else {

@@ -71,7 +71,6 @@ stack = await startStack({
   env: { TARSY_REPO_ROOT: root },
 });
 
-
 say(`API and dashboard: ${stack.apiUrl}   WebSocket: ${stack.wsUrl}`);
 if (demo) {
   const response = await fetch(`${stack.apiUrl}/api/v1/alerts`, {
