@@ -1,8 +1,9 @@
-import { type Channel, type WsClientAction, WsClientActionSchema } from "@tarsy/contracts";
+import type { Channel, WsClientAction } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import WebSocket, { type RawData } from "ws";
 import { ControlAdmission, type ControlLimits } from "./admission.ts";
 import { type ChannelTarget, channelTarget } from "./channels.ts";
+import { parseClientFrame } from "./client-frame.ts";
 import type { EventLog } from "./event-log.ts";
 import type { FeedListener, SharedFeeds } from "./feeds.ts";
 import { encodeControlFrame, encodeEventFrame, type Frame } from "./frames.ts";
@@ -27,9 +28,6 @@ export type FrameSentListener = (type: string) => void;
 export const CLOSE_SLOW_CONSUMER = 4008;
 /** Close code (RFC 6455 policy violation) for a client that keeps sending over its rate limit. */
 export const CLOSE_POLICY_VIOLATION = 1008;
-
-/** A parsed client frame: an action to run, or the error frame it is answered with. */
-type Parsed = { ok: true; action: WsClientAction } | { ok: false; code: string; message: string };
 
 interface ChannelState {
   target: ChannelTarget;
@@ -82,7 +80,8 @@ export class ClientConnection {
    */
   handleMessage(data: RawData, isBinary = false): void {
     if (this.closed) return;
-    switch (this.admission.admit(this.pending)) {
+    const decision = this.admission.admit(this.pending);
+    switch (decision) {
       case "admit":
         break;
       case "warn":
@@ -97,10 +96,12 @@ export class ClientConnection {
       case "close":
         this.closeForAbuse();
         return;
-      default:
-        throw new Error("unhandled admission");
+      default: {
+        const unreachable: never = decision;
+        throw new Error(`unhandled admission ${String(unreachable)}`);
+      }
     }
-    const parsed = parseFrame(data, isBinary);
+    const parsed = parseClientFrame(data, isBinary);
     if (parsed.ok && parsed.action.action === "catchup") {
       const { channel, last_event_id } = parsed.action;
       const queued = this.queuedCatchups.get(channel);
@@ -128,6 +129,8 @@ export class ClientConnection {
       });
       return;
     }
+    // A catch-up queued before a subscribe/unsubscribe of its channel takes no later requests.
+    if (parsed.ok && "channel" in parsed.action) this.queuedCatchups.delete(parsed.action.channel);
     this.enqueue(() => (parsed.ok ? this.dispatch(parsed.action) : this.answer(parsed)));
   }
 
@@ -309,26 +312,4 @@ export class ClientConnection {
     this.ws.send(frame.data, { binary: false });
     this.onFrameSent(frame.type);
   }
-}
-
-/** Parses one client frame: JSON text holding one of the protocol's actions. */
-function parseFrame(data: RawData, isBinary: boolean): Parsed {
-  if (isBinary) {
-    return { ok: false, code: "invalid_frame", message: "binary frames are not supported" };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(data.toString());
-  } catch {
-    return { ok: false, code: "invalid_json", message: "frame is not valid JSON" };
-  }
-  const result = WsClientActionSchema.safeParse(json);
-  if (result.success) return { ok: true, action: result.data };
-  const issue = result.error.issues[0];
-  const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-  return {
-    ok: false,
-    code: "invalid_action",
-    message: `${where}${issue?.message ?? "invalid action"}`,
-  };
 }
