@@ -20,6 +20,7 @@ export const EnvSchema = z.object({
   ...NatsEnvShape,
   /** Comma-separated origins allowed to open a WebSocket; empty means same-origin only; `*` any. */
   RELAY_ALLOWED_ORIGINS: list,
+  /** Most events one catch-up (or the replay on subscribe) sends; past it: catchup.overflow. */
   RELAY_CATCHUP_LIMIT: z.coerce.number().int().positive().default(200),
   RELAY_MAX_SUBSCRIPTIONS: z.coerce.number().int().positive().default(100),
   RELAY_SEND_BUFFER_LIMIT_BYTES: z.coerce

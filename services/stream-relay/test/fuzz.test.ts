@@ -158,7 +158,7 @@ describe("stream-relay WebSocket frame fuzz", () => {
             }
           }
         }),
-        { numRuns: 150, interruptAfterTimeLimit: 25_000, seed: 20261124 },
+        { numRuns: 300, interruptAfterTimeLimit: 25_000, seed: 20261124 },
       );
       expect(closes).toBeGreaterThan(0);
       await client.close();
