@@ -18,7 +18,7 @@ export const WsClientActionSchema = z.discriminatedUnion("action", [
   z.object({
     action: z.literal("catchup"),
     channel: ChannelSchema,
-    last_event_id: z.number().int().nonnegative(),
+    last_event_id: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
   }),
   z.object({ action: z.literal("ping") }),
 ]);

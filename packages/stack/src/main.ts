@@ -7,13 +7,15 @@
  *   pnpm start --runners 3   agent-runner processes (default 2)
  *
  * Postgres: DATABASE_URL, else an embedded server. NATS: NATS_URL, else 127.0.0.1:4222, else a
- * nats-server started here. Ctrl-C stops everything.
+ * nats-server started here. Ctrl-C, SIGTERM or SIGHUP (to this process or to pnpm) stops
+ * everything; should this process die without stopping (SIGKILL), its guardian does.
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { loadStartEnv, PROVIDER_KEYS } from "./env.ts";
-import { startStack } from "./stack.ts";
+import { watchLauncher } from "./launcher.ts";
+import { type Stack, startStack } from "./stack.ts";
 
 const root = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const { values } = parseArgs({
@@ -29,13 +31,36 @@ const hasKey = PROVIDER_KEYS.some((k) => env[k]);
 const demo = values.demo || values.once || !hasKey;
 const say = (line: string) => process.stdout.write(`\x1b[1mtarsy\x1b[0m            | ${line}\n`);
 
+// Signals are handled from the first moment. One arriving while the stack starts ends this
+// process at once: the stack's guardian then stops what was started, services first.
+let stack: Stack | undefined;
+let stopping = false;
+const shutdown = async (code: number) => {
+  if (stopping) return;
+  stopping = true;
+  say("stopping…");
+  await stack?.stop();
+  process.exit(code);
+};
+// A closed terminal or a gone pnpm must not crash the shutdown with EPIPE/EIO.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => void shutdown(0));
+}
+// `pnpm start` runs this through a shell: a signal to pnpm ends pnpm and the shell only.
+watchLauncher((pid) => {
+  say(`launcher process ${pid} is gone`);
+  void shutdown(0);
+});
+say(`stack process ${process.pid}`);
+
 if (demo) {
   say("DEMO MODE: scripted LLM answers and a bundled demo cluster (no provider key is set).");
   say(
     `For real investigations set one of ${PROVIDER_KEYS.join(", ")} and a config in deploy/config.`,
   );
 }
-const stack = await startStack({
+stack = await startStack({
   root,
   configDir: demo ? resolve(root, "deploy/demo") : resolve(root, env.TARSY_CONFIG_DIR),
   ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
@@ -45,17 +70,6 @@ const stack = await startStack({
   logLevel: values["log-level"],
   env: { TARSY_REPO_ROOT: root },
 });
-
-let stopping = false;
-const shutdown = async (code: number) => {
-  if (stopping) return;
-  stopping = true;
-  say("stopping…");
-  await stack.stop();
-  process.exit(code);
-};
-process.on("SIGINT", () => void shutdown(0));
-process.on("SIGTERM", () => void shutdown(0));
 
 say(`API and dashboard: ${stack.apiUrl}   WebSocket: ${stack.wsUrl}`);
 if (demo) {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { type Guard, PHASE_SERVICES } from "./guard.ts";
 
 const COLORS = [36, 33, 35, 32, 34, 31, 96, 93];
 const LEVELS: Record<number, string> = {
@@ -19,6 +20,8 @@ export interface ServiceSpec {
   env: Record<string, string>;
   /** A log line matching this means the service is up (default: pino's "service started"). */
   ready?: RegExp;
+  /** Told about the process so it never outlives the stack. */
+  guard?: Guard;
 }
 
 export interface RunningProcess {
@@ -53,7 +56,21 @@ export function formatLine(prefix: string, raw: string): string {
 
 let colorIndex = 0;
 
-/** Starts `node --import tsx src/main.ts` in `spec.cwd` and resolves once it is ready. */
+/** Signals a process group, if any of it is left. */
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // nothing left
+  }
+}
+
+/**
+ * Starts `node --import tsx src/main.ts` in `spec.cwd` and resolves once it is ready. The
+ * process leads a process group of its own: a terminal's Ctrl-C reaches only the stack, which
+ * stops services in order, and stopping one ends whatever it started (MCP stdio servers).
+ */
 export async function startProcess(
   spec: ServiceSpec,
   sink: LogSink,
@@ -65,7 +82,9 @@ export async function startProcess(
     cwd: spec.cwd,
     env: { ...process.env, ...spec.env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
+  spec.guard?.watch(child.pid, "SIGTERM", PHASE_SERVICES);
   const lines: string[] = [];
   const listeners = new Set<(line: string) => void>();
   for (const stream of [child.stdout, child.stderr]) {
@@ -76,7 +95,12 @@ export async function startProcess(
       for (const listener of listeners) listener(line);
     });
   }
-  const exited = once(child, "exit");
+  const exited = once(child, "exit").then((result) => {
+    // What it started and left behind goes with it.
+    signalGroup(child.pid, "SIGKILL");
+    spec.guard?.forget(child.pid);
+    return result;
+  });
   const waitFor = (pattern: RegExp, waitMs = timeoutMs) =>
     new Promise<string>((resolve, reject) => {
       const found = lines.find((l) => pattern.test(l));

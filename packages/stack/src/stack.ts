@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { migrate } from "@tarsy/db";
+import { startGuard } from "./guard.ts";
 import { ensureNats, ensurePostgres, freePort, type ManagedInfra } from "./infra.ts";
 import { type LogSink, type RunningProcess, startProcess } from "./processes.ts";
 
@@ -86,11 +87,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const infra: ManagedInfra[] = [];
   const processes: RunningProcess[] = [];
   const counters = new Map<ServiceName, number>();
+  // Ends every process started here and removes temporary directories if this process dies
+  // before stop() (a signal, SIGKILL, its launcher gone).
+  const guard = startGuard();
   try {
-    const pg = await ensurePostgres(options.databaseUrl);
+    const pg = await ensurePostgres(options.databaseUrl, guard);
     infra.push(pg);
-    const nats = await ensureNats(options.natsUrl);
+    const nats = await ensureNats(options.natsUrl, undefined, guard);
     infra.push(nats);
+    for (const i of infra) {
+      if (i.tempDir) log(`stack            | temporary directory: ${i.tempDir}`);
+    }
     const applied = await migrate(pg.url);
     log(
       `stack            | postgres: ${pg.describe}; migrations applied: ${applied.applied.length}`,
@@ -160,7 +167,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }
       metricsUrls[name] = `http://127.0.0.1:${httpPort}/metrics`;
       const running = await startProcess(
-        { name, cwd: join(options.root, DIRS[service]), env },
+        { name, cwd: join(options.root, DIRS[service]), env, guard },
         log,
       );
       processes.push(running);
@@ -197,13 +204,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       async stop() {
         if (stopped) return;
         stopped = true;
-        for (const p of [...processes].reverse()) await p.stop();
-        for (const i of infra.reverse()) await i.stop();
+        try {
+          for (const p of [...processes].reverse()) await p.stop();
+          for (const i of infra.reverse()) await i.stop();
+        } finally {
+          guard.close();
+        }
       },
     };
   } catch (err) {
     for (const p of processes.reverse()) await p.stop().catch(() => undefined);
     for (const i of infra.reverse()) await i.stop().catch(() => undefined);
+    guard.close();
     throw err;
   }
 }

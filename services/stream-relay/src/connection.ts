@@ -1,12 +1,14 @@
-import { type Channel, WsClientActionSchema } from "@tarsy/contracts";
+import type { Channel, WsClientAction } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import WebSocket, { type RawData } from "ws";
+import { ControlAdmission, type ControlLimits } from "./admission.ts";
 import { type ChannelTarget, channelTarget } from "./channels.ts";
+import { parseClientFrame } from "./client-frame.ts";
 import type { EventLog } from "./event-log.ts";
 import type { FeedListener, SharedFeeds } from "./feeds.ts";
 import { encodeControlFrame, encodeEventFrame, type Frame } from "./frames.ts";
 
-export interface ConnectionLimits {
+export interface ConnectionLimits extends ControlLimits {
   /** Most events a catch-up (or the replay on subscribe) sends before answering overflow. */
   catchupLimit: number;
   maxSubscriptions: number;
@@ -24,6 +26,8 @@ export type FrameSentListener = (type: string) => void;
 
 /** Close code for a client that does not read fast enough. */
 export const CLOSE_SLOW_CONSUMER = 4008;
+/** Close code (RFC 6455 policy violation) for a client that keeps sending over its rate limit. */
+export const CLOSE_POLICY_VIOLATION = 1008;
 
 interface ChannelState {
   target: ChannelTarget;
@@ -37,6 +41,13 @@ interface ChannelState {
 /** One WebSocket client: its channels, cursors and the protocol's actions. */
 export class ClientConnection {
   private readonly channels = new Map<Channel, ChannelState>();
+  private readonly admission: ControlAdmission;
+  /** Catch-ups waiting to run, by channel: a newer one for the same channel replaces the request. */
+  private readonly queuedCatchups = new Map<Channel, { lastEventId: number }>();
+  /** Catch-ups waiting or running. */
+  private catchupsPending = 0;
+  /** Actions waiting or running. */
+  private pending = 0;
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -50,6 +61,7 @@ export class ClientConnection {
     private readonly logger: Logger,
     private readonly onFrameSent: FrameSentListener = () => {},
   ) {
+    this.admission = new ControlAdmission(limits);
     this.send(encodeControlFrame({ type: "connection.established", connection_id: id, user }));
   }
 
@@ -57,43 +69,105 @@ export class ClientConnection {
     return this.channels.size;
   }
 
-  /** Actions run one at a time, in the order the client sent them. */
-  handleMessage(data: RawData): void {
-    this.queue = this.queue
-      .then(() => this.dispatch(data))
-      .catch((err: unknown) => {
-        this.logger.error({ err }, "action failed");
-        this.send(
-          encodeControlFrame({ type: "error", code: "internal", message: "action failed" }),
+  /** Actions waiting or running for this client (bounded by the control burst). */
+  get pendingActions(): number {
+    return this.pending;
+  }
+
+  /**
+   * Admits one client frame (rate limit), then runs its action after the ones before it, in the
+   * order the client sent them. Catch-ups of one channel waiting to run are coalesced.
+   */
+  handleMessage(data: RawData, isBinary = false): void {
+    if (this.closed) return;
+    const decision = this.admission.admit(this.pending);
+    switch (decision) {
+      case "admit":
+        break;
+      case "warn":
+        this.logger.warn({ connection_id: this.id }, "client over its control rate limit");
+        this.sendError(
+          "rate_limited",
+          `too many messages (limit ${this.limits.controlRatePerSec}/s, burst ${this.limits.controlBurst}); messages are dropped`,
         );
+        return;
+      case "drop":
+        return;
+      case "close":
+        this.closeForAbuse();
+        return;
+      default: {
+        const unreachable: never = decision;
+        throw new Error(`unhandled admission ${String(unreachable)}`);
+      }
+    }
+    const parsed = parseClientFrame(data, isBinary);
+    if (parsed.ok && parsed.action.action === "catchup") {
+      const { channel, last_event_id } = parsed.action;
+      const queued = this.queuedCatchups.get(channel);
+      if (queued) {
+        queued.lastEventId = last_event_id;
+        return;
+      }
+      if (this.catchupsPending >= this.limits.maxPendingCatchups) {
+        this.sendError(
+          "too_many_catchups",
+          `too many catch-ups in progress (limit ${this.limits.maxPendingCatchups})`,
+        );
+        return;
+      }
+      const request = { lastEventId: last_event_id };
+      this.queuedCatchups.set(channel, request);
+      this.catchupsPending++;
+      this.enqueue(async () => {
+        this.queuedCatchups.delete(channel);
+        try {
+          await this.catchup(channel, request.lastEventId);
+        } finally {
+          this.catchupsPending--;
+        }
       });
+      return;
+    }
+    // A catch-up queued before a subscribe/unsubscribe of its channel takes no later requests.
+    if (parsed.ok && "channel" in parsed.action) this.queuedCatchups.delete(parsed.action.channel);
+    this.enqueue(() => (parsed.ok ? this.dispatch(parsed.action) : this.answer(parsed)));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.queuedCatchups.clear();
     const states = [...this.channels.values()];
     this.channels.clear();
     await Promise.all(states.map((s) => this.feeds.leave(s.target, s.listener)));
   }
 
-  private async dispatch(data: RawData): Promise<void> {
-    if (this.closed) return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data.toString());
-    } catch {
-      this.sendError("invalid_json", "frame is not valid JSON");
-      return;
-    }
-    const result = WsClientActionSchema.safeParse(parsed);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
-      this.sendError("invalid_action", `${where}${issue?.message ?? "invalid action"}`);
-      return;
-    }
-    const action = result.data;
+  private enqueue(run: () => Promise<void>): void {
+    this.pending++;
+    this.queue = this.queue
+      .then(() => (this.closed ? undefined : run()))
+      .catch((err: unknown) => {
+        this.logger.error({ err }, "action failed");
+        this.sendError("internal", "action failed");
+      })
+      .finally(() => {
+        this.pending--;
+      });
+  }
+
+  private async answer(error: { code: string; message: string }): Promise<void> {
+    this.sendError(error.code, error.message);
+  }
+
+  private closeForAbuse(): void {
+    this.logger.warn({ connection_id: this.id }, "closing client: sustained rate limit abuse");
+    void this.close();
+    this.ws.close(CLOSE_POLICY_VIOLATION, "rate limit exceeded");
+    setTimeout(() => this.ws.terminate(), this.limits.slowClientGraceMs).unref();
+  }
+
+  private async dispatch(action: WsClientAction): Promise<void> {
     switch (action.action) {
       case "ping":
         this.send(encodeControlFrame({ type: "pong" }));
@@ -108,8 +182,7 @@ export class ClientConnection {
         await this.subscribe(action.channel, 0);
         return;
       case "catchup":
-        await this.unsubscribe(action.channel);
-        await this.subscribe(action.channel, action.last_event_id);
+        await this.catchup(action.channel, action.last_event_id);
         return;
       case "unsubscribe":
         await this.unsubscribe(action.channel);
@@ -119,6 +192,21 @@ export class ClientConnection {
         throw new Error(`unhandled action ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /**
+   * Replays a channel after `lastEventId`, then follows it live. On a channel this connection
+   * already follows nothing is sent again: its live feed has delivered everything after the
+   * cursor, and a connection never sends one event twice.
+   */
+  private async catchup(channel: Channel, lastEventId: number): Promise<void> {
+    const state = this.channels.get(channel);
+    if (state) {
+      state.cursor = Math.max(state.cursor, lastEventId);
+      this.send(encodeControlFrame({ type: "subscription.confirmed", channel }));
+      return;
+    }
+    await this.subscribe(channel, lastEventId);
   }
 
   /** Joins the live feed first, then replays what came after `afterSeq`, then flushes. */

@@ -20,6 +20,7 @@ export const EnvSchema = z.object({
   ...NatsEnvShape,
   /** Comma-separated origins allowed to open a WebSocket; empty means same-origin only; `*` any. */
   RELAY_ALLOWED_ORIGINS: list,
+  /** Most events one catch-up (or the replay on subscribe) sends; past it: catchup.overflow. */
   RELAY_CATCHUP_LIMIT: z.coerce.number().int().positive().default(200),
   RELAY_MAX_SUBSCRIPTIONS: z.coerce.number().int().positive().default(100),
   RELAY_SEND_BUFFER_LIMIT_BYTES: z.coerce
@@ -29,6 +30,14 @@ export const EnvSchema = z.object({
     .default(4 * 1024 * 1024),
   RELAY_SLOW_CLIENT_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   RELAY_HEARTBEAT_MS: z.coerce.number().int().positive().default(30_000),
+  /** Control messages a client may send per second (token bucket rate). */
+  RELAY_CONTROL_RATE_PER_SEC: z.coerce.number().positive().default(20),
+  /** Control messages a client may send at once; also the most actions queued per client. */
+  RELAY_CONTROL_BURST: z.coerce.number().int().positive().default(60),
+  /** Messages over the rate limit dropped (after one error frame) before closing with 1008. */
+  RELAY_CONTROL_VIOLATIONS_BEFORE_CLOSE: z.coerce.number().int().nonnegative().default(20),
+  /** Catch-ups of distinct channels waiting or running per client. */
+  RELAY_MAX_PENDING_CATCHUPS: z.coerce.number().int().positive().default(8),
   RELAY_MAX_FRAME_BYTES: z.coerce
     .number()
     .int()

@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
+import { type ControlLimits, DEFAULT_CONTROL_LIMITS } from "./admission.ts";
 import { ClientConnection, type ConnectionLimits } from "./connection.ts";
 import type { EventLog } from "./event-log.ts";
 import { SharedFeeds } from "./feeds.ts";
@@ -12,7 +13,10 @@ import { identityOf, isOriginAllowed } from "./origin.ts";
 
 export const WS_PATH = "/api/v1/ws";
 
-export interface RelayOptions extends ConnectionLimits {
+/** Control-message limits are optional here (defaults: `DEFAULT_CONTROL_LIMITS`). */
+export interface RelayOptions
+  extends Omit<ConnectionLimits, keyof ControlLimits>,
+    Partial<ControlLimits> {
   host: string;
   port: number;
   allowedOrigins: readonly string[];
@@ -29,6 +33,8 @@ export interface Relay {
   readonly connections: number;
   /** Number of channels this process reads from the event log now. */
   readonly feeds: number;
+  /** Client actions waiting or running, summed over connections (each bounded by the burst). */
+  readonly pendingActions: number;
   close(): Promise<void>;
 }
 
@@ -43,6 +49,18 @@ export async function startRelay(
   const feeds = new SharedFeeds(log, logger.child({ component: "feeds" }));
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes });
   const clients = new Map<WebSocket, ClientConnection>();
+  const d = DEFAULT_CONTROL_LIMITS;
+  const limits: ConnectionLimits = {
+    catchupLimit: options.catchupLimit,
+    maxSubscriptions: options.maxSubscriptions,
+    sendBufferLimitBytes: options.sendBufferLimitBytes,
+    slowClientGraceMs: options.slowClientGraceMs,
+    controlRatePerSec: options.controlRatePerSec ?? d.controlRatePerSec,
+    controlBurst: options.controlBurst ?? d.controlBurst,
+    controlViolationsBeforeClose:
+      options.controlViolationsBeforeClose ?? d.controlViolationsBeforeClose,
+    maxPendingCatchups: options.maxPendingCatchups ?? d.maxPendingCatchups,
+  };
   const alive = new WeakSet<WebSocket>();
 
   const server: Server = createServer((req, res) => {
@@ -87,22 +105,13 @@ export async function startRelay(
     const id = randomUUID();
     const user = identityOf(req);
     const clientLogger = logger.child({ connection_id: id, user });
-    const client = new ClientConnection(
-      ws,
-      id,
-      user,
-      feeds,
-      log,
-      options,
-      clientLogger,
-      countFrame,
-    );
+    const client = new ClientConnection(ws, id, user, feeds, log, limits, clientLogger, countFrame);
     clients.set(ws, client);
     metrics.wsConnections.set(clients.size);
     alive.add(ws);
     clientLogger.info("client connected");
     ws.on("pong", () => alive.add(ws));
-    ws.on("message", (data) => client.handleMessage(data));
+    ws.on("message", (data, isBinary) => client.handleMessage(data, isBinary));
     ws.on("error", (err) => clientLogger.warn({ err }, "socket error"));
     ws.on("close", (code, reason) => {
       clients.delete(ws);
@@ -137,6 +146,11 @@ export async function startRelay(
     },
     get feeds() {
       return feeds.size;
+    },
+    get pendingActions() {
+      let total = 0;
+      for (const client of clients.values()) total += client.pendingActions;
+      return total;
     },
     async close() {
       clearInterval(heartbeat);
