@@ -67,7 +67,7 @@ describe("POST /api/v1/alerts", () => {
     expect(res.status).toBe(202);
     const row = await stored(res.body.session_id);
     expect(row?.alertData).not.toContain("hunter2-s3cr3t");
-    expect(row?.alertData).toContain("[MASKED_PASSWORD]");
+    expect(row?.alertData).toContain("[MASKED_SECRET]");
     expect(row?.alertData).toContain("db login failed");
     const detail = await request<{ alert_data: string }>(
       `${h.url}/api/v1/sessions/${res.body.session_id}`,
