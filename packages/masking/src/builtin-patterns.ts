@@ -2,8 +2,8 @@ import type { MaskingPatternDefinition } from "./config.ts";
 
 /** Optional quote around a key or value, also in its JSON-escaped form (`\"`). */
 const Q = String.raw`(?:\\?["'])?`;
-/** Never re-mask a value that an earlier pattern or code masker already replaced. */
-const NOT_MASKED = String.raw`(?!\[MASKED_)`;
+/** Never re-mask a value that was already replaced, nor mask a placeholder (`<set to the key …>`). */
+const NOT_MASKED = String.raw`(?!\[MASKED_|<)`;
 
 /**
  * A `key: value` / `key=value` pattern (YAML, JSON, env, query strings). The key and separator
@@ -16,7 +16,7 @@ function keyValue(keys: string, value: string): string {
 /** A base64 run that mixes upper case, lower case and digits (names and paths rarely do). */
 const MIXED = String.raw`(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[0-9])`;
 
-const ENV_SECRET_NAME = String.raw`[A-Za-z0-9_.\-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PWD|SECRET|KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_.\-]*`;
+const ENV_SECRET_NAME = String.raw`[A-Za-z0-9_.\-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PWD|SECRET|KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_.\-]*(?<![_.\-](?:FILE|PATH|DIR|NAME|URL|REF|ID))`;
 
 /**
  * The TARSy built-in regex patterns, in the order they are applied: specific shapes first
@@ -122,9 +122,10 @@ export const BUILTIN_MASKING_PATTERNS: Record<string, MaskingPatternDefinition> 
   },
   url_credentials: {
     // Starts with the literal "://" so the engine scans for it instead of trying every offset.
-    pattern: String.raw`(://[^:/?#\s@"'\[\]]+:)${NOT_MASKED}[^@/?#\s"']+@`,
+    pattern: String.raw`(://[^:/?#\s@"'\[\]]*:)${NOT_MASKED}[^@/?#\s"']+@`,
     replacement: "$1[MASKED_PASSWORD]@",
-    description: "Passwords in connection-string URLs (scheme://user:password@host)",
+    description:
+      "Passwords in connection-string URLs (scheme://user:password@host, also without a user)",
   },
   kubernetes_env_secret: {
     pattern: String.raw`(?i)(name"?\s*:\s*"?${ENV_SECRET_NAME}"?\s*,?\s*"?value"?\s*:[ \t]*)(?!"?\[MASKED_)("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,}\]][^\n,}\]]*)`,

@@ -8,15 +8,16 @@ import { isSecretName, secretFlagName } from "./names.ts";
  * (YAML), `--token` / `v` on the next line (`kubectl describe`), `[--token, v]`.
  */
 const FLAG_VALUE =
-  /(--?[A-Za-z][A-Za-z0-9_.-]*)(=\\?["']?|(?:\r?\n[ \t]*-[ \t]+|\\[nrt]|[ \t\r\n"',\\])+)(?!\[MASKED_|\[REDACTED|-)([^\s"',\\[\]{}]+)/y;
+  /(--?[A-Za-z][A-Za-z0-9_.-]*)(=\\?["']?|(?:(?:\r?\n|\\n)[ \t]*-[ \t]+|\\[nrt"']|[ \t\r\n"',])+)(?!\[MASKED_|\[REDACTED|-)([^\s"',\\[\]{}]+)/y;
 
 /**
  * `name: value` / `name=value` with the name quoted or not (YAML, JSON, env files, query
- * strings, `kubectl describe`, JSON escaped inside a string). The value is quoted (group 3, 4
+ * strings, `kubectl describe`, JSON escaped inside a string). A bare name needs `=` or `: `
+ * (`image: token-service:1.0` names nothing). The value is quoted (group 3, 4
  * or 5) or bare (group 7, after an optional auth scheme in group 6: `Authorization: Bearer …`).
  */
 const KEY_VALUE =
-  /(\\?["']?)([A-Za-z_][A-Za-z0-9_.-]{0,80}?)\1[ \t]*[:=][ \t]*(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|(?![[|>{<(&*!])((?:Bearer|Basic|Token|Digest|Negotiate|Bot|ApiKey|SSWS)[ \t]+)?([^\s"',;&\\}\]]+))/y;
+  /(\\?["']?)([A-Za-z_][A-Za-z0-9_.-]{0,80}?)\1[ \t]*(?:=|:(?=[ \t])|(?<=["'][ \t]*):)[ \t]*(?:\\"((?:[^"\\]|\\[^"])*)\\"|"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|(?![[|>{<(&*!])((?:[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|[Dd]igest|[Nn]egotiate|Bot|ApiKey|SSWS)[ \t]+)?([^\s"',;&\\}\]]+))/y;
 
 /**
  * Where a secret name may be: every name the judgement accepts holds one of these. Scanning for
@@ -40,6 +41,23 @@ export function createSecretAssignmentMasker(): CodeMasker {
 }
 
 export function maskSecretAssignments(content: string): MaskOutcome {
+  const named = maskNamed(content);
+  let redactions = named.redactions;
+  const text = named.content.replace(
+    USER_FLAG,
+    (match: string, head: string, _quote: string, password: string, tail: string) => {
+      if (isPlaceholder(password)) return match;
+      redactions += 1;
+      return `${head}${MASKED_FIELD_VALUE}${tail}`;
+    },
+  );
+  return { content: text, redactions };
+}
+
+/** `curl -u user:password`, `--user=user:password` (quoted or not). */
+const USER_FLAG = /((?<![A-Za-z0-9_.-])(?:-u|--user)(?:[ \t]+|=)(["']?)[^\s:"'@]+:)([^\s"']+)(\2)/g;
+
+function maskNamed(content: string): MaskOutcome {
   let out = "";
   let copied = 0;
   let redactions = 0;
@@ -90,7 +108,9 @@ function keyAt(content: string, start: number): Found | null {
       : [start];
   for (const at of candidates) {
     // `scheme://user:password@host` is left to the URL pattern, which keeps the user.
-    if (inValuePosition(content, at) || content.startsWith("://", at - 3)) return null;
+    if (content.startsWith("://", at - 3)) return null;
+    // A quoted name after `key: ` is a value (the text inside it may still be `name=value`).
+    if (at < start && inValuePosition(content, at)) continue;
     KEY_VALUE.lastIndex = at;
     const match = KEY_VALUE.exec(content);
     if (!match) continue;
@@ -107,7 +127,7 @@ function keyAt(content: string, start: number): Found | null {
   return null;
 }
 
-/** After `key: ` or `key=`: a name there is a value (`image: token-service:1.0`), not a key. */
+/** After `key: ` or `key=`: a quoted name there is a value (`"a": "password"`), not a key. */
 function inValuePosition(content: string, at: number): boolean {
   let i = at - 1;
   while (i >= 0) {

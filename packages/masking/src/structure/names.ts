@@ -32,7 +32,7 @@ const SECRET_WORDS = new Set([
 ]);
 
 /** Words that name a secret only as the last word (`DB_PASS`, `REDIS_AUTH`), not inside one. */
-const SECRET_LAST_WORDS = new Set(["pass", "pwd", "pw", "auth", "sig"]);
+const SECRET_LAST_WORDS = new Set(["pass", "pwd", "pw", "auth", "sig", "pin"]);
 
 /** `…_KEY` names a secret after one of these words (`API_KEY`, `tls.key`, `AccountKey`). */
 const KEY_QUALIFIERS = new Set([
