@@ -5,7 +5,7 @@ import type { Bus, WorkConsumer } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import { createSession, createTimelineEvent, type Db } from "@tarsy/db";
-import { createLogger } from "@tarsy/runtime";
+import { createLogger, type Logger } from "@tarsy/runtime";
 import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
 import type { SagaMetricSet } from "../src/saga/metrics.ts";
 
@@ -34,9 +34,10 @@ export function startTestOrchestrator(
   config: TarsyConfig,
   podId = "orch-a",
   metrics?: SagaMetricSet,
+  log: Logger = logger,
 ) {
   return startOrchestrator(
-    { db: db.prisma, bus, config, logger, ...(metrics ? { metrics } : {}) },
+    { db: db.prisma, bus, config, logger: log, ...(metrics ? { metrics } : {}) },
     {
       podId,
       concurrency: 4,

@@ -4,8 +4,15 @@ import { createMetrics } from "@tarsy/metrics";
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
-import { runnerPeer, submit, testConfig, waitFor, waitForSession } from "./harness.ts";
+import type { Orchestrator } from "../src/orchestrator.ts";
+import {
+  runnerPeer,
+  startTestOrchestrator,
+  submit,
+  testConfig,
+  waitFor,
+  waitForSession,
+} from "./harness.ts";
 
 const config = testConfig(`
 defaults:
@@ -51,17 +58,7 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
       level: "warn",
       destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) },
     });
-    orchestrator = await startOrchestrator(
-      { db: t.db.prisma, bus: nats.bus, config, logger, metrics },
-      {
-        podId: "orch-a",
-        concurrency: 4,
-        sweepIntervalMs: 200,
-        staleAfterMs: 60_000,
-        outboxIntervalMs: 50,
-        consume: { backoff: { initialMs: 50, maxMs: 500 }, fetchExpiresMs: 1_000 },
-      },
-    );
+    orchestrator = await startTestOrchestrator(t.db, nats.bus, config, "orch-a", metrics, logger);
     peer = await runnerPeer(
       nats.bus,
       () => ({ status: "completed", analysis: "root cause" }),
