@@ -312,7 +312,9 @@ describe("e2e: Metrics", () => {
     expect(received("accepted")).toBe(1);
     expect(received("rejected")).toBe(1);
     expect(delta("ingest-api", "tarsy_alerts_received_total")).toBe(2);
-    expect(delta("ingest-api", "tarsy_masking_redactions_total", { pattern: "password" })).toBe(1);
+    expect(
+      delta("ingest-api", "tarsy_masking_redactions_total", { pattern: "secret_assignments" }),
+    ).toBe(1);
   });
 
   it("llm-service: the provoked LLM error by provider, model and code", () => {
