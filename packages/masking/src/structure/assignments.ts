@@ -23,7 +23,7 @@ const KEY_VALUE =
  * Where a secret name may be: every name the judgement accepts holds one of these. Scanning for
  * them and looking around each hit is much cheaper than trying every word of the text.
  */
-const SECRETISH = /pass|pw|secret|token|key|auth|cred|cookie|dsn|sig/gi;
+const SECRETISH = /pass|pw|secret|token|key|auth|cred|cookie|dsn|sig|pin/gi;
 const NULL_OR_BOOL = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE)$/;
 
 /**
@@ -41,21 +41,75 @@ export function createSecretAssignmentMasker(): CodeMasker {
 }
 
 export function maskSecretAssignments(content: string): MaskOutcome {
-  const named = maskNamed(content);
-  let redactions = named.redactions;
-  const text = named.content.replace(
-    USER_FLAG,
-    (match: string, head: string, _quote: string, password: string, tail: string) => {
-      if (isPlaceholder(password)) return match;
-      redactions += 1;
-      return `${head}${MASKED_FIELD_VALUE}${tail}`;
-    },
-  );
+  let text = content;
+  let redactions = 0;
+  for (const step of [maskNamed, ...PHRASES.map((phrase) => maskPhrase.bind(null, phrase))]) {
+    const outcome = step(text);
+    text = outcome.content;
+    redactions += outcome.redactions;
+  }
   return { content: text, redactions };
 }
 
-/** `curl -u user:password`, `--user=user:password` (quoted or not). */
-const USER_FLAG = /((?<![A-Za-z0-9_.-])(?:-u|--user)(?:[ \t]+|=)(["']?)[^\s:"'@]+:)([^\s"']+)(\2)/g;
+/**
+ * Secrets said in a phrase rather than assigned: the `secret` group is masked when `accepts`
+ * (given the match's groups) agrees.
+ */
+interface Phrase {
+  regex: RegExp;
+  /** Cheap test on the whole text before the regex runs. */
+  hint: RegExp;
+  accepts?: (groups: Record<string, string | undefined>) => boolean;
+}
+
+const PHRASES: Phrase[] = [
+  // curl -u user:password, --user=user:password
+  {
+    regex: /(?<![A-Za-z0-9_.-])(?:-u|--user)(?:[ \t]+|=)(["']?)[^\s:"'@]+:(?<secret>[^\s"']+)\1/dg,
+    hint: /-u|--user/,
+  },
+  // SQL: ALTER USER … WITH PASSWORD '…', CREATE USER … IDENTIFIED BY '…'
+  {
+    regex: /\b(?:PASSWORD|IDENTIFIED\s+BY)\s+'(?<secret>(?:[^'\r\n]|'')+)'/dgi,
+    hint: /password|identified/i,
+  },
+  // .netrc: machine host login user password secret
+  {
+    regex: /\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?<secret>\S+)/dg,
+    hint: /machine/,
+  },
+  // XML: <password>…</password>, <ns:apiKey>…</ns:apiKey>
+  {
+    regex: /<(?<tag>[A-Za-z_][\w.:-]*)(?:\s[^<>]*)?>(?<secret>[^<]+)<\/\k<tag>>/dg,
+    hint: /<\//,
+    accepts: (groups) => {
+      const tag = groups.tag ?? "";
+      const name = tag.slice(tag.lastIndexOf(":") + 1);
+      return SECRETISH_NAME.test(name) && isSecretName(name);
+    },
+  },
+];
+
+const SECRETISH_NAME = /pass|pw|secret|token|key|auth|cred|cookie|dsn|sig|pin/i;
+
+function maskPhrase(phrase: Phrase, content: string): MaskOutcome {
+  if (!phrase.hint.test(content)) return { content, redactions: 0 };
+  let out = "";
+  let copied = 0;
+  let redactions = 0;
+  phrase.regex.lastIndex = 0;
+  for (let match = phrase.regex.exec(content); match; match = phrase.regex.exec(content)) {
+    const span = match.indices?.groups?.secret;
+    const secret = match.groups?.secret;
+    if (!span || secret === undefined || isPlaceholder(secret.trim())) continue;
+    if (phrase.accepts && !phrase.accepts(match.groups ?? {})) continue;
+    out += content.slice(copied, span[0]) + MASKED_FIELD_VALUE;
+    copied = span[1];
+    redactions += 1;
+  }
+  if (redactions === 0) return { content, redactions };
+  return { content: out + content.slice(copied), redactions };
+}
 
 function maskNamed(content: string): MaskOutcome {
   let out = "";

@@ -175,11 +175,15 @@ function isMasked(text: string): boolean {
   return text.startsWith("[MASKED_") || text.startsWith("[REDACTED");
 }
 
-/** Already masked, or a reference rather than a value (`<set to the key …>`, `${VAR}`). */
+/**
+ * Already masked, or a reference rather than a value: `<set to the key …>`, `${VAR}`,
+ * `$(VAR)`, a path built on a variable (`${user.home}/.ssh/id_rsa`).
+ */
 export function isPlaceholder(value: string): boolean {
   return (
     isMasked(value) ||
     value.startsWith("<") ||
+    /^\$\{[\w.]+\}\/[\w.\-/]*$/.test(value) ||
     /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(value) ||
     /^\$\([A-Za-z_][A-Za-z0-9_]*\)$/.test(value)
   );
