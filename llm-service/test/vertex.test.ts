@@ -136,7 +136,7 @@ describe("Claude on Vertex AI (Anthropic publisher, streamRawPredict)", () => {
     expect(grant).toMatchObject({
       grantType: JWT_BEARER_GRANT,
       signatureValid: true,
-      header: { alg: "RS256", typ: "JWT" },
+      header: { alg: "RS256" },
       claims: { iss: account.email, scope: CLOUD_PLATFORM },
     });
     expect(Number(grant?.claims.exp) - Number(grant?.claims.iat)).toBe(3600);
