@@ -54,17 +54,22 @@ describe("Vertex AI configuration that cannot work is refused before any request
     [{ credentialsEnv: "VERTEX_SA_MISSING" }, "VERTEX_SA_MISSING"],
     [{ projectEnv: "GCP_PROJECT_MISSING" }, "GCP_PROJECT_MISSING"],
     [{ locationEnv: "GCP_LOCATION_MISSING" }, "GCP_LOCATION_MISSING"],
-  ])("an unset variable named by the config (%o) is an invalid_config error", async (over, name) => {
-    const grantsBefore = oauth.grants.length;
-    const chunks = await collect(h.client.generate(baseInput(claude(over))));
-    expect(errorOf(chunks)).toMatchObject({ code: "invalid_config", retryable: false });
-    expect(errorOf(chunks)?.message).toContain(`environment variable ${name}`);
-    expect(vertex.requests).toHaveLength(0);
-    expect(oauth.grants.length).toBe(grantsBefore);
-  });
+  ])(
+    "an unset variable named by the config (%o) is an invalid_config error",
+    async (over, name) => {
+      const grantsBefore = oauth.grants.length;
+      const chunks = await collect(h.client.generate(baseInput(claude(over))));
+      expect(errorOf(chunks)).toMatchObject({ code: "invalid_config", retryable: false });
+      expect(errorOf(chunks)?.message).toContain(`environment variable ${name}`);
+      expect(vertex.requests).toHaveLength(0);
+      expect(oauth.grants.length).toBe(grantsBefore);
+    },
+  );
 
   it("a credentials variable holding neither a key nor a readable path is named, never echoed", async () => {
-    const chunks = await collect(h.client.generate(baseInput(claude({ credentialsEnv: "NOT_A_KEY" }))));
+    const chunks = await collect(
+      h.client.generate(baseInput(claude({ credentialsEnv: "NOT_A_KEY" }))),
+    );
     const error = errorOf(chunks);
     expect(error).toMatchObject({ code: "invalid_config", retryable: false });
     expect(error?.message).toContain("NOT_A_KEY");
@@ -81,7 +86,9 @@ describe("Vertex AI configuration that cannot work is refused before any request
   });
 
   it("the google-native backend refuses a Claude model (it speaks Gemini only)", async () => {
-    const chunks = await collect(h.client.generate(baseInput(claude({ backend: "google-native" }))));
+    const chunks = await collect(
+      h.client.generate(baseInput(claude({ backend: "google-native" }))),
+    );
     expect(errorOf(chunks)).toMatchObject({ code: "invalid_config" });
     expect(errorOf(chunks)?.message).toContain("langchain backend");
     expect(vertex.requests).toHaveLength(0);
@@ -106,7 +113,11 @@ describe("Vertex AI credentials at run time", () => {
   it("Vertex refusing the token (403) points at the credentials and IAM, without retrying", async () => {
     vertex.enqueue(
       respondJson(403, {
-        error: { code: 403, message: "Permission denied on resource project tarsy-prod.", status: "PERMISSION_DENIED" },
+        error: {
+          code: 403,
+          message: "Permission denied on resource project tarsy-prod.",
+          status: "PERMISSION_DENIED",
+        },
       }),
     );
     const chunks = await collect(h.client.generate(baseInput(claude())));

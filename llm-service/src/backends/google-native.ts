@@ -177,7 +177,9 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
         `the google-native backend speaks Gemini only: Claude model ${config.model} on Vertex AI needs the langchain backend`,
       );
     }
-    const key = [config.base_url, target.project, target.location, credentials.source].join("\u0000");
+    const key = [config.base_url, target.project, target.location, credentials.source].join(
+      "\u0000",
+    );
     return cached(
       key,
       () =>

@@ -56,7 +56,9 @@ export function readKey(variable: string, value: string): KeyJson {
     );
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`environment variable ${variable}: Google credentials must be a JSON object`);
+    throw new ConfigError(
+      `environment variable ${variable}: Google credentials must be a JSON object`,
+    );
   }
   return parsed as KeyJson;
 }
@@ -160,7 +162,10 @@ export function createVertexCredentialStore(getSecret: SecretLookup) {
           projectId: async () => key.project_id || undefined,
         };
       } else {
-        credentials = credentialsFrom("application default credentials", new GoogleAuth({ scopes }));
+        credentials = credentialsFrom(
+          "application default credentials",
+          new GoogleAuth({ scopes }),
+        );
       }
       cache.set(cacheKey, credentials);
       return credentials;

@@ -67,15 +67,19 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
       grants.push(grant);
       res.setHeader("content-type", "application/json");
       if (!signatureValid || grant.grantType !== JWT_BEARER_GRANT) {
-        res.writeHead(400).end(
-          JSON.stringify({ error: "invalid_grant", error_description: "Invalid JWT Signature." }),
-        );
+        res
+          .writeHead(400)
+          .end(
+            JSON.stringify({ error: "invalid_grant", error_description: "Invalid JWT Signature." }),
+          );
         return;
       }
       grant.issued = `ya29.fake-token-${grants.length}`;
-      res.writeHead(200).end(
-        JSON.stringify({ access_token: grant.issued, expires_in: 3599, token_type: "Bearer" }),
-      );
+      res
+        .writeHead(200)
+        .end(
+          JSON.stringify({ access_token: grant.issued, expires_in: 3599, token_type: "Bearer" }),
+        );
     });
   });
   server.listen(0, "127.0.0.1");

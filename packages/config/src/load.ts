@@ -24,6 +24,7 @@ import {
   toSystem,
 } from "./normalize.ts";
 import { type IgnoredKey, parseEntry } from "./parse.ts";
+import { vertexEnvIssues } from "./provider-env.ts";
 import {
   AgentSchema,
   ChainSchema,
@@ -44,7 +45,6 @@ import type {
   TarsyConfig,
 } from "./types.ts";
 import { validateReferences } from "./validate.ts";
-import { vertexEnvIssues } from "./provider-env.ts";
 
 export const TARSY_FILE = "tarsy.yaml";
 export const PROVIDERS_FILE = "llm-providers.yaml";

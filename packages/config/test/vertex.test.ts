@@ -45,7 +45,9 @@ describe("Vertex AI providers: credentials_env, project_env, location_env", () =
         file: "llm-providers.yaml",
         path: `llm_providers.vertex-claude.${field}`,
         message: expect.stringMatching(
-          new RegExp(`^environment variable ${{ credentials_env: "VERTEX_SA", project_env: "GCP_PROJECT", location_env: "GCP_LOCATION" }[field]} is not set`),
+          new RegExp(
+            `^environment variable ${{ credentials_env: "VERTEX_SA", project_env: "GCP_PROJECT", location_env: "GCP_LOCATION" }[field]} is not set`,
+          ),
         ),
       })),
     );
