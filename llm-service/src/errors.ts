@@ -77,6 +77,8 @@ export interface ClassifyContext {
   apiKeyEnv: string;
   /** Every secret value that must never appear in a message (the API key). */
   secrets: string[];
+  /** What to check when the provider refuses the caller (default: the API key variable). */
+  authHint?: string;
   signal: AbortSignal;
 }
 
@@ -127,6 +129,11 @@ export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceErr
   // Gemini answers a bad key with 400 INVALID_ARGUMENT "API key not valid" (API_KEY_INVALID).
   const badKey = status === 400 && /API_KEY_INVALID|API key not valid/i.test(detail);
   if (status === 401 || status === 403 || badKey) {
+    if (ctx.authHint) {
+      return new AuthError(
+        `${where} refused the request (HTTP ${status}): ${ctx.authHint}. Provider said: ${detail}`,
+      );
+    }
     return new AuthError(
       `${where} rejected the API key (HTTP ${status}): check that environment variable ` +
         `${ctx.apiKeyEnv || "(none configured)"} of llm-service holds a valid key with access ` +

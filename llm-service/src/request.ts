@@ -49,6 +49,9 @@ export const LlmConfigSchema = z.object({
   script: z.string().default(""),
   vertex_project: z.string().default(""),
   vertex_location: z.string().default(""),
+  credentials_env: z.string().default(""),
+  project_env: z.string().default(""),
+  location_env: z.string().default(""),
 });
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;
 

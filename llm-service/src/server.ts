@@ -7,6 +7,7 @@ import { createGoogleNativeBackend } from "./backends/google-native.ts";
 import type { Script } from "./backends/script.ts";
 import { createScriptedBackend } from "./backends/scripted.ts";
 import type { Backend, SecretLookup } from "./backends/types.ts";
+import { ADC_FILE_ENV, createVertexCredentialStore } from "./backends/vertex-auth.ts";
 import { CancelledError, classifyError, type LlmServiceError } from "./errors.ts";
 import { createHealthService, type ServingStatus } from "./health.ts";
 import { loadProtos } from "./proto.ts";
@@ -41,6 +42,15 @@ export interface LlmServer {
 
 type GenerateCall = grpc.ServerWritableStream<unknown, unknown>;
 
+/** With Google credentials, a 401/403 points at the credentials and the project's IAM. */
+function vertexAuthHint(config: GenerateRequest["llm_config"]): { authHint?: string } {
+  if (config.provider !== "vertexai" || config.api_key_env) return {};
+  const source = config.credentials_env || `${ADC_FILE_ENV} (application default credentials)`;
+  return {
+    authHint: `check the Google credentials from ${source} and that their principal may use Vertex AI (roles/aiplatform.user) in the project`,
+  };
+}
+
 function resolveBackendName(request: GenerateRequest): string {
   if (request.llm_config.provider === "scripted") return "scripted";
   return request.llm_config.backend || "langchain";
@@ -67,10 +77,11 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
   const signatures = createThoughtSignatureCache(
     options.thoughtSignatures ?? { maxEntries: 10_000, ttlMs: 3_600_000 },
   );
+  const vertexCredentials = createVertexCredentialStore(options.getSecret);
   const backends = new Map<string, Backend>(
     [
-      createAiSdkBackend({ getSecret: options.getSecret, signatures }),
-      createGoogleNativeBackend({ getSecret: options.getSecret, signatures }),
+      createAiSdkBackend({ getSecret: options.getSecret, vertexCredentials, signatures }),
+      createGoogleNativeBackend({ getSecret: options.getSecret, vertexCredentials, signatures }),
       createScriptedBackend(options.script ? { defaultScript: options.script } : {}),
     ].map((b) => [b.name, b]),
   );
@@ -126,6 +137,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       provider: request.llm_config.provider,
       apiKeyEnv,
       secrets: apiKey ? [apiKey] : [],
+      ...vertexAuthHint(request.llm_config),
     };
     const ctx = { signal: abort.signal, logger: log };
     const stream: AsyncIterable<Chunk> = withRetry(() => backend.generate(request, ctx), {

@@ -7,6 +7,8 @@ import { ConfigError } from "../errors.ts";
 import type { LlmConfig } from "../request.ts";
 import { resolveApiKey } from "./credentials.ts";
 import type { SecretLookup } from "./types.ts";
+import type { VertexCredentialStore } from "./vertex-auth.ts";
+import { resolveVertexTarget, vertexModel, vertexPublisherFor } from "./vertex-models.ts";
 
 /** The AI SDK provider-level model (LanguageModelV3): streamed with `doStream`. */
 export type ProviderModel = ReturnType<ReturnType<typeof createOpenAI>["chat"]>;
@@ -20,9 +22,33 @@ const VERTEX_EXPRESS_BASE_URL = "https://aiplatform.googleapis.com/v1/publishers
 
 type ProviderOptions = Record<string, Record<string, JSONValue>>;
 
+/** The wire format a request speaks: Vertex AI serves Gemini and Claude in their own. */
+export function wireFamily(config: LlmConfig): string {
+  return config.provider === "vertexai" ? vertexPublisherFor(config.model) : config.provider;
+}
+
+export interface ModelDeps {
+  getSecret: SecretLookup;
+  vertexCredentials: VertexCredentialStore;
+}
+
+/**
+ * Vertex AI express mode (an API key, Gemini only) when the config names a key variable;
+ * otherwise Google credentials (OAuth) for both publishers.
+ */
+export function usesVertexExpress(config: LlmConfig): boolean {
+  return config.provider === "vertexai" && config.api_key_env !== "";
+}
+
 /** Builds the AI SDK model for a provider type. API keys are always passed explicitly. */
-export function modelFor(config: LlmConfig, getSecret: SecretLookup): ProviderModel {
+export async function modelFor(config: LlmConfig, deps: ModelDeps): Promise<ProviderModel> {
+  const { getSecret } = deps;
   const baseURL = config.base_url || undefined;
+  if (config.provider === "vertexai" && !usesVertexExpress(config)) {
+    const credentials = deps.vertexCredentials.forConfig(config);
+    const target = await resolveVertexTarget(config, getSecret, credentials);
+    return vertexModel(config, target, credentials);
+  }
   switch (config.provider) {
     case "openai": {
       const { apiKey } = resolveApiKey(config, getSecret);
@@ -37,6 +63,11 @@ export function modelFor(config: LlmConfig, getSecret: SecretLookup): ProviderMo
       return createGoogleGenerativeAI({ apiKey, ...(baseURL ? { baseURL } : {}) })(config.model);
     }
     case "vertexai": {
+      if (vertexPublisherFor(config.model) === "anthropic") {
+        throw new ConfigError(
+          `Claude on Vertex AI takes Google credentials, not an API key: remove api_key_env from the provider (model ${config.model}) and set credentials_env or application default credentials`,
+        );
+      }
       const { apiKey } = resolveApiKey(config, getSecret);
       return createGoogleGenerativeAI({ apiKey, baseURL: baseURL ?? VERTEX_EXPRESS_BASE_URL })(
         config.model,
@@ -77,13 +108,12 @@ export function modelFor(config: LlmConfig, getSecret: SecretLookup): ProviderMo
 export function thinkingOptions(config: LlmConfig): ProviderOptions {
   const budget = config.thinking_budget;
   const level = config.thinking_level.toLowerCase();
-  switch (config.provider) {
+  switch (wireFamily(config)) {
     case "anthropic":
       return budget !== undefined && budget > 0
         ? { anthropic: { thinking: { type: "enabled", budgetTokens: budget } } }
         : {};
-    case "google":
-    case "vertexai": {
+    case "google": {
       if (budget === undefined && !level) return {};
       const thinkingConfig: Record<string, JSONValue> = { includeThoughts: true };
       if (level) thinkingConfig.thinkingLevel = level;

@@ -17,8 +17,10 @@ import {
   type ProviderCallOptions,
   type ProviderModel,
   thinkingOptions,
+  wireFamily,
 } from "./ai-sdk-models.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
+import type { VertexCredentialStore } from "./vertex-auth.ts";
 
 type PromptMessage = ProviderCallOptions["prompt"][number];
 type AssistantPart = Extract<PromptMessage, { role: "assistant" }>["content"][number];
@@ -98,6 +100,7 @@ export function toProviderPrompt(
  */
 export function createAiSdkBackend(options: {
   getSecret: SecretLookup;
+  vertexCredentials: VertexCredentialStore;
   signatures: ThoughtSignatureCache;
 }): Backend {
   return {
@@ -106,10 +109,12 @@ export function createAiSdkBackend(options: {
     async *generate(request: GenerateRequest, ctx: BackendContext): AsyncIterable<Chunk> {
       const { llm_config: config } = request;
       if (!config.model) throw new ConfigError("llm_config.model is required");
-      const model = modelFor(config, options.getSecret);
+      const model = await modelFor(config, options);
       const names = createToolNameMap(request.tools.map((t) => t.name));
       const replay =
-        config.provider === "anthropic" ? options.signatures.get(request.execution_id) : undefined;
+        wireFamily(config) === "anthropic"
+          ? options.signatures.get(request.execution_id)
+          : undefined;
       const call: ProviderCallOptions = {
         prompt: toProviderPrompt(request.messages, names, replay),
         abortSignal: ctx.signal,

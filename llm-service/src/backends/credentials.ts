@@ -8,7 +8,6 @@ const DEFAULT_KEY_ENV: Record<string, string> = {
   openai: "OPENAI_API_KEY",
   anthropic: "ANTHROPIC_API_KEY",
   xai: "XAI_API_KEY",
-  vertexai: "GOOGLE_API_KEY",
 };
 
 export interface ResolvedKey {
@@ -18,8 +17,9 @@ export interface ResolvedKey {
 
 /**
  * Reads the API key only from the environment variable the config names (or the provider's
- * default). `optional` providers (OpenAI-compatible servers such as Ollama, Vertex with ADC)
- * may run without one.
+ * default). `optional` providers (OpenAI-compatible servers such as Ollama) may run without
+ * one. Vertex AI reads a key only in express mode (when api_key_env is set); otherwise it uses
+ * Google credentials (vertex-auth.ts).
  */
 export function resolveApiKey(
   config: LlmConfig,

@@ -22,9 +22,12 @@ import type { ThoughtSignatureCache } from "../thought-signatures.ts";
 import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
 import { resolveApiKey } from "./credentials.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
+import type { VertexCredentialStore } from "./vertex-auth.ts";
+import { resolveVertexTarget, vertexPublisherFor } from "./vertex-models.ts";
 
 export interface GoogleNativeOptions {
   getSecret: SecretLookup;
+  vertexCredentials: VertexCredentialStore;
   signatures: ThoughtSignatureCache;
 }
 
@@ -138,38 +141,58 @@ export function toGeminiContents(
 
 /** Gemini through @google/genai: native thinking, thought signatures, native tools. */
 export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend {
-  const clients = new Map<string, { apiKey: string | undefined; client: GoogleGenAI }>();
+  const clients = new Map<string, GoogleGenAI>();
 
-  const clientFor = (
-    config: LlmConfig,
-  ): { client: GoogleGenAI; apiKeyEnv: string; apiKey?: string } => {
-    const vertex = config.provider === "vertexai";
-    // Vertex uses Application Default Credentials unless the config names a key variable.
-    const { apiKey, apiKeyEnv } =
-      vertex && !config.api_key_env
-        ? { apiKey: undefined, apiKeyEnv: "" }
-        : resolveApiKey(config, options.getSecret);
-    const cacheKey = [
-      config.provider,
-      config.base_url,
-      apiKeyEnv,
-      config.vertex_project,
-      config.vertex_location,
-    ].join("|");
-    const cached = clients.get(cacheKey);
-    if (cached && cached.apiKey === apiKey) return { client: cached.client, apiKeyEnv, apiKey };
+  const cached = (cacheKey: string, build: () => GoogleGenAI): GoogleGenAI => {
+    const found = clients.get(cacheKey);
+    if (found) return found;
+    const client = build();
+    clients.set(cacheKey, client);
+    return client;
+  };
+
+  const clientFor = async (config: LlmConfig): Promise<GoogleGenAI> => {
     const httpOptions = config.base_url ? { baseUrl: config.base_url } : undefined;
-    const client = vertex
-      ? new GoogleGenAI({
+    if (config.provider !== "vertexai" || config.api_key_env) {
+      // The Gemini API, or Vertex AI express mode: an API key.
+      const { apiKey, apiKeyEnv } = resolveApiKey(config, options.getSecret);
+      const vertex = config.provider === "vertexai";
+      if (vertex && vertexPublisherFor(config.model) === "anthropic") {
+        throw new ConfigError(
+          `the google-native backend speaks Gemini only: Claude model ${config.model} on Vertex AI needs the langchain backend`,
+        );
+      }
+      const key = [config.provider, config.base_url, apiKeyEnv, apiKey].join("\u0000");
+      return cached(key, () =>
+        vertex
+          ? new GoogleGenAI({ vertexai: true, apiKey, ...(httpOptions ? { httpOptions } : {}) })
+          : new GoogleGenAI({ apiKey, ...(httpOptions ? { httpOptions } : {}) }),
+      );
+    }
+    // Vertex AI with Google credentials: the same project, location and credentials as langchain.
+    const credentials = options.vertexCredentials.forConfig(config);
+    const target = await resolveVertexTarget(config, options.getSecret, credentials);
+    if (target.publisher === "anthropic") {
+      throw new ConfigError(
+        `the google-native backend speaks Gemini only: Claude model ${config.model} on Vertex AI needs the langchain backend`,
+      );
+    }
+    const key = [config.base_url, target.project, target.location, credentials.source].join(
+      "\u0000",
+    );
+    return cached(
+      key,
+      () =>
+        new GoogleGenAI({
           vertexai: true,
-          ...(config.vertex_project ? { project: config.vertex_project } : {}),
-          ...(config.vertex_location ? { location: config.vertex_location } : {}),
-          ...(apiKey ? { apiKey } : {}),
-          ...(httpOptions ? { httpOptions } : {}),
-        })
-      : new GoogleGenAI({ apiKey, ...(httpOptions ? { httpOptions } : {}) });
-    clients.set(cacheKey, { apiKey, client });
-    return { client, apiKeyEnv, apiKey };
+          project: target.project,
+          location: target.location,
+          ...(credentials.authClient
+            ? { googleAuthOptions: { authClient: credentials.authClient } }
+            : {}),
+          httpOptions: { apiVersion: "v1", ...httpOptions },
+        }),
+    );
   };
 
   return {
@@ -179,7 +202,7 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
       const { llm_config: config } = request;
       if (!config.model)
         throw new ConfigError("llm_config.model is required for the google-native backend");
-      const { client } = clientFor(config);
+      const client = await clientFor(config);
       const names = createToolNameMap(request.tools.map((t) => t.name));
       const { systemInstruction, contents } = toGeminiContents(
         request.messages,

@@ -24,6 +24,7 @@ import {
   toSystem,
 } from "./normalize.ts";
 import { type IgnoredKey, parseEntry } from "./parse.ts";
+import { vertexEnvIssues } from "./provider-env.ts";
 import {
   AgentSchema,
   ChainSchema,
@@ -78,7 +79,6 @@ const NOT_IMPLEMENTED = new Set([
   "server_id",
   "enabled",
   "sse_read_timeout",
-  "credentials_env",
   "disable_ssl_verification",
   "reasoning_effort",
   "fallback_providers",
@@ -289,6 +289,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     sources,
   };
   state.issues.push(...validateReferences(config, invalid));
+  state.issues.push(...vertexEnvIssues(config, options.env));
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
   const issues = state.issues.filter(

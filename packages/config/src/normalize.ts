@@ -119,6 +119,7 @@ export function toLlmProvider(name: string, raw: RawLlmProvider): LlmProviderCon
       base_url: raw.base_url || undefined,
       temperature: raw.temperature,
       native_tools: raw.native_tools,
+      credentials_env: raw.credentials_env,
       project_env: raw.project_env,
       location_env: raw.location_env,
     }),

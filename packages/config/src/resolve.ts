@@ -52,11 +52,27 @@ export function defaultBackendFor(providerType: LlmProviderType): LlmBackend {
   return "langchain";
 }
 
-/** Whether llm-service can run this backend against this provider type. */
-export function isBackendCompatible(backend: LlmBackend, providerType: LlmProviderType): boolean {
+/** Vertex AI serves Claude models through Anthropic's publisher (TARSy's rule: the model name). */
+export function isVertexClaudeModel(model: string): boolean {
+  const name = model.toLowerCase();
+  return name.includes("claude") || name.includes("anthropic");
+}
+
+/**
+ * Whether llm-service can run this backend against this provider type (and model: the
+ * google-native backend speaks Gemini only, so not Claude on Vertex AI).
+ */
+export function isBackendCompatible(
+  backend: LlmBackend,
+  providerType: LlmProviderType,
+  model = "",
+): boolean {
   if (providerType === "scripted") return backend === "scripted";
   if (backend === "scripted") return false;
-  if (backend === "google-native") return providerType === "google" || providerType === "vertexai";
+  if (backend === "google-native") {
+    if (providerType === "vertexai") return !isVertexClaudeModel(model);
+    return providerType === "google";
+  }
   return true;
 }
 
@@ -271,7 +287,9 @@ export function resolveExecutiveSummaryConfig(
     chain.executive_summary_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
   let backend = pickBackend([chain, agent, config.defaults], provider);
-  if (!isBackendCompatible(backend, provider.type)) backend = defaultBackendFor(provider.type);
+  if (!isBackendCompatible(backend, provider.type, provider.model)) {
+    backend = defaultBackendFor(provider.type);
+  }
   return {
     agent_name: agent.name,
     llm_provider_name: providerName,

@@ -249,6 +249,7 @@ export const LlmProviderSchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   max_tool_result_tokens: PositiveInt.optional(),
   native_tools: NativeToolsSchema.optional(),
+  credentials_env: Name.optional(),
   project_env: Name.optional(),
   location_env: Name.optional(),
 });

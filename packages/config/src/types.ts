@@ -166,6 +166,11 @@ export interface LlmProviderConfig {
   temperature?: number;
   max_tool_result_tokens: number;
   native_tools?: NativeToolsConfig;
+  /**
+   * Vertex AI: environment variable holding a service-account JSON key, or the path to one
+   * (unset: application default credentials).
+   */
+  credentials_env?: string;
   /** Vertex AI: environment variables holding the GCP project and location. */
   project_env?: string;
   location_env?: string;

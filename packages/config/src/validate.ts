@@ -129,11 +129,12 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
     } catch {
       return;
     }
-    if (!isBackendCompatible(resolved.llm_backend, resolved.llm_provider.type)) {
+    const { type, model } = resolved.llm_provider;
+    if (!isBackendCompatible(resolved.llm_backend, type, model)) {
       report(
         file,
         path,
-        `llm_backend "${resolved.llm_backend}" cannot run LLM provider "${resolved.llm_provider_name}" (type ${resolved.llm_provider.type})`,
+        `llm_backend "${resolved.llm_backend}" cannot run LLM provider "${resolved.llm_provider_name}" (type ${type}${type === "vertexai" ? `, model ${model}: google-native speaks Gemini only` : ""})`,
       );
     }
   }

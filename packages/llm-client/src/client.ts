@@ -111,6 +111,9 @@ function toWire(input: GenerateInput): Record<string, unknown> {
       script: c.script ?? "",
       vertex_project: c.vertexProject ?? "",
       vertex_location: c.vertexLocation ?? "",
+      credentials_env: c.credentialsEnv ?? "",
+      project_env: c.projectEnv ?? "",
+      location_env: c.locationEnv ?? "",
     },
   };
 }

@@ -52,6 +52,10 @@ export const LlmConfigSchema = z.object({
   script: z.string().optional(),
   vertexProject: z.string().optional(),
   vertexLocation: z.string().optional(),
+  /** Vertex AI: names of llm-service env vars (service-account JSON or path, project, location). */
+  credentialsEnv: z.string().optional(),
+  projectEnv: z.string().optional(),
+  locationEnv: z.string().optional(),
 });
 export type LlmConfig = z.input<typeof LlmConfigSchema>;
 

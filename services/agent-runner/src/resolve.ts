@@ -30,6 +30,9 @@ export function llmConfigFor(
     model: provider.model,
     ...(provider.api_key_env !== undefined && { apiKeyEnv: provider.api_key_env }),
     ...(provider.base_url !== undefined && { baseUrl: provider.base_url }),
+    ...(provider.credentials_env !== undefined && { credentialsEnv: provider.credentials_env }),
+    ...(provider.project_env !== undefined && { projectEnv: provider.project_env }),
+    ...(provider.location_env !== undefined && { locationEnv: provider.location_env }),
     backend,
     ...(provider.temperature !== undefined && { temperature: provider.temperature }),
     ...(nativeTools && {
