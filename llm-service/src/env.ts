@@ -9,8 +9,6 @@ export const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** YAML/JSON script for the scripted backend (optional; requests may carry one inline). */
   LLM_SCRIPT_PATH: z.string().min(1).optional(),
-  THOUGHT_SIGNATURE_CACHE_SIZE: z.coerce.number().int().positive().default(10_000),
-  THOUGHT_SIGNATURE_TTL_MS: z.coerce.number().int().positive().default(3_600_000),
   LLM_RETRY_MAX: z.coerce.number().int().min(0).max(10).default(3),
   LLM_RETRY_BASE_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   LLM_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(0).default(10_000),

@@ -28,10 +28,6 @@ await runService(
         baseDelayMs: env.LLM_RETRY_BASE_DELAY_MS,
         maxDelayMs: env.LLM_RETRY_MAX_DELAY_MS,
       },
-      thoughtSignatures: {
-        maxEntries: env.THOUGHT_SIGNATURE_CACHE_SIZE,
-        ttlMs: env.THOUGHT_SIGNATURE_TTL_MS,
-      },
       maxRequestBytes: env.LLM_MAX_REQUEST_BYTES,
       metrics,
       ...(script ? { script } : {}),

@@ -2,7 +2,20 @@ import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 
 /** Messages decoded from GenerateRequest (proto-loader: keepCase, defaults). */
-const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+const ToolCallSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  thought_signature: z.string().default(""),
+});
+
+/** A signed (or redacted) Anthropic thinking block, replayed exactly as produced. */
+export const ReasoningBlockSchema = z.object({
+  thinking: z.string().default(""),
+  signature: z.string().default(""),
+  redacted_data: z.string().default(""),
+});
+export type ReasoningBlock = z.infer<typeof ReasoningBlockSchema>;
 
 export const ConversationMessageSchema = z.object({
   role: z.enum(["system", "user", "assistant", "tool"]),
@@ -10,6 +23,8 @@ export const ConversationMessageSchema = z.object({
   tool_calls: z.array(ToolCallSchema).default([]),
   tool_call_id: z.string().default(""),
   tool_name: z.string().default(""),
+  reasoning: z.array(ReasoningBlockSchema).default([]),
+  thought_signature: z.string().default(""),
 });
 export type ConversationMessage = z.infer<typeof ConversationMessageSchema>;
 
@@ -67,9 +82,12 @@ export type GenerateRequest = z.infer<typeof GenerateRequestSchema>;
 
 /** One chunk of the response stream, shaped as the proto oneof. */
 export type Chunk =
-  | { text: { content: string } }
+  | { text: { content: string; thought_signature?: string } }
   | { thinking: { content: string } }
-  | { tool_call: { call_id: string; name: string; arguments: string } }
+  | {
+      tool_call: { call_id: string; name: string; arguments: string; thought_signature?: string };
+    }
+  | { reasoning: ReasoningBlock }
   | { code_execution: { code: string; result: string } }
   | {
       grounding: {

@@ -13,7 +13,6 @@ import { createHealthService, type ServingStatus } from "./health.ts";
 import { loadProtos } from "./proto.ts";
 import { type Chunk, type GenerateRequest, GenerateRequestSchema } from "./request.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetry } from "./retry.ts";
-import { createThoughtSignatureCache } from "./thought-signatures.ts";
 
 export const LLM_SERVICE_NAME = "llm.v1.LLMService";
 
@@ -22,7 +21,6 @@ export interface LlmServerOptions {
   /** Reads the environment variable a request's api_key_env names. */
   getSecret: SecretLookup;
   retry?: Partial<RetryPolicy>;
-  thoughtSignatures?: { maxEntries: number; ttlMs: number };
   /** Script for the scripted backend (from LLM_SCRIPT_PATH). */
   script?: Script;
   /** Largest request accepted (a whole conversation); default 64 MiB. */
@@ -74,14 +72,11 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
   const { logger } = options;
   const { llmErrors } = options.metrics ?? createMetrics("llm-service", { processMetrics: false });
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-  const signatures = createThoughtSignatureCache(
-    options.thoughtSignatures ?? { maxEntries: 10_000, ttlMs: 3_600_000 },
-  );
   const vertexCredentials = createVertexCredentialStore(options.getSecret);
   const backends = new Map<string, Backend>(
     [
-      createAiSdkBackend({ getSecret: options.getSecret, vertexCredentials, signatures }),
-      createGoogleNativeBackend({ getSecret: options.getSecret, vertexCredentials, signatures }),
+      createAiSdkBackend({ getSecret: options.getSecret, vertexCredentials }),
+      createGoogleNativeBackend({ getSecret: options.getSecret, vertexCredentials }),
       createScriptedBackend(options.script ? { defaultScript: options.script } : {}),
     ].map((b) => [b.name, b]),
   );

@@ -173,7 +173,7 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
     await closed;
   });
 
-  it("replays the signed thinking block before the tool_use on the next turn of the same execution", async () => {
+  it("streams the signed thinking block and replays only the blocks the conversation carries", async () => {
     fake.enqueue(
       respondSse(
         anthropicStream({
@@ -185,13 +185,18 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
         }),
       ),
     );
-    const input = baseInput(config(), { executionId: "exec-thinking", tools: [POD_TOOL] });
+    const input = baseInput(config(), { tools: [POD_TOOL] });
     const first = await collect(h.client.generate(input));
     const call = toolCallsOf(first)[0];
     if (call?.type !== "tool_call") throw new Error("expected a tool call");
-    const nextTurn = (executionId: string) =>
+    const block = first.find((c) => c.type === "reasoning");
+    expect(block).toEqual({
+      type: "reasoning",
+      thinking: "Need the pod list.",
+      signature: "EqQBCkYIARgCIkDf",
+    });
+    const nextTurn = (withBlocks: boolean) =>
       baseInput(config(), {
-        executionId,
         tools: [POD_TOOL],
         messages: [
           ...input.messages,
@@ -199,6 +204,11 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
             role: "assistant",
             content: "",
             toolCalls: [{ id: call.callId, name: call.name, arguments: call.arguments }],
+            ...(withBlocks && {
+              continuity: {
+                blocks: [{ thinking: "Need the pod list.", signature: "EqQBCkYIARgCIkDf" }],
+              },
+            }),
           },
           {
             role: "tool",
@@ -209,17 +219,19 @@ describe("langchain backend → Anthropic messages (SSE)", () => {
         ],
       });
     fake.enqueue(respondSse(anthropicStream({ text: ["OOM."], usage: { input: 1, output: 1 } })));
-    await collect(h.client.generate(nextTurn("exec-thinking")));
+    await collect(h.client.generate(nextTurn(true)));
     type Body = { messages: { role: string; content: Record<string, unknown>[] }[] };
     const assistant = (fake.requests[1]?.body as Body | undefined)?.messages[1];
     expect(assistant?.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
-    expect(assistant?.content[0]).toMatchObject({
+    expect(assistant?.content[0]).toEqual({
+      type: "thinking",
       thinking: "Need the pod list.",
       signature: "EqQBCkYIARgCIkDf",
     });
 
+    // llm-service remembers nothing: a conversation without the block sends none.
     fake.enqueue(respondSse(anthropicStream({ text: ["OOM."], usage: { input: 1, output: 1 } })));
-    await collect(h.client.generate(nextTurn("exec-unrelated")));
+    await collect(h.client.generate(nextTurn(false)));
     const other = (fake.requests[2]?.body as Body | undefined)?.messages[1];
     expect(other?.content.map((b) => b.type)).toEqual(["tool_use"]);
   });

@@ -101,7 +101,7 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
     });
   });
 
-  it("sends the thought signature back on the next turn of the same execution only", async () => {
+  it("streams the signature with its tool call and sends back only what the conversation carries", async () => {
     fake.enqueue(
       respondSse([
         geminiChunk(
@@ -115,13 +115,13 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
         ),
       ]),
     );
-    const input = baseInput(native(), { executionId: "exec-sig", tools: [POD_TOOL] });
+    const input = baseInput(native(), { tools: [POD_TOOL] });
     const first = await collect(h.client.generate(input));
     const call = toolCallsOf(first)[0];
     if (call?.type !== "tool_call") throw new Error("expected a tool call");
-    const nextTurn = (executionId: string) =>
+    expect(call.thoughtSignature).toBe("c2lnLWFiYw==");
+    const nextTurn = (signatures: Record<string, string> | undefined) =>
       baseInput(native(), {
-        executionId,
         tools: [POD_TOOL],
         messages: [
           ...input.messages,
@@ -129,6 +129,7 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
             role: "assistant",
             content: "",
             toolCalls: [{ id: call.callId, name: call.name, arguments: call.arguments }],
+            ...(signatures && { continuity: { toolCallSignatures: signatures } }),
           },
           {
             role: "tool",
@@ -141,7 +142,7 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
     fake.enqueue(
       respondSse([geminiChunk([{ text: "It is OOMKilled." }], { finishReason: "STOP" })]),
     );
-    await collect(h.client.generate(nextTurn("exec-sig")));
+    await collect(h.client.generate(nextTurn({ [call.callId]: "c2lnLWFiYw==" })));
     const model = bodyOf(1).contents.find((c) => c.role === "model");
     expect(model?.parts[0]).toEqual({
       functionCall: { name: "kubernetes-server__pods_list", args: { namespace: "prod" } },
@@ -160,11 +161,13 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
       ],
     });
 
-    // Another execution (another agent) never receives this execution's signature.
+    // llm-service remembers nothing: a conversation without the signature sends none.
     fake.enqueue(respondSse([geminiChunk([{ text: "ok" }], { finishReason: "STOP" })]));
-    await collect(h.client.generate(nextTurn("exec-other")));
+    await collect(h.client.generate(nextTurn(undefined)));
     const otherModel = bodyOf(2).contents.find((c) => c.role === "model");
-    expect(otherModel?.parts[0]).not.toHaveProperty("thoughtSignature");
+    expect(otherModel?.parts[0]).toEqual({
+      functionCall: { name: "kubernetes-server__pods_list", args: { namespace: "prod" } },
+    });
   });
 
   it("binds native tools only when no MCP tools are bound, and streams code execution and grounding", async () => {

@@ -5,12 +5,8 @@ import {
   type GenerateRequest,
   parseArguments,
   parseParametersSchema,
+  type ReasoningBlock,
 } from "../request.ts";
-import type {
-  ExecutionSignatures,
-  ReasoningBlock,
-  ThoughtSignatureCache,
-} from "../thought-signatures.ts";
 import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
 import {
   modelFor,
@@ -25,30 +21,39 @@ import type { VertexCredentialStore } from "./vertex-auth.ts";
 type PromptMessage = ProviderCallOptions["prompt"][number];
 type AssistantPart = Extract<PromptMessage, { role: "assistant" }>["content"][number];
 
-/** Anthropic thinking blocks to replay before the tool calls of an earlier turn. */
-function replayedReasoning(
-  message: ConversationMessage,
-  signatures: ExecutionSignatures | undefined,
-): AssistantPart[] {
-  const blocks = message.tool_calls
-    .map((call) => signatures?.reasoningByCallId.get(call.id))
-    .find((found) => found !== undefined);
-  return (blocks ?? []).map((block) => ({
-    type: "reasoning" as const,
-    text: block.text,
-    providerOptions: {
-      anthropic: block.signature
-        ? { signature: block.signature }
-        : { redactedData: block.redactedData ?? "" },
-    },
-  }));
+/**
+ * The signed (or redacted) thinking blocks an assistant message came with, as reasoning parts:
+ * Anthropic requires them unchanged, before the tool_use blocks, when thinking is on.
+ */
+function replayedReasoning(message: ConversationMessage): AssistantPart[] {
+  return message.reasoning.flatMap((block): AssistantPart[] => {
+    if (block.signature) {
+      return [
+        {
+          type: "reasoning",
+          text: block.thinking,
+          providerOptions: { anthropic: { signature: block.signature } },
+        },
+      ];
+    }
+    if (block.redacted_data) {
+      return [
+        {
+          type: "reasoning",
+          text: "",
+          providerOptions: { anthropic: { redactedData: block.redacted_data } },
+        },
+      ];
+    }
+    return [];
+  });
 }
 
 /** The conversation in the AI SDK's provider prompt format (LanguageModelV3Prompt). */
 export function toProviderPrompt(
   messages: ConversationMessage[],
   names: ToolNameMap,
-  signatures?: ExecutionSignatures,
+  options: { replayReasoning: boolean } = { replayReasoning: false },
 ): PromptMessage[] {
   return messages.map((message): PromptMessage => {
     switch (message.role) {
@@ -60,7 +65,7 @@ export function toProviderPrompt(
         return {
           role: "assistant",
           content: [
-            ...replayedReasoning(message, signatures),
+            ...(options.replayReasoning ? replayedReasoning(message) : []),
             ...(message.content ? [{ type: "text" as const, text: message.content }] : []),
             ...message.tool_calls.map((call) => ({
               type: "tool-call" as const,
@@ -101,7 +106,6 @@ export function toProviderPrompt(
 export function createAiSdkBackend(options: {
   getSecret: SecretLookup;
   vertexCredentials: VertexCredentialStore;
-  signatures: ThoughtSignatureCache;
 }): Backend {
   return {
     name: "langchain",
@@ -111,12 +115,10 @@ export function createAiSdkBackend(options: {
       if (!config.model) throw new ConfigError("llm_config.model is required");
       const model = await modelFor(config, options);
       const names = createToolNameMap(request.tools.map((t) => t.name));
-      const replay =
-        wireFamily(config) === "anthropic"
-          ? options.signatures.get(request.execution_id)
-          : undefined;
       const call: ProviderCallOptions = {
-        prompt: toProviderPrompt(request.messages, names, replay),
+        prompt: toProviderPrompt(request.messages, names, {
+          replayReasoning: wireFamily(config) === "anthropic",
+        }),
         abortSignal: ctx.signal,
         providerOptions: thinkingOptions(config),
         ...(request.tools.length > 0
@@ -135,7 +137,6 @@ export function createAiSdkBackend(options: {
       const { stream } = await model.doStream(call);
       let produced = false;
       const reasoning = new Map<string, ReasoningBlock>();
-      const callIds: string[] = [];
       for await (const part of stream as AsyncIterable<StreamPart>) {
         switch (part.type) {
           case "text-delta":
@@ -147,8 +148,9 @@ export function createAiSdkBackend(options: {
           case "reasoning-start": {
             const redacted = part.providerMetadata?.anthropic?.redactedData;
             reasoning.set(part.id, {
-              text: "",
-              ...(typeof redacted === "string" ? { redactedData: redacted } : {}),
+              thinking: "",
+              signature: "",
+              redacted_data: typeof redacted === "string" ? redacted : "",
             });
             break;
           }
@@ -156,7 +158,7 @@ export function createAiSdkBackend(options: {
             const block = reasoning.get(part.id);
             const signature = part.providerMetadata?.anthropic?.signature;
             if (block) {
-              block.text += part.delta;
+              block.thinking += part.delta;
               if (typeof signature === "string") block.signature = signature;
             }
             if (part.delta) {
@@ -165,9 +167,15 @@ export function createAiSdkBackend(options: {
             }
             break;
           }
+          case "reasoning-end": {
+            // The complete signed block travels to the runner, which sends it back unchanged.
+            const block = reasoning.get(part.id);
+            reasoning.delete(part.id);
+            if (block && (block.signature || block.redacted_data)) yield { reasoning: block };
+            break;
+          }
           case "tool-call":
             produced = true;
-            callIds.push(part.toolCallId);
             yield {
               tool_call: {
                 call_id: part.toolCallId,
@@ -188,11 +196,6 @@ export function createAiSdkBackend(options: {
               throw new EmptyResponseError(
                 `provider ${config.provider} returned an empty response`,
               );
-            }
-            const signed = [...reasoning.values()].filter((b) => b.signature || b.redactedData);
-            const [firstCall] = callIds;
-            if (firstCall) {
-              options.signatures.rememberReasoning(request.execution_id, firstCall, signed);
             }
             const input = part.usage.inputTokens.total ?? 0;
             const output = part.usage.outputTokens.total ?? 0;

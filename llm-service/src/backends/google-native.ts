@@ -18,7 +18,6 @@ import {
   parseArguments,
   parseParametersSchema,
 } from "../request.ts";
-import type { ThoughtSignatureCache } from "../thought-signatures.ts";
 import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
 import { resolveApiKey } from "./credentials.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
@@ -28,7 +27,6 @@ import { resolveVertexTarget, vertexPublisherFor } from "./vertex-models.ts";
 export interface GoogleNativeOptions {
   getSecret: SecretLookup;
   vertexCredentials: VertexCredentialStore;
-  signatures: ThoughtSignatureCache;
 }
 
 /** Finish/block reasons that mean the safety filters stopped the answer. */
@@ -71,48 +69,44 @@ function nativeTools(config: LlmConfig): Tool[] {
   return tools;
 }
 
-/** Converts the conversation to Gemini contents, re-attaching cached thought signatures. */
+/**
+ * Converts the conversation to Gemini contents. The thought signatures the model produced
+ * travel with the conversation: each goes back on the part it came with (Gemini requires
+ * the signature on its functionCall part).
+ */
 export function toGeminiContents(
   messages: ConversationMessage[],
   names: ToolNameMap,
-  signatures: ReturnType<ThoughtSignatureCache["get"]>,
 ): { systemInstruction: string | undefined; contents: Content[] } {
   const system: string[] = [];
   const contents: Content[] = [];
-  const lastModelIndex = messages.findLastIndex((m) => m.role === "assistant");
-  messages.forEach((message, index) => {
+  for (const message of messages) {
     switch (message.role) {
       case "system":
         system.push(message.content);
-        return;
+        break;
       case "user":
         contents.push({ role: "user", parts: [{ text: message.content }] });
-        return;
+        break;
       case "assistant": {
         const parts: Part[] = [];
-        if (message.content) parts.push({ text: message.content });
+        if (message.content || message.thought_signature) {
+          parts.push({
+            text: message.content,
+            ...(message.thought_signature ? { thoughtSignature: message.thought_signature } : {}),
+          });
+        }
         for (const call of message.tool_calls) {
-          const part: Part = {
+          parts.push({
             functionCall: {
               name: names.toProvider(call.name),
               args: parseArguments(call.arguments),
             },
-          };
-          const signature = signatures?.byCallId.get(call.id);
-          if (signature) part.thoughtSignature = signature;
-          parts.push(part);
-        }
-        const first = parts[0];
-        if (
-          index === lastModelIndex &&
-          message.tool_calls.length === 0 &&
-          signatures?.lastText &&
-          first
-        ) {
-          first.thoughtSignature = signatures.lastText;
+            ...(call.thought_signature ? { thoughtSignature: call.thought_signature } : {}),
+          });
         }
         if (parts.length > 0) contents.push({ role: "model", parts });
-        return;
+        break;
       }
       case "tool": {
         const part: Part = {
@@ -128,14 +122,14 @@ export function toGeminiContents(
         } else {
           contents.push({ role: "user", parts: [part] });
         }
-        return;
+        break;
       }
       default: {
         const unreachable: never = message.role;
         throw new ConfigError(`unknown role ${String(unreachable)}`);
       }
     }
-  });
+  }
   return { systemInstruction: system.length > 0 ? system.join("\n\n") : undefined, contents };
 }
 
@@ -204,11 +198,7 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
         throw new ConfigError("llm_config.model is required for the google-native backend");
       const client = await clientFor(config);
       const names = createToolNameMap(request.tools.map((t) => t.name));
-      const { systemInstruction, contents } = toGeminiContents(
-        request.messages,
-        names,
-        options.signatures.get(request.execution_id),
-      );
+      const { systemInstruction, contents } = toGeminiContents(request.messages, names);
       const tools: Tool[] = [];
       if (request.tools.length > 0) {
         if (Object.values(config.native_tools).some(Boolean)) {
@@ -248,9 +238,10 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
         const reason = response.promptFeedback?.blockReason ?? candidate?.finishReason;
         if (reason && BLOCKING_REASONS.has(reason)) blocked = reason;
         for (const part of candidate?.content?.parts ?? []) {
-          const chunk = partToChunk(part, names, request.execution_id, options.signatures);
+          const chunk = partToChunk(part, names);
           if (chunk) {
-            produced = true;
+            // A bare signature (empty text part) is not an answer by itself.
+            if (!("text" in chunk) || chunk.text.content) produced = true;
             yield chunk;
           }
         }
@@ -291,31 +282,30 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
   };
 }
 
-function partToChunk(
-  part: Part,
-  names: ToolNameMap,
-  executionId: string,
-  signatures: ThoughtSignatureCache,
-): Chunk | undefined {
+/**
+ * One response part as a chunk. Thought signatures stay on the chunk of the part that
+ * carried them (tool call or text; a signature may come on an empty text part), so the
+ * runner stores them with the message and sends them back.
+ */
+function partToChunk(part: Part, names: ToolNameMap): Chunk | undefined {
+  const signature = part.thoughtSignature ? { thought_signature: part.thoughtSignature } : {};
   if (part.functionCall) {
-    const callId = part.functionCall.id || `call_${randomUUID()}`;
-    if (part.thoughtSignature) signatures.rememberCall(executionId, callId, part.thoughtSignature);
     return {
       tool_call: {
-        call_id: callId,
+        call_id: part.functionCall.id || `call_${randomUUID()}`,
         name: names.toCanonical(part.functionCall.name ?? ""),
         arguments: JSON.stringify(part.functionCall.args ?? {}),
+        ...signature,
       },
     };
   }
-  if (part.thoughtSignature && !part.thought)
-    signatures.rememberText(executionId, part.thoughtSignature);
   if (part.executableCode)
     return { code_execution: { code: part.executableCode.code ?? "", result: "" } };
   if (part.codeExecutionResult) {
     return { code_execution: { code: "", result: part.codeExecutionResult.output ?? "" } };
   }
-  if (part.text)
-    return part.thought ? { thinking: { content: part.text } } : { text: { content: part.text } };
+  if (part.thought) return part.text ? { thinking: { content: part.text } } : undefined;
+  if (part.text || part.thoughtSignature)
+    return { text: { content: part.text ?? "", ...signature } };
   return undefined;
 }

@@ -17,12 +17,26 @@ const ScriptToolCallSchema = z.object({
   id: z.string().optional(),
   name: z.string().min(1),
   arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).default({}),
+  /** Opaque signature sent with the call (as Gemini does), to exercise reasoning continuity. */
+  thought_signature: z.string().min(1).optional(),
 });
 
 export const ScriptEntrySchema = z
   .object({
     match: MatchSchema.optional(),
     thinking: z.string().optional(),
+    /** Signed reasoning blocks (as Anthropic sends them), streamed after `thinking`. */
+    reasoning: z
+      .array(
+        z
+          .object({
+            thinking: z.string().default(""),
+            signature: z.string().default(""),
+            redacted_data: z.string().default(""),
+          })
+          .strict(),
+      )
+      .default([]),
     text: z.string().optional(),
     tool_calls: z.array(ScriptToolCallSchema).default([]),
     code_executions: z

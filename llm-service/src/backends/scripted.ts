@@ -103,6 +103,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
         return;
       }
       if (entry.thinking) yield { thinking: { content: entry.thinking } };
+      for (const block of entry.reasoning) yield { reasoning: { ...block } };
       for (const exec of entry.code_executions) yield { code_execution: { ...exec } };
       if (entry.text) {
         const size = entry.chunk_size ?? entry.text.length;
@@ -118,6 +119,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
             name: call.name,
             arguments:
               typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+            ...(call.thought_signature ? { thought_signature: call.thought_signature } : {}),
           },
         };
       }

@@ -2,6 +2,10 @@ import type { SseEvent } from "./http.ts";
 
 export interface AnthropicStreamSpec {
   thinking?: string[];
+  /** Signature of the thinking block (default: a fixed one). */
+  signature?: string;
+  /** Data of redacted_thinking blocks, after the thinking block. */
+  redactedThinking?: string[];
   text?: string[];
   toolUses?: { id: string; name: string; input: string }[];
   usage?: { input: number; output: number };
@@ -40,8 +44,15 @@ export function anthropicStream(spec: AnthropicStreamSpec): SseEvent[] {
     events.push(
       ev("content_block_delta", {
         index,
-        delta: { type: "signature_delta", signature: "EqQBCkYIARgCIkDf" },
+        delta: { type: "signature_delta", signature: spec.signature ?? "EqQBCkYIARgCIkDf" },
       }),
+    );
+    events.push(ev("content_block_stop", { index }));
+    index++;
+  }
+  for (const data of spec.redactedThinking ?? []) {
+    events.push(
+      ev("content_block_start", { index, content_block: { type: "redacted_thinking", data } }),
     );
     events.push(ev("content_block_stop", { index }));
     index++;

@@ -16,6 +16,8 @@ export interface MessageInput {
   readonly toolCalls?: readonly ToolCallData[] | null;
   readonly toolCallId?: string | null;
   readonly toolName?: string | null;
+  /** Assistant messages: opaque reasoning-continuity data (see the schema). */
+  readonly continuity?: Prisma.InputJsonValue | null;
 }
 
 export interface ExecutionRef {
@@ -54,6 +56,7 @@ export function appendMessages(
             toolCalls: (m.toolCalls ?? undefined) as Prisma.InputJsonValue | undefined,
             toolCallId: m.toolCallId ?? null,
             toolName: m.toolName ?? null,
+            ...(m.continuity != null && { continuity: m.continuity }),
           },
         }),
       );

@@ -8,6 +8,7 @@ import {
   LlmInvalidResponseError,
 } from "./errors.ts";
 import {
+  type ConversationMessage,
   type GenerateInput,
   GenerateInputSchema,
   GenerateResponseWireSchema,
@@ -64,6 +65,27 @@ function loadCtor(file: string, path: string[]): GrpcCtor {
   return node as GrpcCtor;
 }
 
+/** A message on the wire; its continuity data goes back on the fields it came from. */
+function messageToWire(m: ConversationMessage): Record<string, unknown> {
+  const signatures = m.continuity?.toolCallSignatures ?? {};
+  return {
+    role: m.role,
+    content: m.content,
+    tool_calls: (m.toolCalls ?? []).map((call) => ({
+      ...call,
+      thought_signature: signatures[call.id] ?? "",
+    })),
+    tool_call_id: m.toolCallId ?? "",
+    tool_name: m.toolName ?? "",
+    reasoning: (m.continuity?.blocks ?? []).map((block) => ({
+      thinking: block.thinking,
+      signature: block.signature ?? "",
+      redacted_data: block.redactedData ?? "",
+    })),
+    thought_signature: m.continuity?.textSignature ?? "",
+  };
+}
+
 function toWire(input: GenerateInput): Record<string, unknown> {
   const parsed = GenerateInputSchema.safeParse(input);
   if (!parsed.success) {
@@ -76,13 +98,7 @@ function toWire(input: GenerateInput): Record<string, unknown> {
     session_id: req.sessionId,
     execution_id: req.executionId,
     agent_name: req.agentName,
-    messages: req.messages.map((m) => ({
-      role: m.role,
-      content: m.content,
-      tool_calls: m.toolCalls ?? [],
-      tool_call_id: m.toolCallId ?? "",
-      tool_name: m.toolName ?? "",
-    })),
+    messages: req.messages.map(messageToWire),
     tools: req.tools.map((t) => ({
       name: t.name,
       description: t.description,
@@ -126,7 +142,16 @@ function fromWire(raw: unknown): { chunk?: LlmChunk; final: boolean } {
   const final = m.is_final;
   switch (m.content) {
     case "text":
-      return m.text ? { chunk: { type: "text", content: m.text.content }, final } : { final };
+      return m.text
+        ? {
+            chunk: {
+              type: "text",
+              content: m.text.content,
+              ...(m.text.thought_signature && { thoughtSignature: m.text.thought_signature }),
+            },
+            final,
+          }
+        : { final };
     case "thinking":
       return m.thinking
         ? { chunk: { type: "thinking", content: m.thinking.content }, final }
@@ -139,6 +164,21 @@ function fromWire(raw: unknown): { chunk?: LlmChunk; final: boolean } {
               callId: m.tool_call.call_id,
               name: m.tool_call.name,
               arguments: m.tool_call.arguments,
+              ...(m.tool_call.thought_signature && {
+                thoughtSignature: m.tool_call.thought_signature,
+              }),
+            },
+            final,
+          }
+        : { final };
+    case "reasoning":
+      return m.reasoning
+        ? {
+            chunk: {
+              type: "reasoning",
+              thinking: m.reasoning.thinking,
+              ...(m.reasoning.signature && { signature: m.reasoning.signature }),
+              ...(m.reasoning.redacted_data && { redactedData: m.reasoning.redacted_data }),
             },
             final,
           }

@@ -5,6 +5,7 @@ export {
   type LlmClient,
   type LlmClientOptions,
 } from "./client.ts";
+export { type ContinuityCollector, createContinuityCollector } from "./continuity.ts";
 export {
   LlmCancelledError,
   LlmClientError,
@@ -25,6 +26,10 @@ export {
   type LlmChunkType,
   type LlmConfig,
   LlmConfigSchema,
+  type ReasoningBlock,
+  ReasoningBlockSchema,
+  type ReasoningContinuity,
+  ReasoningContinuitySchema,
   type ToolCall,
   type ToolDefinition,
   ToolDefinitionSchema,

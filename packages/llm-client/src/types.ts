@@ -8,12 +8,36 @@ export const ToolCallSchema = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
+/** A signed Anthropic thinking block (or a redacted one), replayed exactly as produced. */
+export const ReasoningBlockSchema = z.object({
+  thinking: z.string().default(""),
+  signature: z.string().optional(),
+  redactedData: z.string().optional(),
+});
+export type ReasoningBlock = z.infer<typeof ReasoningBlockSchema>;
+
+/**
+ * Opaque data that keeps the model's reasoning continuous across turns, produced with an
+ * assistant message and sent back with it on every later call: Gemini thought signatures
+ * (of the text part and of each function call, by call id) and Anthropic signed or
+ * redacted thinking blocks. Never shown to users nor put in a prompt as text.
+ */
+export const ReasoningContinuitySchema = z.object({
+  blocks: z.array(ReasoningBlockSchema).optional(),
+  textSignature: z.string().optional(),
+  /** Gemini thought signature of each tool call, by call id. */
+  toolCallSignatures: z.record(z.string(), z.string()).optional(),
+});
+export type ReasoningContinuity = z.infer<typeof ReasoningContinuitySchema>;
+
 export const ConversationMessageSchema = z.object({
   role: z.enum(["system", "user", "assistant", "tool"]),
   content: z.string(),
   toolCalls: z.array(ToolCallSchema).optional(),
   toolCallId: z.string().optional(),
   toolName: z.string().optional(),
+  /** Assistant messages: the reasoning-continuity data they came with. */
+  continuity: ReasoningContinuitySchema.optional(),
 });
 export type ConversationMessage = z.infer<typeof ConversationMessageSchema>;
 
@@ -71,9 +95,17 @@ export type GenerateInput = z.input<typeof GenerateInputSchema>;
 
 /** One chunk of a streamed answer. An error chunk is the provider's failure, in-band. */
 export type LlmChunk =
-  | { type: "text"; content: string }
+  | { type: "text"; content: string; thoughtSignature?: string }
   | { type: "thinking"; content: string }
-  | { type: "tool_call"; callId: string; name: string; arguments: string }
+  | {
+      type: "tool_call";
+      callId: string;
+      name: string;
+      arguments: string;
+      thoughtSignature?: string;
+    }
+  /** A complete signed thinking block: continuity data, not for display. */
+  | { type: "reasoning"; thinking: string; signature?: string; redactedData?: string }
   | { type: "code_execution"; code: string; result: string }
   | {
       type: "grounding";
@@ -96,9 +128,19 @@ export type LlmChunkType = LlmChunk["type"];
 export const GenerateResponseWireSchema = z.object({
   content: z.string().nullish(),
   is_final: z.boolean().default(false),
-  text: z.object({ content: z.string() }).nullish(),
+  text: z.object({ content: z.string(), thought_signature: z.string().default("") }).nullish(),
   thinking: z.object({ content: z.string() }).nullish(),
-  tool_call: z.object({ call_id: z.string(), name: z.string(), arguments: z.string() }).nullish(),
+  tool_call: z
+    .object({
+      call_id: z.string(),
+      name: z.string(),
+      arguments: z.string(),
+      thought_signature: z.string().default(""),
+    })
+    .nullish(),
+  reasoning: z
+    .object({ thinking: z.string(), signature: z.string(), redacted_data: z.string() })
+    .nullish(),
   code_execution: z.object({ code: z.string(), result: z.string() }).nullish(),
   grounding: z
     .object({

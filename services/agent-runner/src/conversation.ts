@@ -46,12 +46,16 @@ export class Conversation {
         ...(message.toolCalls && message.toolCalls.length > 0 && { toolCalls: message.toolCalls }),
         ...(message.toolCallId !== undefined && { toolCallId: message.toolCallId }),
         ...(message.toolName !== undefined && { toolName: message.toolName }),
+        ...(message.continuity && { continuity: message.continuity }),
       })),
     );
     this.lastId = ids.at(-1) ?? this.lastId;
   }
 
-  /** The conversation as text for the summarizer (system messages excluded). */
+  /**
+   * The conversation as text for the summarizer (system messages excluded). Reasoning
+   * continuity data is opaque and never part of a prompt.
+   */
   contextForSummarization(): string {
     return this.list
       .filter((m) => m.role !== "system")

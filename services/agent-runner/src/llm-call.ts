@@ -1,5 +1,11 @@
 import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/contracts";
-import { type ConversationMessage, LlmClientError, type ToolCall } from "@tarsy/llm-client";
+import {
+  type ConversationMessage,
+  createContinuityCollector,
+  LlmClientError,
+  type ReasoningContinuity,
+  type ToolCall,
+} from "@tarsy/llm-client";
 import { secondsSince } from "@tarsy/metrics";
 import {
   abortedEventStatus,
@@ -31,6 +37,8 @@ export interface LlmResponse {
   toolCalls: ToolCall[];
   codeExecutions: CodeExecution[];
   groundings: Grounding[];
+  /** Opaque reasoning-continuity data, for the assistant message only (never displayed). */
+  continuity: ReasoningContinuity | undefined;
   usage: TokenUsage | null;
   textEvent: LiveEvent | null;
   durationMs: number;
@@ -100,10 +108,12 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     toolCalls: [],
     codeExecutions: [],
     groundings: [],
+    continuity: undefined,
     usage: null,
     textEvent: null,
     durationMs: 0,
   };
+  const continuity = createContinuityCollector();
   let thinkingEvent: LiveEvent | null = null;
   let providerError: { message: string; code: string } | null = null;
   let failure: Error | null = null;
@@ -125,6 +135,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
       { signal },
     );
     for await (const chunk of stream) {
+      continuity.add(chunk);
       switch (chunk.type) {
         case "thinking":
           response.thinking += chunk.content;
@@ -136,6 +147,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
           }
           break;
         case "text":
+          if (!chunk.content) break; // a bare thought signature
           response.text += chunk.content;
           response.textEvent ??= await run.timeline.create(options.textEventType, {
             metadata: options.textEventMetadata ?? null,
@@ -192,6 +204,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
   } finally {
     clearTimeout(timeout);
   }
+  response.continuity = continuity.result();
   response.durationMs = Math.round(performance.now() - started);
   run.usage.add(response.usage);
 

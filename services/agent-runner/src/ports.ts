@@ -6,6 +6,7 @@ import type {
   TimelineEventType,
   TokenUsage,
 } from "@tarsy/contracts";
+import type { ReasoningContinuity } from "@tarsy/llm-client";
 
 /**
  * The runner's dependencies, each as a small interface: controllers and the execution
@@ -51,6 +52,8 @@ export interface NewMessage {
   toolCalls?: StoredToolCall[];
   toolCallId?: string;
   toolName?: string;
+  /** Assistant messages: opaque reasoning-continuity data, sent back to the provider. */
+  continuity?: ReasoningContinuity;
 }
 
 export interface NewLlmInteraction {

@@ -79,6 +79,7 @@ export function createPostgresStore(db: Db): RunnerStore {
           toolCalls: m.toolCalls ?? null,
           toolCallId: m.toolCallId ?? null,
           toolName: m.toolName ?? null,
+          continuity: (m.continuity ?? null) as Json | null,
         })),
       );
       return rows.map((r) => r.id);

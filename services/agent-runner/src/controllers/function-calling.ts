@@ -60,7 +60,11 @@ export async function runFunctionCalling(
             content: response.text,
           });
         }
-        conversation.append({ role: "assistant", content: response.text });
+        conversation.append({
+          role: "assistant",
+          content: response.text,
+          ...(response.continuity && { continuity: response.continuity }),
+        });
         await conversation.flush();
         return { finalAnalysis: response.text };
       }
@@ -70,6 +74,7 @@ export async function runFunctionCalling(
         role: "assistant",
         content: response.text,
         toolCalls: response.toolCalls,
+        ...(response.continuity && { continuity: response.continuity }),
       });
       for (const call of response.toolCalls) {
         await executeToolCall(run, scope, conversation, call);

@@ -74,7 +74,11 @@ export async function toolLessCall(
           ...(options.eventScope && { scope: options.eventScope }),
         });
       }
-      conversation.append({ role: "assistant", content: response.text });
+      conversation.append({
+        role: "assistant",
+        content: response.text,
+        ...(response.continuity && { continuity: response.continuity }),
+      });
       await conversation.flush();
       return response.text;
     } catch (err) {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "messages" ADD COLUMN     "continuity" JSONB;
+
