@@ -1,5 +1,6 @@
 export {
   createLlmClient,
+  DEFAULT_CHANNEL_OPTIONS,
   type GenerateOptions,
   type HealthStatus,
   type LlmClient,
@@ -13,6 +14,7 @@ export {
   LlmInvalidArgumentError,
   LlmInvalidResponseError,
   LlmRpcError,
+  LlmStreamIncompleteError,
   LlmUnavailableError,
 } from "./errors.ts";
 export {
