@@ -313,6 +313,14 @@ describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
     }
   });
 
+  it("lets the runners balance over every llm-service pod (headless Service, dns:/// target)", () => {
+    const service = find(objects, "Service", "llm-service");
+    expect((service.spec as { clusterIP?: string }).clusterIP).toBe("None");
+    const runner = podSpec(find(objects, "Deployment", "agent-runner")).containers[0] as Container;
+    const port = (service.spec as { ports: { port: number }[] }).ports[0]?.port;
+    expect(effectiveEnv(runner, objects).LLM_SERVICE_ADDRESS).toBe(`dns:///llm-service:${port}`);
+  });
+
   it("covers every Deployment and StatefulSet by exactly one PodDisruptionBudget that allows a drain", () => {
     const pdbs = byKind(objects, "PodDisruptionBudget");
     const targets = [...byKind(objects, "Deployment"), ...byKind(objects, "StatefulSet")];

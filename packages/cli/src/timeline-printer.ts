@@ -100,13 +100,20 @@ export class TimelinePrinter {
   }
 
   chunk(frame: WsChunkFrame): void {
-    const { event_id, delta } = frame.payload;
+    const { event_id, delta, reset } = frame.payload;
     const stream = this.streams.get(event_id);
     if (stream) {
+      if (reset) {
+        // The LLM call was cut and is retried: what was printed of it is void.
+        if (stream.started)
+          this.line(`  (${stream.label}: connection lost; retrying, the text above is void)`);
+        stream.text = "";
+        stream.started = false;
+      }
       this.continueStream(event_id, stream, delta);
       return;
     }
-    this.early.set(event_id, (this.early.get(event_id) ?? "") + delta);
+    this.early.set(event_id, (reset ? "" : (this.early.get(event_id) ?? "")) + delta);
     if (this.early.size > EARLY_CHUNK_EVENTS) {
       const oldest = this.early.keys().next().value;
       if (oldest !== undefined) this.early.delete(oldest);

@@ -126,6 +126,11 @@ export const StreamChunkSchema = z.object({
   execution_id: IdSchema.nullable(),
   event_id: IdSchema,
   delta: z.string(),
+  /**
+   * The text streamed so far for `event_id` is void (the LLM call was cut and is being
+   * retried): viewers replace the event's content with `delta` instead of appending it.
+   */
+  reset: z.boolean().optional(),
   timestamp: TimestampSchema,
 });
 export type StreamChunk = z.infer<typeof StreamChunkSchema>;

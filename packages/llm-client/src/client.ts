@@ -6,6 +6,7 @@ import {
   LlmCancelledError,
   LlmInvalidArgumentError,
   LlmInvalidResponseError,
+  LlmStreamIncompleteError,
 } from "./errors.ts";
 import {
   type ConversationMessage,
@@ -25,11 +26,27 @@ const LOADER_OPTIONS: protoLoader.Options = {
 };
 
 export interface LlmClientOptions {
-  /** host:port of llm-service, e.g. "127.0.0.1:50051". */
+  /**
+   * gRPC target of llm-service: "host:port", "dns:///host:port" (every address the name
+   * resolves to, e.g. a headless Kubernetes Service) or "ipv4:127.0.0.1:1,127.0.0.1:2".
+   * Calls are spread round-robin over the resolved addresses.
+   */
   address: string;
-  /** Extra grpc-js channel options. */
+  /** Extra grpc-js channel options (override the defaults below). */
   channelOptions?: grpc.ChannelOptions;
 }
+
+/**
+ * Round-robin over every resolved llm-service address; a replica that went away is retried
+ * within seconds (grpc-js backs off up to 2 minutes by default), and a name is re-resolved
+ * at most every 5 s, so replicas that restarted with new addresses are found quickly.
+ */
+export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  "grpc.initial_reconnect_backoff_ms": 200,
+  "grpc.max_reconnect_backoff_ms": 2_000,
+  "grpc.dns_min_time_between_resolutions_ms": 5_000,
+};
 
 export interface GenerateOptions {
   /** Aborting cancels the gRPC call; llm-service aborts the provider request at once. */
@@ -227,9 +244,10 @@ class GrpcLlmClient implements LlmClient {
     const creds = grpc.credentials.createInsecure();
     const LlmService = loadCtor("llm_service.proto", ["llm", "v1", "LLMService"]);
     const Health = loadCtor("health.proto", ["grpc", "health", "v1", "Health"]);
-    this.#llm = new LlmService(options.address, creds, options.channelOptions);
-    // Same address, shared subchannel pool: one HTTP/2 connection serves both.
-    this.#health = new Health(options.address, creds, options.channelOptions);
+    const channelOptions = { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions };
+    this.#llm = new LlmService(options.address, creds, channelOptions);
+    // Same address, shared subchannel pool: one HTTP/2 connection per replica serves both.
+    this.#health = new Health(options.address, creds, channelOptions);
   }
 
   async *generate(input: GenerateInput, options: GenerateOptions = {}): AsyncGenerator<LlmChunk> {
@@ -259,9 +277,10 @@ class GrpcLlmClient implements LlmClient {
         }
       }
       if (!finished)
-        throw new LlmInvalidResponseError("llm-service ended the stream without a final chunk");
+        throw new LlmStreamIncompleteError("llm-service ended the stream without a final chunk");
     } catch (err) {
-      if (err instanceof LlmInvalidResponseError) throw err;
+      if (err instanceof LlmInvalidResponseError || err instanceof LlmStreamIncompleteError)
+        throw err;
       if (signal?.aborted)
         throw new LlmCancelledError("llm call cancelled by the caller", undefined, { cause: err });
       throw fromGrpcError(err);

@@ -26,6 +26,28 @@ describe("gRPC status → typed errors", () => {
   });
 });
 
+describe("error messages", () => {
+  it("name the cause once, also when a log serializer appends every cause", () => {
+    // What grpc-js throws when nothing listens on the address.
+    const grpcError = Object.assign(
+      new Error("14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED"),
+      {
+        code: status.UNAVAILABLE,
+        details: "No connection established. Last error: connect ECONNREFUSED",
+      },
+    );
+    const err = fromGrpcError(grpcError);
+    expect(err.message).toBe(
+      "llm-service unavailable: No connection established. Last error: connect ECONNREFUSED",
+    );
+    expect(err.details).toBe(grpcError.details);
+    // pino's err serializer writes `message: cause.message: cause.cause.message …`.
+    const chain: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = e.cause) chain.push(e.message);
+    expect(chain.join(": ").split("ECONNREFUSED")).toHaveLength(2);
+  });
+});
+
 describe("GenerateInput validation", () => {
   it("rejects an empty conversation and an unknown role before any call", () => {
     const config = { provider: "scripted" };

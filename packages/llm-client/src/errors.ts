@@ -3,6 +3,8 @@ import { status } from "@grpc/grpc-js";
 /** Errors of the gRPC call itself (provider failures arrive as `error` chunks instead). */
 export abstract class LlmClientError extends Error {
   abstract readonly code: LlmClientErrorCode;
+  /** The gRPC status details, when the error came from a gRPC status. */
+  details?: string;
   constructor(
     message: string,
     readonly grpcCode?: number,
@@ -19,6 +21,7 @@ export type LlmClientErrorCode =
   | "LLM_CANCELLED"
   | "LLM_INVALID_ARGUMENT"
   | "LLM_INVALID_RESPONSE"
+  | "LLM_STREAM_INCOMPLETE"
   | "LLM_RPC_FAILED";
 
 /** llm-service cannot be reached (down, restarting, connection refused). Retry later. */
@@ -41,26 +44,39 @@ export class LlmInvalidArgumentError extends LlmClientError {
 export class LlmInvalidResponseError extends LlmClientError {
   readonly code = "LLM_INVALID_RESPONSE" as const;
 }
+/** The stream ended (the server went away) before its final chunk: the answer is partial. */
+export class LlmStreamIncompleteError extends LlmClientError {
+  readonly code = "LLM_STREAM_INCOMPLETE" as const;
+}
 /** Any other gRPC failure (INTERNAL, UNKNOWN …). */
 export class LlmRpcError extends LlmClientError {
   readonly code = "LLM_RPC_FAILED" as const;
 }
 
+/**
+ * The typed error of a failed gRPC call. Its message names the cause once: the status
+ * details are in it, so the gRPC error (whose message repeats them) is not kept as `cause`
+ * (log serializers append every cause's message); `grpcCode` and `details` keep the facts.
+ */
 export function fromGrpcError(err: unknown): LlmClientError {
   const e = err as { code?: number; details?: string; message?: string };
-  const message = e.details || e.message || String(err);
-  switch (e.code) {
-    case status.UNAVAILABLE:
-      return new LlmUnavailableError(`llm-service unavailable: ${message}`, e.code, { cause: err });
-    case status.DEADLINE_EXCEEDED:
-      return new LlmDeadlineExceededError(`llm-service deadline exceeded: ${message}`, e.code, {
-        cause: err,
-      });
-    case status.CANCELLED:
-      return new LlmCancelledError(`llm call cancelled: ${message}`, e.code, { cause: err });
-    case status.INVALID_ARGUMENT:
-      return new LlmInvalidArgumentError(message, e.code, { cause: err });
-    default:
-      return new LlmRpcError(`llm-service call failed: ${message}`, e.code, { cause: err });
-  }
+  const details = e.details || e.message || String(err);
+  const code = typeof e.code === "number" ? e.code : undefined;
+  const make = (): LlmClientError => {
+    switch (code) {
+      case status.UNAVAILABLE:
+        return new LlmUnavailableError(`llm-service unavailable: ${details}`, code);
+      case status.DEADLINE_EXCEEDED:
+        return new LlmDeadlineExceededError(`llm-service deadline exceeded: ${details}`, code);
+      case status.CANCELLED:
+        return new LlmCancelledError(`llm call cancelled: ${details}`, code);
+      case status.INVALID_ARGUMENT:
+        return new LlmInvalidArgumentError(details, code);
+      default:
+        return new LlmRpcError(`llm-service call failed: ${details}`, code);
+    }
+  };
+  const error = make();
+  error.details = details;
+  return error;
 }

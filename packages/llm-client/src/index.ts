@@ -1,5 +1,6 @@
 export {
   createLlmClient,
+  DEFAULT_CHANNEL_OPTIONS,
   type GenerateOptions,
   type HealthStatus,
   type LlmClient,
@@ -14,6 +15,7 @@ export {
   LlmInvalidArgumentError,
   LlmInvalidResponseError,
   LlmRpcError,
+  LlmStreamIncompleteError,
   LlmUnavailableError,
 } from "./errors.ts";
 export {

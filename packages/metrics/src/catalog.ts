@@ -83,7 +83,7 @@ export const METRICS = {
   llmRequests: {
     name: "tarsy_llm_requests_total",
     type: "counter",
-    help: "LLM requests sent to llm-service, by provider type, model and outcome (ok, error, timeout, aborted).",
+    help: "LLM requests sent to llm-service, by provider type, model and outcome (ok, error, timeout, aborted; retried: an attempt cut by an llm-service restart or stall, retried).",
     labels: ["provider", "model", "status"],
     from: ["agent-runner"],
   },

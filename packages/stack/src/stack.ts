@@ -55,7 +55,10 @@ export interface Stack {
   metricsUrls: Record<string, string>;
   /** The running process named e.g. `agent-runner-1`. */
   process(name: string): RunningProcess;
-  /** Starts one more process of a service (after a crash, or to scale). */
+  /**
+   * Starts one more process of a service (after a crash, or to scale). An llm-service takes
+   * the address of a replica that is gone (runners know only the addresses set at start).
+   */
   start(service: ServiceName): Promise<RunningProcess>;
   stop(): Promise<void>;
 }
@@ -107,7 +110,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const id = randomBytes(3).toString("hex");
     const prefix = options.prefix ?? "tarsy";
     const streamSuffix = options.streamSuffix ?? "";
-    const llmPort = await freePort();
+    // llm-service replicas listen on ports fixed up front, so agent runners balance over all
+    // of them and a replica restarted after a crash comes back on the same address.
+    const llmPorts: number[] = [];
+    for (let i = 0; i < (options.replicas?.["llm-service"] ?? 1); i++) {
+      llmPorts.push(await freePort());
+    }
+    const llmPortOf = new Map<RunningProcess, number>();
+    const llmAddress =
+      llmPorts.length === 1
+        ? `127.0.0.1:${llmPorts[0]}`
+        : `ipv4:${llmPorts.map((p) => `127.0.0.1:${p}`).join(",")}`;
     const common: Record<string, string> = {
       LOG_LEVEL: options.logLevel ?? "info",
       DATABASE_URL: pg.url,
@@ -115,7 +128,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       TARSY_SUBJECT_PREFIX: prefix,
       TARSY_STREAM_SUFFIX: streamSuffix,
       TARSY_CONFIG_DIR: options.configDir,
-      LLM_SERVICE_ADDRESS: `127.0.0.1:${llmPort}`,
+      LLM_SERVICE_ADDRESS: llmAddress,
       ...options.env,
     };
     const apiUrls: string[] = [];
@@ -129,11 +142,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const env: Record<string, string> = { ...common };
       let httpPort: number | undefined;
       switch (service) {
-        case "llm-service":
+        case "llm-service": {
+          const held = new Set(
+            [...llmPortOf]
+              .filter(([p]) => p.child.exitCode === null && p.child.signalCode === null)
+              .map(([, port]) => port),
+          );
           env.LLM_SERVICE_HOST = "127.0.0.1";
-          env.LLM_SERVICE_PORT = n === 1 ? String(llmPort) : String(await freePort());
+          env.LLM_SERVICE_PORT = String(llmPorts.find((p) => !held.has(p)) ?? (await freePort()));
           if (options.llmScriptPath) env.LLM_SCRIPT_PATH = options.llmScriptPath;
           break;
+        }
         case "mcp-gateway":
           env.MCP_GATEWAY_REPLICA_ID = `gw-${id}-${n}`;
           break;
@@ -171,6 +190,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         log,
       );
       processes.push(running);
+      if (service === "llm-service") llmPortOf.set(running, Number(env.LLM_SERVICE_PORT));
       return running;
     };
 

@@ -3,6 +3,7 @@ import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
 import { MetricsEnvShape } from "@tarsy/metrics";
 import { parseEnv } from "@tarsy/runtime";
 import { z } from "zod";
+import type { LlmRetryPolicy } from "./llm-retry.ts";
 
 export const EnvSchema = z.object({
   ...NatsEnvShape,
@@ -11,8 +12,22 @@ export const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** Postgres connection URL. */
   DATABASE_URL: z.string().min(1),
-  /** host:port of llm-service. */
+  /**
+   * gRPC target of llm-service: "host:port", "dns:///host:port" (every address of the name,
+   * e.g. a headless Service) or "ipv4:host:port,host:port"; calls go round-robin.
+   */
   LLM_SERVICE_ADDRESS: z.string().min(1).default("127.0.0.1:50051"),
+  /** How long one LLM call keeps retrying while llm-service is unreachable or cuts streams. */
+  LLM_SERVICE_RETRY_BUDGET_MS: z.coerce.number().int().nonnegative().default(300_000),
+  /** First backoff between those retries (doubles, with jitter, up to the max). */
+  LLM_SERVICE_RETRY_BASE_DELAY_MS: z.coerce.number().int().positive().default(250),
+  LLM_SERVICE_RETRY_MAX_DELAY_MS: z.coerce.number().int().positive().default(5_000),
+  /** An LLM call with no chunk after this long is abandoned and retried. */
+  LLM_FIRST_CHUNK_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** An LLM stream silent this long between chunks is abandoned and retried. */
+  LLM_STALL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** Timeout of the llm-service health check behind `/ready`. */
+  LLM_HEALTH_TIMEOUT_MS: z.coerce.number().int().positive().default(1_000),
   /** Directory with tarsy.yaml and llm-providers.yaml. */
   TARSY_CONFIG_DIR: z.string().min(1).default(DEFAULT_CONFIG_DIR),
   /** Executions this process runs at once. */
@@ -28,6 +43,17 @@ export const EnvSchema = z.object({
   RUNNER_ID: z.string().min(1).optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
+
+/** The LLM call retry policy the environment sets. */
+export function llmRetryPolicy(env: Env): LlmRetryPolicy {
+  return {
+    budgetMs: env.LLM_SERVICE_RETRY_BUDGET_MS,
+    baseDelayMs: env.LLM_SERVICE_RETRY_BASE_DELAY_MS,
+    maxDelayMs: env.LLM_SERVICE_RETRY_MAX_DELAY_MS,
+    firstChunkTimeoutMs: env.LLM_FIRST_CHUNK_TIMEOUT_MS,
+    stallTimeoutMs: env.LLM_STALL_TIMEOUT_MS,
+  };
+}
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   return parseEnv(EnvSchema, source);

@@ -4,6 +4,8 @@ export type RunnerErrorCode =
   | "ITERATION_TIMEOUT"
   | "LLM_PROVIDER_ERROR"
   | "LLM_CALL_FAILED"
+  | "LLM_FIRST_CHUNK_TIMEOUT"
+  | "LLM_STREAM_STALLED"
   | "EXECUTION_NOT_FOUND"
   | "EXECUTION_CONFIG_INVALID"
   | "TOOL_GATEWAY_FAILED"
@@ -58,9 +60,36 @@ export class LlmProviderError extends RunnerError {
   }
 }
 
-/** The call to llm-service itself failed (unavailable, invalid response …). */
+/**
+ * The call to llm-service itself failed (unreachable past the retry budget, invalid
+ * response …). The message already names the cause, so the client error is not chained as
+ * `cause` (a log line would repeat it); `failureCode` keeps its code.
+ */
 export class LlmCallError extends RunnerError {
   readonly code = "LLM_CALL_FAILED" as const;
+  constructor(
+    message: string,
+    readonly failureCode: string,
+    readonly attempts = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** llm-service sent nothing within the first-chunk timeout (the call is retried). */
+export class LlmFirstChunkTimeoutError extends RunnerError {
+  readonly code = "LLM_FIRST_CHUNK_TIMEOUT" as const;
+  constructor(readonly timeoutMs: number) {
+    super(`no answer from llm-service within ${timeoutMs} ms`);
+  }
+}
+
+/** The stream stopped for longer than the stall timeout between chunks (the call is retried). */
+export class LlmStreamStalledError extends RunnerError {
+  readonly code = "LLM_STREAM_STALLED" as const;
+  constructor(readonly timeoutMs: number) {
+    super(`the llm-service stream stalled for ${timeoutMs} ms`);
+  }
 }
 
 /** The requested execution does not exist (or not in the session the request names). */

@@ -12,6 +12,7 @@ import {
   ExecutionNotFoundError,
   ExecutionTakenOverError,
 } from "./errors.ts";
+import { DEFAULT_LLM_RETRY_POLICY, type LlmRetryPolicy } from "./llm-retry.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
 import {
@@ -28,6 +29,8 @@ export interface RunnerDeps {
   store: RunnerStore;
   bus: Pick<Bus, "publish" | "publishTransient">;
   llm: Pick<LlmClient, "generate">;
+  /** Retry budget, backoff and stream timeouts of LLM calls (default: DEFAULT_LLM_RETRY_POLICY). */
+  llmRetry?: LlmRetryPolicy;
   tools: ToolGateway;
   logger: Logger;
   /** Stored on the execution row (which runner holds it). */
@@ -190,6 +193,7 @@ export async function runExecution(
     const run: RunContext = {
       exec,
       llm: deps.llm,
+      llmRetry: deps.llmRetry ?? DEFAULT_LLM_RETRY_POLICY,
       tools: deps.tools,
       store: deps.store,
       timeline,

@@ -1,11 +1,4 @@
-import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/contracts";
-import {
-  type ConversationMessage,
-  createContinuityCollector,
-  LlmClientError,
-  type ReasoningContinuity,
-  type ToolCall,
-} from "@tarsy/llm-client";
+import { LlmClientError } from "@tarsy/llm-client";
 import { secondsSince } from "@tarsy/metrics";
 import {
   abortedEventStatus,
@@ -13,228 +6,95 @@ import {
   type ExecutionAbortedError,
   IterationTimeoutError,
   LlmCallError,
-  LlmProviderError,
+  RunnerError,
 } from "./errors.ts";
-import type { ToolDefinition } from "./ports.ts";
+import {
+  type AttemptOutcome,
+  emptyResponse,
+  type LlmCallOptions,
+  type LlmResponse,
+  type StreamedEvents,
+  streamAttempt,
+} from "./llm-attempt.ts";
+import { llmFailureKind } from "./llm-failure.ts";
+import { backoffDelay, pause } from "./llm-retry.ts";
 import type { RunContext } from "./run-context.ts";
-import type { LiveEvent, TimelineScope } from "./timeline.ts";
 
-export interface CodeExecution {
-  code: string;
-  result: string;
-}
+export type { CodeExecution, Grounding, LlmCallOptions, LlmResponse } from "./llm-attempt.ts";
 
-export interface Grounding {
-  webSearchQueries: string[];
-  sources: { uri: string; title: string }[];
-  urlContextUrls: string[];
-}
-
-/** One LLM call, aggregated. The text event is still open: the caller decides how it ends. */
-export interface LlmResponse {
-  text: string;
-  thinking: string;
-  toolCalls: ToolCall[];
-  codeExecutions: CodeExecution[];
-  groundings: Grounding[];
-  /** Opaque reasoning-continuity data, for the assistant message only (never displayed). */
-  continuity: ReasoningContinuity | undefined;
-  usage: TokenUsage | null;
-  textEvent: LiveEvent | null;
-  durationMs: number;
-}
-
-export interface LlmCallOptions {
-  messages: readonly ConversationMessage[];
-  tools: readonly ToolDefinition[];
-  /** Chooses the interaction type once the response is known. */
-  interactionType: LLMInteractionType | ((response: LlmResponse | null) => LLMInteractionType);
-  iteration: number | null;
-  /** Timeline type of the streamed text. */
-  textEventType: TimelineEventType;
-  textEventMetadata?: Record<string, unknown>;
-  /** Where the text event goes (session-level events have no stage/execution). */
-  textEventScope?: TimelineScope;
-  /** Stream thinking as `llm_thinking` events (off for summarization). */
-  streamThinking?: boolean;
-  /** End of the stored conversation this request is; null keeps the request inline. */
-  lastMessageId: string | null;
-}
-
-function toUsage(chunk: {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  thinkingTokens: number;
-}): TokenUsage {
-  return {
-    input_tokens: chunk.inputTokens,
-    output_tokens: chunk.outputTokens,
-    total_tokens: chunk.totalTokens,
-    thinking_tokens: chunk.thinkingTokens,
-  };
-}
-
-function groundingEventType(g: Grounding): TimelineEventType | null {
-  if (g.webSearchQueries.length > 0 || g.sources.length > 0) return "google_search_result";
-  if (g.urlContextUrls.length > 0) return "url_context_result";
-  return null;
-}
-
-function groundingContent(g: Grounding): string {
-  const lines: string[] = [];
-  if (g.webSearchQueries.length > 0) lines.push(`Searched: ${g.webSearchQueries.join("; ")}`);
-  for (const s of g.sources) lines.push(`- ${s.title || s.uri}: ${s.uri}`);
-  for (const url of g.urlContextUrls) lines.push(`- ${url}`);
-  return lines.join("\n");
+function failureCode(error: Error): string {
+  return error instanceof LlmClientError || error instanceof RunnerError ? error.code : "UNKNOWN";
 }
 
 /**
- * Streams one LLM call into the timeline: thinking and text become streaming events whose
- * deltas are published as stream chunks; code executions and grounding become their own
- * events; the call is recorded as an LLMInteraction (also when it fails). Enforces the
- * per-iteration timeout and the execution's abort signal, closing open events accordingly.
+ * Streams one LLM call into the timeline and records it as one LLMInteraction (also when it
+ * fails). A transport failure (llm-service unreachable or restarting, a cut or stalled
+ * stream) is retried with backoff within the retry budget: the partial answer is discarded
+ * (its streamed text is reset for live viewers) and only the answer that completes is kept.
+ * Enforces the per-iteration timeout and the execution's abort signal.
  */
 export async function callLlm(run: RunContext, options: LlmCallOptions): Promise<LlmResponse> {
-  const { exec } = run;
-  const timeoutMs = exec.config.iterationTimeoutMs;
-  const timer = new AbortController();
-  const timeout = setTimeout(() => timer.abort(), timeoutMs);
-  const signal = AbortSignal.any([run.signal, timer.signal]);
+  const policy = run.llmRetry;
   const started = performance.now();
-  const response: LlmResponse = {
-    text: "",
-    thinking: "",
-    toolCalls: [],
-    codeExecutions: [],
-    groundings: [],
-    continuity: undefined,
-    usage: null,
-    textEvent: null,
-    durationMs: 0,
-  };
-  const continuity = createContinuityCollector();
-  let thinkingEvent: LiveEvent | null = null;
-  let providerError: { message: string; code: string } | null = null;
-  let failure: Error | null = null;
-
-  try {
-    const stream = run.llm.generate(
-      {
-        sessionId: exec.sessionId,
-        executionId: exec.executionId,
-        agentName: exec.agentName,
-        messages: [...options.messages],
-        tools: options.tools.map((t) => ({
-          name: t.name,
-          description: t.description,
-          parameters: t.inputSchema,
-        })),
-        config: exec.config.llm,
-      },
-      { signal },
-    );
-    for await (const chunk of stream) {
-      continuity.add(chunk);
-      switch (chunk.type) {
-        case "thinking":
-          response.thinking += chunk.content;
-          if (options.streamThinking !== false) {
-            thinkingEvent ??= await run.timeline.create("llm_thinking", {
-              metadata: { source: "native" },
-            });
-            run.timeline.delta(thinkingEvent, chunk.content);
-          }
-          break;
-        case "text":
-          if (!chunk.content) break; // a bare thought signature
-          response.text += chunk.content;
-          response.textEvent ??= await run.timeline.create(options.textEventType, {
-            metadata: options.textEventMetadata ?? null,
-            ...(options.textEventScope && { scope: options.textEventScope }),
-          });
-          run.timeline.delta(response.textEvent, chunk.content);
-          break;
-        case "tool_call":
-          response.toolCalls.push({
-            id: chunk.callId,
-            name: chunk.name,
-            arguments: chunk.arguments,
-          });
-          break;
-        case "code_execution":
-          response.codeExecutions.push({ code: chunk.code, result: chunk.result });
-          await run.timeline.create("code_execution", {
-            status: "completed",
-            content: `\`\`\`python\n${chunk.code}\n\`\`\`\n\nResult:\n${chunk.result}`,
-            metadata: { code: chunk.code, result: chunk.result },
-          });
-          break;
-        case "grounding": {
-          const grounding: Grounding = {
-            webSearchQueries: chunk.webSearchQueries,
-            sources: chunk.sources,
-            urlContextUrls: chunk.urlContextUrls,
-          };
-          response.groundings.push(grounding);
-          const type = groundingEventType(grounding);
-          if (type) {
-            await run.timeline.create(type, {
-              status: "completed",
-              content: groundingContent(grounding),
-              metadata: {
-                queries: grounding.webSearchQueries,
-                sources: grounding.sources,
-                urls: grounding.urlContextUrls,
-              },
-            });
-          }
-          break;
-        }
-        case "usage":
-          response.usage = toUsage(chunk);
-          break;
-        case "error":
-          providerError = { message: chunk.message, code: chunk.code };
-          break;
-      }
+  const budgetEnds = Date.now() + policy.budgetMs;
+  const events: StreamedEvents = { thinking: null, text: null };
+  let attempts = 0;
+  let outcome: AttemptOutcome;
+  let error: Error | null;
+  for (;;) {
+    attempts++;
+    const attemptStarted = performance.now();
+    outcome = await streamAttempt(run, options, events);
+    error = outcome.error;
+    if (!error || llmFailureKind(error) !== "transport") break;
+    recordLlmMetrics(run, outcome.response, attemptStarted, "retried");
+    const delay = backoffDelay(attempts, policy);
+    if (Date.now() + delay > budgetEnds) {
+      const seconds = Math.round((performance.now() - started) / 1000);
+      error = new LlmCallError(
+        `${error.message} (gave up after ${attempts} attempts in ${seconds} s)`,
+        failureCode(error),
+        attempts,
+      );
+      break;
     }
-  } catch (err) {
-    failure = err instanceof Error ? err : new Error(String(err));
-  } finally {
-    clearTimeout(timeout);
+    run.logger.warn(
+      { attempt: attempts, delay_ms: delay, code: failureCode(error), reason: error.message },
+      "LLM call cut; retrying",
+    );
+    // The partial answer is void: live viewers drop its text, nothing of it is kept.
+    for (const event of [events.thinking, events.text]) {
+      if (event) run.timeline.reset(event);
+    }
+    outcome = { response: { ...emptyResponse(), textEvent: events.text }, error: null };
+    if (!(await pause(delay, run.signal))) {
+      error = abortReasonOf(run.signal) ?? error;
+      break;
+    }
   }
-  response.continuity = continuity.result();
+  if (error instanceof LlmClientError) {
+    error = new LlmCallError(error.message, error.code, attempts);
+  }
+  const response = outcome.response;
   response.durationMs = Math.round(performance.now() - started);
   run.usage.add(response.usage);
 
   const aborted: ExecutionAbortedError | undefined = abortReasonOf(run.signal);
-  let error: Error | null = null;
-  if (aborted) error = aborted;
-  else if (timer.signal.aborted) error = new IterationTimeoutError(timeoutMs);
-  else if (providerError) error = new LlmProviderError(providerError.message, providerError.code);
-  else if (failure) {
-    error =
-      failure instanceof LlmClientError
-        ? new LlmCallError(failure.message, { cause: failure })
-        : failure;
-  }
-
   recordLlmMetrics(run, response, started, requestStatus(error, aborted));
-
-  if (error) {
-    const status = aborted ? abortedEventStatus(aborted) : "failed";
-    for (const event of [thinkingEvent, response.textEvent]) {
-      if (event) await run.timeline.complete(event, { status });
-    }
-  } else if (thinkingEvent) {
-    await run.timeline.complete(thinkingEvent);
-  }
+  await settleEvents(run, events, response, error, aborted);
 
   const interactionType =
     typeof options.interactionType === "function"
       ? options.interactionType(error ? null : response)
       : options.interactionType;
+  const { exec } = run;
+  const metadata = {
+    ...((response.codeExecutions.length > 0 || response.groundings.length > 0) && {
+      code_executions: response.codeExecutions,
+      groundings: response.groundings,
+    }),
+    ...(attempts > 1 && { attempts }),
+  };
   const interaction = {
     sessionId: exec.sessionId,
     stageId: options.textEventScope ? options.textEventScope.stageId : exec.stageId,
@@ -254,10 +114,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     responseText: response.text || null,
     thinkingContent: response.thinking || null,
     toolCalls: response.toolCalls.length > 0 ? response.toolCalls : null,
-    responseMetadata:
-      response.codeExecutions.length > 0 || response.groundings.length > 0
-        ? { code_executions: response.codeExecutions, groundings: response.groundings }
-        : null,
+    responseMetadata: Object.keys(metadata).length > 0 ? metadata : null,
     usage: response.usage,
     durationMs: response.durationMs,
     errorMessage: error ? error.message : null,
@@ -266,6 +123,35 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
 
   if (error) throw error;
   return response;
+}
+
+/**
+ * Ends the call's streaming events: failed (or as aborted) on error; on success the thinking
+ * event completes and the text event stays open for the caller. An event a cut attempt
+ * opened that the answer that completed left empty ends `cancelled`, marked superseded.
+ */
+async function settleEvents(
+  run: RunContext,
+  events: StreamedEvents,
+  response: LlmResponse,
+  error: Error | null,
+  aborted: ExecutionAbortedError | undefined,
+): Promise<void> {
+  if (error) {
+    const status = aborted ? abortedEventStatus(aborted) : "failed";
+    for (const event of [events.thinking, events.text]) {
+      if (event) await run.timeline.complete(event, { status });
+    }
+    return;
+  }
+  const superseded = { status: "cancelled", metadata: { superseded: true } } as const;
+  if (events.thinking) {
+    await run.timeline.complete(events.thinking, events.thinking.content ? {} : superseded);
+  }
+  if (events.text && response.text === "") {
+    await run.timeline.complete(events.text, superseded);
+    response.textEvent = null;
+  }
 }
 
 /** Outcome label of one LLM request. */

@@ -12,8 +12,9 @@ import {
   startOpsServer,
 } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
-import { configEnv, loadEnv } from "./env.ts";
+import { configEnv, llmRetryPolicy, loadEnv } from "./env.ts";
 import { createGatewayTools } from "./gateway.ts";
+import { llmReadiness } from "./llm-readiness.ts";
 import { createPostgresStore } from "./store.ts";
 import { startWorker } from "./worker.ts";
 
@@ -41,15 +42,20 @@ await runService(
     );
     if (env.RUNNER_PROVISION) await bus.provision();
     const db = createDb({ url: env.DATABASE_URL, logger });
-    ops.setReadiness({ nats: natsReadiness(bus), postgres: () => db.ping() });
-    collectWorkBacklog(metrics, bus, "runner", logger.child({ component: "metrics" }));
     const llm = createLlmClient({ address: env.LLM_SERVICE_ADDRESS });
+    ops.setReadiness({
+      nats: natsReadiness(bus),
+      postgres: () => db.ping(),
+      "llm-service": llmReadiness(llm, env.LLM_HEALTH_TIMEOUT_MS),
+    });
+    collectWorkBacklog(metrics, bus, "runner", logger.child({ component: "metrics" }));
     const worker = await startWorker(
       {
         config,
         store: createPostgresStore(db),
         bus,
         llm,
+        llmRetry: llmRetryPolicy(env),
         tools: createGatewayTools(createMcpGatewayClient(bus), logger),
         logger,
         runnerId,

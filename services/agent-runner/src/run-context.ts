@@ -3,6 +3,7 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import type { ExecutionContext } from "./execution-context.ts";
+import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
 import type { Timeline } from "./timeline.ts";
 
@@ -10,6 +11,8 @@ import type { Timeline } from "./timeline.ts";
 export interface RunContext {
   exec: ExecutionContext;
   llm: Pick<LlmClient, "generate">;
+  /** How LLM calls ride out llm-service restarts and stalled streams. */
+  llmRetry: LlmRetryPolicy;
   tools: ToolGateway;
   store: RunnerStore;
   timeline: Timeline;

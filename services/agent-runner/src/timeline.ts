@@ -77,6 +77,20 @@ export class Timeline {
   delta(event: LiveEvent, delta: string): void {
     if (event.done || delta.length === 0) return;
     event.content += delta;
+    this.publishChunk(event, delta, false);
+  }
+
+  /**
+   * Voids what was streamed into a still-open event (its LLM call was cut and is retried):
+   * the content starts afresh and live viewers get a `reset` chunk telling them to drop it.
+   */
+  reset(event: LiveEvent): void {
+    if (event.done) return;
+    event.content = "";
+    this.publishChunk(event, "", true);
+  }
+
+  private publishChunk(event: LiveEvent, delta: string, reset: boolean): void {
     try {
       this.bus.publishTransient("streamChunk", {
         v: 1,
@@ -86,6 +100,7 @@ export class Timeline {
         execution_id: event.record.executionId,
         event_id: event.record.id,
         delta,
+        ...(reset && { reset: true }),
         timestamp: new Date().toISOString(),
       });
     } catch (err) {

@@ -60,6 +60,25 @@ describe("timelineReducer", () => {
     ]);
   });
 
+  it("a reset chunk replaces the partial text of a retried call instead of appending", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("e1", 1) });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "The pod is OOM") });
+    s = timelineReducer(s, { kind: "chunk", chunk: { ...chunk("e1", ""), reset: true } });
+    expect(timelineItems(s)).toMatchObject([{ content: "", status: "streaming", retries: 1 }]);
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "The pod is ") });
+    s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "OOMKilled") });
+    expect(timelineItems(s)[0]?.content).toBe("The pod is OOMKilled");
+    s = timelineReducer(s, { kind: "completed", event: completed("e1", "The pod is OOMKilled") });
+    expect(timelineItems(s).map((i) => i.content)).toEqual(["The pod is OOMKilled"]);
+  });
+
+  it("a reset that outran its created event drops the early deltas", () => {
+    let s = timelineReducer(EMPTY_TIMELINE, { kind: "chunk", chunk: chunk("e1", "half ") });
+    s = timelineReducer(s, { kind: "chunk", chunk: { ...chunk("e1", "whole"), reset: true } });
+    s = timelineReducer(s, { kind: "created", event: created("e1", 1) });
+    expect(timelineItems(s)[0]?.content).toBe("whole");
+  });
+
   it("keeps deltas that outran their created event", () => {
     let s = timelineReducer(EMPTY_TIMELINE, { kind: "chunk", chunk: chunk("e1", "early ") });
     expect(timelineItems(s)).toEqual([]);

@@ -18,6 +18,8 @@ export interface TimelineItem {
   content: string;
   metadata: Record<string, unknown> | null;
   timestamp: string;
+  /** Times its LLM call was cut and retried while a viewer watched it stream. */
+  retries?: number;
 }
 
 export interface TimelineState {
@@ -137,15 +139,19 @@ export function timelineReducer(state: TimelineState, action: TimelineAction): T
       );
     }
     case "chunk": {
+      // A `reset` chunk voids what was streamed so far (the LLM call is being retried).
       const c = action.chunk;
       const current = state.items.get(c.event_id);
       if (!current) {
         const pendingDeltas = new Map(state.pendingDeltas);
-        pendingDeltas.set(c.event_id, (pendingDeltas.get(c.event_id) ?? "") + c.delta);
+        const before = c.reset ? "" : (pendingDeltas.get(c.event_id) ?? "");
+        pendingDeltas.set(c.event_id, before + c.delta);
         return { ...state, pendingDeltas };
       }
       if (isTerminal(current.status)) return state;
-      return withItem(state, { ...current, content: current.content + c.delta });
+      const content = c.reset ? c.delta : current.content + c.delta;
+      const retries = (current.retries ?? 0) + (c.reset ? 1 : 0);
+      return withItem(state, { ...current, content, ...(retries > 0 && { retries }) });
     }
     default: {
       const unreachable: never = action;

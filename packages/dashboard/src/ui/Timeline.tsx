@@ -67,6 +67,11 @@ function Entry(props: { item: TimelineItem }) {
             ●
           </span>
         ) : null}
+        {streaming && item.retries ? (
+          <span className="badge status-retrying" title="the LLM call was cut and is retried">
+            retried{item.retries > 1 ? ` ×${item.retries}` : ""}
+          </span>
+        ) : null}
         {item.status !== "completed" && !streaming ? (
           <span className={`badge status-${item.status}`}>{item.status}</span>
         ) : null}

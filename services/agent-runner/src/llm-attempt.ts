@@ -1,0 +1,233 @@
+import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/contracts";
+import {
+  type ConversationMessage,
+  createContinuityCollector,
+  type ReasoningContinuity,
+  type ToolCall,
+} from "@tarsy/llm-client";
+import { abortReasonOf, IterationTimeoutError, LlmProviderError } from "./errors.ts";
+import { watchStream } from "./llm-watchdog.ts";
+import type { ToolDefinition } from "./ports.ts";
+import type { RunContext } from "./run-context.ts";
+import type { LiveEvent, TimelineScope } from "./timeline.ts";
+
+export interface CodeExecution {
+  code: string;
+  result: string;
+}
+
+export interface Grounding {
+  webSearchQueries: string[];
+  sources: { uri: string; title: string }[];
+  urlContextUrls: string[];
+}
+
+/** One LLM call, aggregated. The text event is still open: the caller decides how it ends. */
+export interface LlmResponse {
+  text: string;
+  thinking: string;
+  toolCalls: ToolCall[];
+  codeExecutions: CodeExecution[];
+  groundings: Grounding[];
+  /** Opaque reasoning-continuity data, for the assistant message only (never displayed). */
+  continuity: ReasoningContinuity | undefined;
+  usage: TokenUsage | null;
+  textEvent: LiveEvent | null;
+  durationMs: number;
+}
+
+export interface LlmCallOptions {
+  messages: readonly ConversationMessage[];
+  tools: readonly ToolDefinition[];
+  /** Chooses the interaction type once the response is known. */
+  interactionType: LLMInteractionType | ((response: LlmResponse | null) => LLMInteractionType);
+  iteration: number | null;
+  /** Timeline type of the streamed text. */
+  textEventType: TimelineEventType;
+  textEventMetadata?: Record<string, unknown>;
+  /** Where the text event goes (session-level events have no stage/execution). */
+  textEventScope?: TimelineScope;
+  /** Stream thinking as `llm_thinking` events (off for summarization). */
+  streamThinking?: boolean;
+  /** End of the stored conversation this request is; null keeps the request inline. */
+  lastMessageId: string | null;
+}
+
+/**
+ * The streaming events of one LLM call. They outlive a cut attempt: the retry resets and
+ * reuses them, so the timeline keeps one thinking and one text event per call.
+ */
+export interface StreamedEvents {
+  thinking: LiveEvent | null;
+  text: LiveEvent | null;
+}
+
+export interface AttemptOutcome {
+  response: LlmResponse;
+  /** Why the attempt failed, by precedence: abort, iteration timeout, provider, transport. */
+  error: Error | null;
+}
+
+export function emptyResponse(): LlmResponse {
+  return {
+    text: "",
+    thinking: "",
+    toolCalls: [],
+    codeExecutions: [],
+    groundings: [],
+    continuity: undefined,
+    usage: null,
+    textEvent: null,
+    durationMs: 0,
+  };
+}
+
+function toUsage(chunk: {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  thinkingTokens: number;
+}): TokenUsage {
+  return {
+    input_tokens: chunk.inputTokens,
+    output_tokens: chunk.outputTokens,
+    total_tokens: chunk.totalTokens,
+    thinking_tokens: chunk.thinkingTokens,
+  };
+}
+
+function groundingEventType(g: Grounding): TimelineEventType | null {
+  if (g.webSearchQueries.length > 0 || g.sources.length > 0) return "google_search_result";
+  if (g.urlContextUrls.length > 0) return "url_context_result";
+  return null;
+}
+
+function groundingContent(g: Grounding): string {
+  const lines: string[] = [];
+  if (g.webSearchQueries.length > 0) lines.push(`Searched: ${g.webSearchQueries.join("; ")}`);
+  for (const s of g.sources) lines.push(`- ${s.title || s.uri}: ${s.uri}`);
+  for (const url of g.urlContextUrls) lines.push(`- ${url}`);
+  return lines.join("\n");
+}
+
+/**
+ * Streams one attempt of an LLM call into the timeline: thinking and text deltas go to the
+ * call's streaming events as stream chunks; code executions and grounding become events of
+ * their own. Runs under the per-iteration timeout and the first-chunk/stall timeouts.
+ */
+export async function streamAttempt(
+  run: RunContext,
+  options: LlmCallOptions,
+  events: StreamedEvents,
+): Promise<AttemptOutcome> {
+  const { exec } = run;
+  const timeoutMs = exec.config.iterationTimeoutMs;
+  const timer = new AbortController();
+  const timeout = setTimeout(() => timer.abort(), timeoutMs);
+  const signal = AbortSignal.any([run.signal, timer.signal]);
+  const response = emptyResponse();
+  // Per attempt: a cut attempt's continuity data goes with its discarded answer.
+  const continuity = createContinuityCollector();
+  let providerError: { message: string; code: string } | null = null;
+  let failure: Error | null = null;
+  try {
+    const stream = watchStream(
+      (callSignal) =>
+        run.llm.generate(
+          {
+            sessionId: exec.sessionId,
+            executionId: exec.executionId,
+            agentName: exec.agentName,
+            messages: [...options.messages],
+            tools: options.tools.map((t) => ({
+              name: t.name,
+              description: t.description,
+              parameters: t.inputSchema,
+            })),
+            config: exec.config.llm,
+          },
+          { signal: callSignal },
+        ),
+      run.llmRetry,
+      signal,
+    );
+    for await (const chunk of stream) {
+      continuity.add(chunk);
+      switch (chunk.type) {
+        case "thinking":
+          response.thinking += chunk.content;
+          if (options.streamThinking !== false) {
+            events.thinking ??= await run.timeline.create("llm_thinking", {
+              metadata: { source: "native" },
+            });
+            run.timeline.delta(events.thinking, chunk.content);
+          }
+          break;
+        case "text":
+          if (!chunk.content) break; // a bare thought signature
+          response.text += chunk.content;
+          events.text ??= await run.timeline.create(options.textEventType, {
+            metadata: options.textEventMetadata ?? null,
+            ...(options.textEventScope && { scope: options.textEventScope }),
+          });
+          run.timeline.delta(events.text, chunk.content);
+          break;
+        case "tool_call":
+          response.toolCalls.push({
+            id: chunk.callId,
+            name: chunk.name,
+            arguments: chunk.arguments,
+          });
+          break;
+        case "code_execution":
+          response.codeExecutions.push({ code: chunk.code, result: chunk.result });
+          await run.timeline.create("code_execution", {
+            status: "completed",
+            content: `\`\`\`python\n${chunk.code}\n\`\`\`\n\nResult:\n${chunk.result}`,
+            metadata: { code: chunk.code, result: chunk.result },
+          });
+          break;
+        case "grounding": {
+          const grounding: Grounding = {
+            webSearchQueries: chunk.webSearchQueries,
+            sources: chunk.sources,
+            urlContextUrls: chunk.urlContextUrls,
+          };
+          response.groundings.push(grounding);
+          const type = groundingEventType(grounding);
+          if (type) {
+            await run.timeline.create(type, {
+              status: "completed",
+              content: groundingContent(grounding),
+              metadata: {
+                queries: grounding.webSearchQueries,
+                sources: grounding.sources,
+                urls: grounding.urlContextUrls,
+              },
+            });
+          }
+          break;
+        }
+        case "usage":
+          response.usage = toUsage(chunk);
+          break;
+        case "error":
+          providerError = { message: chunk.message, code: chunk.code };
+          break;
+      }
+    }
+  } catch (err) {
+    failure = err instanceof Error ? err : new Error(String(err));
+  } finally {
+    clearTimeout(timeout);
+  }
+  response.textEvent = events.text;
+  response.continuity = continuity.result();
+  let error: Error | null = null;
+  const aborted = abortReasonOf(run.signal);
+  if (aborted) error = aborted;
+  else if (timer.signal.aborted) error = new IterationTimeoutError(timeoutMs);
+  else if (providerError) error = new LlmProviderError(providerError.message, providerError.code);
+  else error = failure;
+  return { response, error };
+}
