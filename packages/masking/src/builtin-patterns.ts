@@ -14,7 +14,7 @@ function keyValue(keys: string, value: string): string {
 }
 
 /** A base64 run that mixes upper case, lower case and digits (names and paths rarely do). */
-const MIXED = String.raw`(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[0-9])`;
+const MIXED = "(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[0-9])";
 
 const ENV_SECRET_NAME = String.raw`[A-Za-z0-9_.\-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PWD|SECRET|KEY|CREDENTIALS?|AUTH)[A-Za-z0-9_.\-]*(?<![_.\-](?:FILE|PATH|DIR|NAME|URL|REF|ID))`;
 

@@ -11,7 +11,6 @@ import {
   type SourceEdit,
   type SourceMap,
   type SourceNode,
-  type SourceScalar,
 } from "./tree.ts";
 
 /** What every value of a Secret's `data` / `stringData` becomes. */
