@@ -43,7 +43,7 @@ const stack = await startStack({
   databaseUrl: url.toString(),
   prefix: `bench${id}`,
   streamSuffix: `_BENCH${id.toUpperCase()}`,
-  logLevel: "warn",
+  logLevel: "info", // the stack knows a service is up by its "service started" line
   log: () => {},
   env: { TARSY_REPO_ROOT: root },
 });

@@ -69,7 +69,7 @@ describe("tarsy config check", () => {
     expect(run.stdout).toContain(
       "  monitoring-server: http: http://monitoring-mcp.monitoring.svc:8080/mcp; masking email, token; summarize > 4000 tokens",
     );
-    expect(run.stdout).toContain("LLM providers (11):");
+    expect(run.stdout).toContain("LLM providers (12):");
     expect(run.stdout).toContain("  scripted-demo: scripted scripted");
     expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
   });
