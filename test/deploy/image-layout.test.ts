@@ -104,9 +104,30 @@ describe("the llm-service image layout", () => {
   }, 240_000);
 });
 
+/** A real llm-service (from the repository) for the runner's readiness check to reach. */
+async function startLlmService(): Promise<{ env: Record<string, string>; stop: () => void }> {
+  const port = await freePort();
+  const llm = start("node", ["--import", TSX_LOADER, "src/main.ts"], {
+    cwd: join(ROOT, "llm-service"),
+    env: {
+      PATH: process.env.PATH,
+      LLM_SERVICE_HOST: "127.0.0.1",
+      LLM_SERVICE_PORT: String(port),
+      METRICS_PORT: "0",
+    },
+  });
+  await until("llm-service listening", async () =>
+    /"msg":"service started"/.test(llm.output()) ? true : undefined,
+  );
+  return {
+    env: { LLM_SERVICE_ADDRESS: `127.0.0.1:${port}` },
+    stop: () => llm.child.kill("SIGTERM"),
+  };
+}
+
 describe.each([
   ["orchestrator", ["nats", "postgres"]],
-  ["agent-runner", ["nats", "postgres"]],
+  ["agent-runner", ["llm-service", "nats", "postgres"]],
   ["mcp-gateway", ["nats", "mcp_servers"]],
 ])("the %s image layout", (service, checks) => {
   it("serves /health, /ready and /metrics on its ops server, then stops on SIGTERM", async () => {
@@ -116,6 +137,7 @@ describe.each([
     const database = await createTestDatabase();
     const port = await freePort();
     const ops = `http://127.0.0.1:${port}`;
+    const llm = service === "agent-runner" ? await startLlmService() : undefined;
     const process_ = start("node", ["--import", TSX_LOADER, "src/main.ts"], {
       cwd: join(out, `services/${service}`),
       env: {
@@ -129,6 +151,7 @@ describe.each([
         // The demo configuration: its MCP servers (the demo cluster) start without a cluster.
         TARSY_CONFIG_DIR: resolve(ROOT, "deploy/demo"),
         TARSY_REPO_ROOT: ROOT,
+        ...llm?.env,
       },
     });
     try {
@@ -152,6 +175,7 @@ describe.each([
       expect(metrics?.body).toContain(`service="${service}"`);
     } finally {
       process_.child.kill("SIGTERM");
+      llm?.stop();
     }
     expect(await process_.exited, process_.output()).toBe(0);
     await database.drop();

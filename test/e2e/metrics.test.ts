@@ -11,7 +11,7 @@ const OPS_SERVICES = ["orchestrator", "agent-runner", "mcp-gateway", "llm-servic
 /** What each ops server's /ready checks. */
 const READY_CHECKS: Record<string, string[]> = {
   orchestrator: ["nats", "postgres"],
-  "agent-runner": ["nats", "postgres"],
+  "agent-runner": ["llm-service", "nats", "postgres"],
   "mcp-gateway": ["mcp_servers", "nats"],
   "llm-service": ["grpc"],
 };
