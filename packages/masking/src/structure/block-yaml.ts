@@ -1,4 +1,3 @@
-import { parse } from "yaml";
 import { JsonScanError, scanJson } from "../kubernetes/json-scan.ts";
 import type {
   ScalarStyle,
@@ -7,6 +6,15 @@ import type {
   SourcePair,
   SourceSeq,
 } from "../kubernetes/tree.ts";
+import { COMMENT, EMPTY, indexInLine, Lines, plainEnd, TAB } from "./yaml-lines.ts";
+import {
+  BlockScalar,
+  decodeDouble,
+  decodeLiteral,
+  decodeWithParser,
+  PLAIN,
+  QUOTED,
+} from "./yaml-scalars.ts";
 
 /**
  * A fast scanner for block-style YAML: the subset that kubectl, helm and most tools print
@@ -34,60 +42,9 @@ export function scanBlockYaml(text: string, offset = 0): BlockYamlResult {
 
 class Unsupported extends Error {}
 
-/**
- * The lines of the text, as parallel arrays (no object per line): where each starts, its
- * leading spaces, where its content ends (no `\r`, no trailing blanks), and flags.
- */
-class Lines {
-  readonly count: number;
-  readonly start: Int32Array;
-  readonly indent: Int32Array;
-  readonly end: Int32Array;
-  readonly flags: Uint8Array;
-
-  constructor(text: string) {
-    let count = 1;
-    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
-    this.count = count;
-    this.start = new Int32Array(count);
-    this.indent = new Int32Array(count);
-    this.end = new Int32Array(count);
-    this.flags = new Uint8Array(count);
-    let start = 0;
-    const length = text.length;
-    for (let l = 0; l < count; l++) {
-      let newline = text.indexOf("\n", start);
-      if (newline === -1) newline = length;
-      let indent = 0;
-      while (text.charCodeAt(start + indent) === 32) indent++;
-      let end = newline;
-      while (end > start + indent) {
-        const c = text.charCodeAt(end - 1);
-        if (c === 32 || c === 13 || c === 9) end--;
-        else break;
-      }
-      const first = text.charCodeAt(start + indent);
-      const empty = end === start + indent;
-      this.start[l] = start;
-      this.indent[l] = indent;
-      this.end[l] = end;
-      this.flags[l] = empty ? EMPTY : first === 35 ? COMMENT : first === 9 ? TAB : 0;
-      start = newline + 1;
-    }
-  }
-}
-
-const EMPTY = 1;
-const COMMENT = 2;
-const TAB = 4;
-
 /** A first character after which the document may still be a collection, of another syntax. */
 const ROOT_INDICATORS = "&*!?%@";
 const BLOCK_HEADER = /^[|>][+-]?(?:[ \t]+#.*)?$/;
-const NULL_OR_BOOL = /^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE)$/;
-const NUMBER =
-  /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/;
-
 class BlockScanner {
   private readonly lines: Lines;
   /** The current line. */
@@ -444,98 +401,5 @@ class BlockScanner {
     while (this.index < count && ((flags[this.index] as number) & (EMPTY | COMMENT)) !== 0) {
       this.index++;
     }
-  }
-}
-
-/** A literal block scalar's value: its lines less their indentation, chomped as the header says. */
-function decodeLiteral(body: string, indent: number, chomp: string | undefined): string {
-  const rows = body.split("\n").map((row) => {
-    const line = row.endsWith("\r") ? row.slice(0, -1) : row;
-    return line.length <= indent && line.trim() === "" ? "" : line.slice(Math.max(indent, 0));
-  });
-  const text = rows.join("\n");
-  const core = text.replace(/\n+$/, "");
-  if (chomp === "-" || (core === "" && chomp !== "+")) return core;
-  if (chomp === "+") return text;
-  return text.length > core.length ? `${core}\n` : core;
-}
-
-function decodeWithParser(body: string, indent: number): string | null {
-  const rows = body.split("\n");
-  const reindented = rows
-    .map((row, i) => (i === 0 ? row : `  ${row.slice(Math.max(0, indent))}`))
-    .join("\n");
-  const value = (parse(`k: ${reindented}`) as { k?: unknown } | null)?.k;
-  return typeof value === "string" ? value : null;
-}
-
-/** `text.indexOf(needle, from)` that never looks past `lineEnd` (a miss costs one line, not the text). */
-function indexInLine(text: string, needle: string, from: number, lineEnd: number): number {
-  const first = needle.charCodeAt(0);
-  const last = lineEnd - needle.length;
-  for (let i = from; i <= last; i++) {
-    if (text.charCodeAt(i) === first && text.startsWith(needle, i)) return i;
-  }
-  return -1;
-}
-
-/** End of a plain scalar on one line: before a ` #` comment, trailing spaces dropped. */
-function plainEnd(text: string, pos: number, lineEnd: number): number {
-  let end = lineEnd;
-  const hash = indexInLine(text, " #", pos, lineEnd);
-  if (hash !== -1) end = hash;
-  while (end > pos && text.charCodeAt(end - 1) === 32) end--;
-  return end;
-}
-
-/** A plain scalar's string value under the YAML 1.2 core schema: null for null, bool, number. */
-function resolvePlain(raw: string): string | null {
-  if (raw.length === 0 || NULL_OR_BOOL.test(raw) || NUMBER.test(raw)) return null;
-  return raw;
-}
-
-function decodeDouble(raw: string): string | null {
-  if (!raw.includes("\\")) return raw.slice(1, -1);
-  try {
-    return JSON.parse(raw) as string;
-  } catch {
-    const value = parse(raw) as unknown;
-    return typeof value === "string" ? value : null;
-  }
-}
-
-/** How a scalar's value is read: from its source when asked (most values never are). */
-const QUOTED = 1;
-const PLAIN = 2;
-type Decoder = typeof QUOTED | typeof PLAIN | (() => string | null) | null;
-
-class BlockScalar {
-  readonly type = "scalar";
-  readonly start: number;
-  readonly end: number;
-  constructor(
-    private readonly source: string,
-    private readonly offset: number,
-    readonly style: ScalarStyle,
-    start: number,
-    end: number,
-    private readonly decoder: Decoder,
-  ) {
-    this.start = start + offset;
-    this.end = end + offset;
-  }
-
-  text(): string | null {
-    const decoder = this.decoder;
-    if (decoder === null) return null;
-    if (typeof decoder === "function") return decoder();
-    const raw = this.raw();
-    if (decoder === PLAIN) return resolvePlain(raw);
-    return this.style === "double" ? decodeDouble(raw) : raw.slice(1, -1).replaceAll("''", "'");
-  }
-
-  /** The scalar as written. */
-  raw(): string {
-    return this.source.slice(this.start - this.offset, this.end - this.offset);
   }
 }
