@@ -5,6 +5,10 @@
 export abstract class LlmServiceError extends Error {
   abstract readonly code: ErrorCode;
   abstract readonly retryable: boolean;
+  /** Output had reached the caller before the failure (a partial stream). */
+  partialOutput = false;
+  /** A transient error that llm-service will not retry again (for the runner's fallback). */
+  retriesExhausted = false;
 }
 
 export type ErrorCode =

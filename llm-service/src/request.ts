@@ -104,7 +104,15 @@ export type Chunk =
         thinking_tokens: number;
       };
     }
-  | { error: { message: string; code: string; retryable: boolean } };
+  | {
+      error: {
+        message: string;
+        code: string;
+        retryable: boolean;
+        partial_output?: boolean;
+        retries_exhausted?: boolean;
+      };
+    };
 
 /** Parses JSON-schema tool parameters; an empty string means "no parameters". */
 export function parseParametersSchema(tool: ToolDefinition): Record<string, unknown> {

@@ -58,9 +58,13 @@ export async function* withRetry(
     } catch (err) {
       const classified: LlmServiceError = classifyError(err, ctx);
       if (signal.aborted) throw new CancelledError("request cancelled by the caller");
+      if (emitted) classified.partialOutput = true;
       if (!classified.retryable || emitted) throw classified;
       if (retry >= policy.maxRetries) {
-        classified.message = `${classified.message} (gave up after ${retry + 1} attempts)`;
+        if (retry > 0) {
+          classified.message = `${classified.message} (gave up after ${retry + 1} attempts)`;
+        }
+        classified.retriesExhausted = true;
         throw classified;
       }
       const delayMs = backoffDelay(policy, retry);

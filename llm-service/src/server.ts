@@ -167,7 +167,13 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       await write(
         call,
         {
-          error: { message: error.message, code: error.code, retryable: error.retryable },
+          error: {
+            message: error.message,
+            code: error.code,
+            retryable: error.retryable,
+            partial_output: error.partialOutput || chunks > 0,
+            retries_exhausted: error.retriesExhausted,
+          },
           is_final: true,
         },
         abort.signal,

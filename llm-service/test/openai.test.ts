@@ -163,7 +163,13 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
     );
     const chunks = await collect(h.client.generate(baseInput(config())));
     const error = errorOf(chunks);
-    expect(error).toMatchObject({ type: "error", code: "auth", retryable: false });
+    expect(error).toMatchObject({
+      type: "error",
+      code: "auth",
+      retryable: false,
+      partialOutput: false,
+      retriesExhausted: false,
+    });
     expect(error?.type === "error" && error.message).toContain("MY_OPENAI_KEY");
     expect(JSON.stringify(chunks)).not.toContain(KEY);
     expect(fake.requests.length).toBe(1);
@@ -182,6 +188,9 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
       type: "error",
       code: "provider_unavailable",
       retryable: true,
+      // The runner falls back at once: llm-service has retried all it may.
+      retriesExhausted: true,
+      partialOutput: false,
     });
     expect(fake.requests.length).toBe(4);
   });
@@ -269,7 +278,12 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
     fake.enqueue(cutAfterOutput);
     const chunks = await collect(h.client.generate(baseInput(config())));
     expect(textOf(chunks)).toBe("half an answer");
-    expect(errorOf(chunks)).toMatchObject({ code: "provider_unavailable", retryable: true });
+    expect(errorOf(chunks)).toMatchObject({
+      code: "provider_unavailable",
+      retryable: true,
+      partialOutput: true,
+      retriesExhausted: false,
+    });
     expect(fake.requests.length).toBe(1);
   });
 

@@ -12,6 +12,7 @@ const LABELS: Record<TimelineEventType, string> = {
   code_execution: "code execution",
   google_search_result: "search result",
   url_context_result: "url context",
+  provider_fallback: "provider fallback",
 };
 
 interface StreamState {

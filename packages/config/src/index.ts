@@ -28,6 +28,12 @@ export {
   TarsyConfigError,
   UnknownReferenceError,
 } from "./errors.ts";
+export {
+  enabledNativeTools,
+  type ResolvedFallbackEntry,
+  resolveFallbackProviders,
+  servesNativeTools,
+} from "./fallback.ts";
 export { interpolateString } from "./interpolate.ts";
 export {
   DEFAULT_CONFIG_DIR,
@@ -37,6 +43,7 @@ export {
   PROVIDERS_FILE,
   TARSY_FILE,
 } from "./load.ts";
+export { fallbackCredentialIssues, fallbackLlmProviders } from "./provider-env.ts";
 export {
   aggregateChainMcpServers,
   backendForStrategy,
@@ -74,6 +81,7 @@ export {
   type ConfigWarning,
   type CustomMaskingPattern,
   type DefaultsConfig,
+  type FallbackProviderEntry,
   type HttpTransport,
   ITERATION_STRATEGIES,
   type IterationStrategy,

@@ -24,7 +24,7 @@ import {
   toSystem,
 } from "./normalize.ts";
 import { type IgnoredKey, parseEntry } from "./parse.ts";
-import { vertexEnvIssues } from "./provider-env.ts";
+import { fallbackCredentialIssues, vertexEnvIssues } from "./provider-env.ts";
 import {
   AgentSchema,
   ChainSchema,
@@ -55,6 +55,12 @@ export interface LoadConfigOptions {
   configDir: string;
   /** Variables for `{{.VAR}}` / `${VAR}`; the package never reads process.env itself. */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The environment providers are called with (llm-service's), when this process has it:
+   * every fallback provider's API key variable must then be set. Services that never hold
+   * provider keys leave it out.
+   */
+  credentialEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface LoadConfigResult {
@@ -81,7 +87,6 @@ const NOT_IMPLEMENTED = new Set([
   "sse_read_timeout",
   "disable_ssl_verification",
   "reasoning_effort",
-  "fallback_providers",
 ]);
 
 /** Fields whose variable may be unset: the value becomes empty and a warning is given. */
@@ -290,6 +295,9 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   };
   state.issues.push(...validateReferences(config, invalid));
   state.issues.push(...vertexEnvIssues(config, options.env));
+  if (options.credentialEnv) {
+    state.issues.push(...fallbackCredentialIssues(config, options.credentialEnv));
+  }
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
   const issues = state.issues.filter(

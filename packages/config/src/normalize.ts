@@ -89,6 +89,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       max_iterations: stage.max_iterations,
       iteration_timeout_ms: stage.iteration_timeout,
       synthesis: stage.synthesis && defined(stage.synthesis),
+      fallback_providers: stage.fallback_providers,
     }),
   }));
   return {
@@ -102,6 +103,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       executive_summary_provider: raw.executive_summary_provider,
       max_iterations: raw.max_iterations,
       mcp_servers: raw.mcp_servers,
+      fallback_providers: raw.fallback_providers,
     }),
     stages,
     chat: raw.chat ? defined(raw.chat) : { enabled: true },
@@ -122,6 +124,8 @@ export function toLlmProvider(name: string, raw: RawLlmProvider): LlmProviderCon
       credentials_env: raw.credentials_env,
       project_env: raw.project_env,
       location_env: raw.location_env,
+      initial_response_timeout_ms: raw.initial_response_timeout,
+      stall_timeout_ms: raw.stall_timeout,
     }),
     max_tool_result_tokens: raw.max_tool_result_tokens ?? DEFAULT_MAX_TOOL_RESULT_TOKENS,
     builtin: false,
@@ -142,6 +146,7 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       runbook: raw.runbook,
       alert_masking: raw.alert_masking,
       iteration_timeout_ms: raw.iteration_timeout,
+      fallback_providers: raw.fallback_providers,
     }),
   };
 }

@@ -1,5 +1,5 @@
 import type { ConfigIssue } from "./errors.ts";
-import type { LlmProviderConfig, TarsyConfig } from "./types.ts";
+import type { FallbackProviderEntry, LlmProviderConfig, TarsyConfig } from "./types.ts";
 
 /** The Vertex AI fields that name an environment variable, and what that variable holds. */
 const VERTEX_ENV_FIELDS = [
@@ -8,9 +8,29 @@ const VERTEX_ENV_FIELDS = [
   ["location_env", "the GCP location"],
 ] as const;
 
-/** Every LLM provider name the configuration uses (defaults, chains, stages, synthesis, chat). */
+/** Every provider named in a `fallback_providers` list, at any level. */
+export function fallbackLlmProviders(config: TarsyConfig): Set<string> {
+  const names = new Set<string>();
+  const addList = (list: readonly FallbackProviderEntry[] | undefined) => {
+    for (const entry of list ?? []) names.add(entry.provider);
+  };
+  addList(config.defaults.fallback_providers);
+  for (const chain of config.chains.values()) {
+    addList(chain.fallback_providers);
+    for (const stage of chain.stages) {
+      addList(stage.fallback_providers);
+      for (const agent of stage.agents) addList(agent.fallback_providers);
+    }
+  }
+  return names;
+}
+
+/**
+ * Every LLM provider name the configuration uses (defaults, chains, stages, synthesis, chat,
+ * fallback lists).
+ */
 export function referencedLlmProviders(config: TarsyConfig): Set<string> {
-  const names = new Set<string>([config.defaults.llm_provider]);
+  const names = new Set<string>([config.defaults.llm_provider, ...fallbackLlmProviders(config)]);
   const add = (name: string | undefined) => {
     if (name !== undefined) names.add(name);
   };
@@ -24,6 +44,30 @@ export function referencedLlmProviders(config: TarsyConfig): Set<string> {
     }
   }
   return names;
+}
+
+/**
+ * A fallback that cannot authenticate gives a false sense of safety (TARSy refuses to start
+ * with one): every fallback provider's key variable must be set in `env`, the environment
+ * llm-service calls providers with. Vertex AI providers are checked by `vertexEnvIssues`.
+ */
+export function fallbackCredentialIssues(
+  config: TarsyConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const name of fallbackLlmProviders(config)) {
+    const provider = config.llmProviders.get(name);
+    if (!provider?.api_key_env || provider.type === "vertexai" || env[provider.api_key_env]) {
+      continue;
+    }
+    issues.push({
+      file: config.sources.llmProviders.get(name) ?? "",
+      path: `llm_providers.${name}.api_key_env`,
+      message: `environment variable ${provider.api_key_env} is not set: fallback LLM provider "${name}" reads its API key from it`,
+    });
+  }
+  return issues;
 }
 
 /**

@@ -5,6 +5,11 @@ import {
   EXEC_SUMMARY_AGENT,
 } from "./builtins.ts";
 import { ChatDisabledError, UnknownReferenceError } from "./errors.ts";
+import {
+  enabledNativeTools,
+  type ResolvedFallbackEntry,
+  resolveFallbackProviders,
+} from "./fallback.ts";
 import type {
   AgentConfig,
   ChainConfig,
@@ -30,6 +35,10 @@ export interface ResolvedAgentConfig {
   mcp_servers: string[];
   custom_instructions?: string;
   native_tools?: NativeToolsConfig;
+  /** Providers to switch to, in order, when the current one keeps failing. */
+  fallback_providers: ResolvedFallbackEntry[];
+  /** The agent's definition enables Gemini native tools: only google-native can stand in. */
+  requires_native_tools: boolean;
 }
 
 /** A level of the hierarchy that may set the backend, either directly or through a strategy. */
@@ -163,6 +172,13 @@ export function resolveAgentConfig(
     iteration_timeout_ms: stage.iteration_timeout_ms ?? config.defaults.iteration_timeout_ms,
     mcp_servers: nonEmpty(agentRef.mcp_servers) ??
       nonEmpty(chain.mcp_servers) ?? [...agent.mcp_servers],
+    fallback_providers: resolveFallbackProviders(
+      config,
+      [agentRef, stage, chain, config.defaults],
+      context,
+      agent.native_tools,
+    ),
+    requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -204,6 +220,13 @@ export function resolveSynthesisConfig(
       config.defaults.max_iterations,
     iteration_timeout_ms: stage.iteration_timeout_ms ?? config.defaults.iteration_timeout_ms,
     mcp_servers: [...agent.mcp_servers],
+    fallback_providers: resolveFallbackProviders(
+      config,
+      [stage, chain, config.defaults],
+      context,
+      agent.native_tools,
+    ),
+    requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -256,6 +279,13 @@ export function resolveChatAgentConfig(
     iteration_timeout_ms: config.defaults.iteration_timeout_ms,
     mcp_servers: nonEmpty(chat.mcp_servers) ??
       nonEmpty(aggregateChainMcpServers(config, chain)) ?? [...agent.mcp_servers],
+    fallback_providers: resolveFallbackProviders(
+      config,
+      [chain, config.defaults],
+      context,
+      agent.native_tools,
+    ),
+    requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -269,6 +299,7 @@ export interface ResolvedExecutiveSummaryConfig {
   llm_provider: LlmProviderConfig;
   llm_backend: LlmBackend;
   custom_instructions?: string;
+  fallback_providers: ResolvedFallbackEntry[];
 }
 
 /**
@@ -295,6 +326,7 @@ export function resolveExecutiveSummaryConfig(
     llm_provider_name: providerName,
     llm_provider: provider,
     llm_backend: backend,
+    fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),

@@ -31,6 +31,10 @@ export const DurationSchema = z
     return ms;
   });
 
+const PositiveDurationSchema = DurationSchema.refine((ms) => ms > 0, {
+  error: "must be longer than 0",
+});
+
 /** `timeout: 30` (seconds, as TARSy writes it) or a duration string. */
 const SecondsOrDurationSchema = z
   .union([z.number().positive(), z.string()], { error: DURATION_HINT })
@@ -53,6 +57,13 @@ const StringMap = z.record(
   z.string(),
   z.union([z.string(), z.number(), z.boolean()]).transform((v) => String(v)),
 );
+
+/**
+ * `fallback_providers`: LLM providers to switch to, in order, when the current one keeps
+ * failing. Each entry names a provider and the backend to drive it with. At every level the
+ * most specific list wins; `[]` turns fallback off below a level that has one.
+ */
+const FallbackProvidersSchema = z.array(z.strictObject({ provider: Name, backend: Backend }));
 
 const NativeToolsSchema = z.strictObject({
   google_search: z.boolean().optional(),
@@ -176,6 +187,7 @@ const StageAgentSchema = z.preprocess(
     iteration_strategy: Strategy.optional(),
     max_iterations: PositiveInt.optional(),
     mcp_servers: NameList.optional(),
+    fallback_providers: FallbackProvidersSchema.optional(),
   }),
 );
 
@@ -197,6 +209,7 @@ const StageSchema = z
     max_iterations: PositiveInt.optional(),
     iteration_timeout: DurationSchema.optional(),
     synthesis: SynthesisSchema.optional(),
+    fallback_providers: FallbackProvidersSchema.optional(),
   })
   .superRefine((stage, ctx) => {
     if (!stage.agents && !stage.agent) {
@@ -235,6 +248,7 @@ export const ChainSchema = z.strictObject({
   mcp_servers: NameList.optional(),
   stages: z.array(StageSchema).min(1, "must have at least one stage"),
   chat: ChatSchema.optional(),
+  fallback_providers: FallbackProvidersSchema.optional(),
 });
 export type RawChain = z.output<typeof ChainSchema>;
 
@@ -252,6 +266,9 @@ export const LlmProviderSchema = z.strictObject({
   credentials_env: Name.optional(),
   project_env: Name.optional(),
   location_env: Name.optional(),
+  /** How long a call may wait for its first chunk, and for the next one, before it is retried. */
+  initial_response_timeout: PositiveDurationSchema.optional(),
+  stall_timeout: PositiveDurationSchema.optional(),
 });
 export type RawLlmProvider = z.output<typeof LlmProviderSchema>;
 
@@ -272,6 +289,7 @@ export const DefaultsSchema = z.strictObject({
     })
     .optional(),
   iteration_timeout: DurationSchema.optional(),
+  fallback_providers: FallbackProvidersSchema.optional(),
 });
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 

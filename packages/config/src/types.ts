@@ -101,6 +101,12 @@ export interface AgentConfig {
   builtin: boolean;
 }
 
+/** One entry of `fallback_providers`: a registered provider and the backend that drives it. */
+export interface FallbackProviderEntry {
+  provider: string;
+  backend: LlmBackend;
+}
+
 /** One entry of `stages[].agents[]`: an agent reference with per-stage overrides. */
 export interface StageAgentConfig {
   name: string;
@@ -109,6 +115,7 @@ export interface StageAgentConfig {
   iteration_strategy?: IterationStrategy;
   max_iterations?: number;
   mcp_servers?: string[];
+  fallback_providers?: FallbackProviderEntry[];
 }
 
 export interface SynthesisConfig {
@@ -128,6 +135,7 @@ export interface StageConfig {
   /** Per-iteration LLM timeout override for this stage. */
   iteration_timeout_ms?: number;
   synthesis?: SynthesisConfig;
+  fallback_providers?: FallbackProviderEntry[];
 }
 
 export interface ChatConfig {
@@ -153,6 +161,7 @@ export interface ChainConfig {
   mcp_servers?: string[];
   stages: StageConfig[];
   chat: ChatConfig;
+  fallback_providers?: FallbackProviderEntry[];
   builtin: boolean;
 }
 
@@ -174,6 +183,9 @@ export interface LlmProviderConfig {
   /** Vertex AI: environment variables holding the GCP project and location. */
   project_env?: string;
   location_env?: string;
+  /** Per-provider overrides of the runner's first-chunk and stall timeouts. */
+  initial_response_timeout_ms?: number;
+  stall_timeout_ms?: number;
   builtin: boolean;
 }
 
@@ -194,6 +206,7 @@ export interface DefaultsConfig {
   alert_masking: AlertMaskingDefaults;
   /** Per-iteration LLM call timeout (default 120 s). */
   iteration_timeout_ms: number;
+  fallback_providers?: FallbackProviderEntry[];
 }
 
 export interface QueueConfig {

@@ -7,7 +7,7 @@ import {
   resolveChatAgentConfig,
   resolveSynthesisConfig,
 } from "./resolve.ts";
-import type { ChainConfig, TarsyConfig } from "./types.ts";
+import type { ChainConfig, FallbackProviderEntry, TarsyConfig } from "./types.ts";
 
 /** Entries that failed to parse: references to them are not reported a second time. */
 export interface InvalidNames {
@@ -44,12 +44,36 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
     }
   };
 
+  /** Every entry names a known provider and a backend that can drive it. */
+  const checkFallbacks = (
+    file: string,
+    path: Segment[],
+    list: readonly FallbackProviderEntry[] | undefined,
+  ) => {
+    list?.forEach((entry, index) => {
+      const at = [...path, "fallback_providers", index];
+      const provider = config.llmProviders.get(entry.provider);
+      if (!provider) {
+        checkProvider(file, [...at, "provider"], entry.provider);
+        return;
+      }
+      if (!isBackendCompatible(entry.backend, provider.type, provider.model)) {
+        report(
+          file,
+          [...at, "backend"],
+          `backend "${entry.backend}" cannot run fallback LLM provider "${entry.provider}" (type ${provider.type})`,
+        );
+      }
+    });
+  };
+
   for (const agent of config.agents.values()) {
     const file = sources.agents.get(agent.name) ?? "";
     checkServers(file, ["agents", agent.name, "mcp_servers"], agent.mcp_servers);
   }
 
   checkProvider(sources.defaults, ["defaults", "llm_provider"], config.defaults.llm_provider);
+  checkFallbacks(sources.defaults, ["defaults"], config.defaults.fallback_providers);
 
   const claimedBy = new Map<string, string>();
   for (const chain of config.chains.values()) {
@@ -58,6 +82,7 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
     checkProvider(file, [...base, "llm_provider"], chain.llm_provider);
     checkProvider(file, [...base, "executive_summary_provider"], chain.executive_summary_provider);
     checkServers(file, [...base, "mcp_servers"], chain.mcp_servers);
+    checkFallbacks(file, base, chain.fallback_providers);
     chain.alert_types.forEach((alertType, index) => {
       const other = claimedBy.get(alertType);
       if (other !== undefined && other !== chain.id) {
@@ -77,11 +102,13 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
         report(file, [...stagePath, "name"], `duplicate stage name "${stage.name}"`);
       }
       stageNames.add(stage.name);
+      checkFallbacks(file, stagePath, stage.fallback_providers);
       stage.agents.forEach((agent, agentIndex) => {
         const agentPath: Segment[] = [...stagePath, "agents", agentIndex];
         checkAgent(file, [...agentPath, "name"], agent.name);
         checkProvider(file, [...agentPath, "llm_provider"], agent.llm_provider);
         checkServers(file, [...agentPath, "mcp_servers"], agent.mcp_servers);
+        checkFallbacks(file, agentPath, agent.fallback_providers);
         checkBackend(file, agentPath, () => resolveAgentConfig(config, chain, stageIndex, agent));
       });
       if (stage.synthesis) {

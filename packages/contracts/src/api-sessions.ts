@@ -111,6 +111,9 @@ export const ExecutionDetailSchema = z.object({
   status: ExecutionStatusSchema,
   llm_backend: z.string().nullable(),
   llm_provider: z.string().nullable(),
+  /** What the execution started with, when a provider fallback replaced it (else null). */
+  original_llm_provider: z.string().nullable(),
+  original_llm_backend: z.string().nullable(),
   error_message: z.string().nullable(),
   token_usage: TokenTotalsSchema,
   started_at: TimestampSchema.nullable(),

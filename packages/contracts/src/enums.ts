@@ -73,6 +73,7 @@ export const TimelineEventTypeSchema = z.enum([
   "code_execution",
   "google_search_result",
   "url_context_result",
+  "provider_fallback",
 ]);
 export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
 

@@ -130,6 +130,7 @@ export {
   listSessionStages,
   listStageExecutions,
   nextStageIndex,
+  recordExecutionFallback,
   type StageInput,
   type StageUpdate,
   type StageWithExecutions,

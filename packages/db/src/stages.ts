@@ -176,7 +176,33 @@ export async function startExecution(
     where: { id, startedAt: null },
     data: { startedAt: now },
   });
+  // A new attempt starts on the configured provider again (fallback is per attempt).
+  await client.$executeRaw`
+    UPDATE agent_executions
+       SET llm_provider = original_llm_provider, backend = original_llm_backend,
+           original_llm_provider = NULL, original_llm_backend = NULL
+     WHERE id = ${id}::uuid AND original_llm_provider IS NOT NULL`;
   return client.agentExecution.findUnique({ where: { id } });
+}
+
+/**
+ * The execution moved to a fallback provider: `llm_provider`/`backend` name the provider in
+ * use, `original_*` what it started with (kept from the first switch of the attempt).
+ */
+export async function recordExecutionFallback(
+  client: DbClient,
+  id: string,
+  change: { originalProvider: string; originalBackend: string; provider: string; backend: string },
+): Promise<void> {
+  await client.agentExecution.updateMany({
+    where: { id },
+    data: {
+      llmProvider: change.provider,
+      backend: change.backend,
+      originalLlmProvider: change.originalProvider,
+      originalBackend: change.originalBackend,
+    },
+  });
 }
 
 /** Marks an active execution as alive (for recovery of work lost with a crashed runner). */

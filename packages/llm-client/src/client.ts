@@ -230,7 +230,19 @@ function fromWire(raw: unknown): { chunk?: LlmChunk; final: boolean } {
           }
         : { final };
     case "error":
-      return m.error ? { chunk: { type: "error", ...m.error }, final } : { final };
+      return m.error
+        ? {
+            chunk: {
+              type: "error",
+              message: m.error.message,
+              code: m.error.code,
+              retryable: m.error.retryable,
+              partialOutput: m.error.partial_output,
+              retriesExhausted: m.error.retries_exhausted,
+            },
+            final,
+          }
+        : { final };
     default:
       return { final };
   }

@@ -120,7 +120,16 @@ export type LlmChunk =
       totalTokens: number;
       thinkingTokens: number;
     }
-  | { type: "error"; message: string; code: string; retryable: boolean };
+  | {
+      type: "error";
+      message: string;
+      code: string;
+      retryable: boolean;
+      /** Part of the answer had been streamed before the provider failed. */
+      partialOutput: boolean;
+      /** llm-service retried this transient error as often as it may. */
+      retriesExhausted: boolean;
+    };
 
 export type LlmChunkType = LlmChunk["type"];
 
@@ -157,5 +166,13 @@ export const GenerateResponseWireSchema = z.object({
       thinking_tokens: z.number(),
     })
     .nullish(),
-  error: z.object({ message: z.string(), code: z.string(), retryable: z.boolean() }).nullish(),
+  error: z
+    .object({
+      message: z.string(),
+      code: z.string(),
+      retryable: z.boolean(),
+      partial_output: z.boolean().default(false),
+      retries_exhausted: z.boolean().default(false),
+    })
+    .nullish(),
 });

@@ -87,6 +87,13 @@ export const METRICS = {
     labels: ["provider", "model", "status"],
     from: ["agent-runner"],
   },
+  llmFallbacks: {
+    name: "tarsy_llm_fallbacks_total",
+    type: "counter",
+    help: "Provider fallbacks: an execution switched from one configured LLM provider to the next in its fallback_providers list, by the providers and the trigger (immediate, provider_errors, partial_stream).",
+    labels: ["from_provider", "to_provider", "trigger"],
+    from: ["agent-runner"],
+  },
   llmRequestDuration: {
     name: "tarsy_llm_request_duration_seconds",
     type: "histogram",

@@ -55,6 +55,10 @@ export class LlmProviderError extends RunnerError {
   constructor(
     readonly providerMessage: string,
     readonly providerCode: string,
+    /** Part of the answer had been streamed before the failure. */
+    readonly partialOutput = false,
+    /** llm-service had retried this transient error as often as it may. */
+    readonly retriesExhausted = false,
   ) {
     super(`LLM error: ${providerMessage}`);
   }

@@ -8,12 +8,34 @@ export interface SummarizationSettings {
   summaryMaxTokenLimit: number;
 }
 
-/** The agent configuration after the hierarchy was applied (what the controllers run with). */
+/** Per-provider overrides of the runner's first-chunk and stall timeouts. */
+export interface ProviderStreamLimits {
+  firstChunkTimeoutMs?: number;
+  stallTimeoutMs?: number;
+}
+
+/** A provider the execution may switch to (one `fallback_providers` entry, resolved). */
+export interface FallbackCandidate {
+  providerName: string;
+  llm: LlmConfig;
+  streamLimits: ProviderStreamLimits;
+}
+
+/**
+ * The agent configuration after the hierarchy was applied (what the controllers run with).
+ * A provider fallback replaces `providerName`, `llm` and `streamLimits` for the rest of the
+ * execution.
+ */
 export interface AgentRunConfig {
   /** Registry name (for replicas the base name). */
   agentName: string;
   providerName: string;
   llm: LlmConfig;
+  streamLimits: ProviderStreamLimits;
+  /** In order; the first usable one replaces a provider that keeps failing. */
+  fallbacks: FallbackCandidate[];
+  /** The agent's definition enables Gemini native tools: only google-native entries serve it. */
+  requiresNativeTools: boolean;
   maxIterations: number;
   iterationTimeoutMs: number;
   mcpServers: string[];

@@ -12,6 +12,7 @@ import {
   ExecutionNotFoundError,
   ExecutionTakenOverError,
 } from "./errors.ts";
+import { ProviderFallback } from "./llm-fallback.ts";
 import { DEFAULT_LLM_RETRY_POLICY, type LlmRetryPolicy } from "./llm-retry.ts";
 import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
@@ -194,6 +195,7 @@ export async function runExecution(
       exec,
       llm: deps.llm,
       llmRetry: deps.llmRetry ?? DEFAULT_LLM_RETRY_POLICY,
+      fallback: new ProviderFallback(exec.config, exec.kind),
       tools: deps.tools,
       store: deps.store,
       timeline,

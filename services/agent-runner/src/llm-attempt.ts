@@ -6,7 +6,8 @@ import {
   type ToolCall,
 } from "@tarsy/llm-client";
 import { abortReasonOf, IterationTimeoutError, LlmProviderError } from "./errors.ts";
-import { watchStream } from "./llm-watchdog.ts";
+import type { ProviderStreamLimits } from "./execution-context.ts";
+import { type StreamLimits, watchStream } from "./llm-watchdog.ts";
 import type { ToolDefinition } from "./ports.ts";
 import type { RunContext } from "./run-context.ts";
 import type { LiveEvent, TimelineScope } from "./timeline.ts";
@@ -66,6 +67,8 @@ export interface AttemptOutcome {
   response: LlmResponse;
   /** Why the attempt failed, by precedence: abort, iteration timeout, provider, transport. */
   error: Error | null;
+  /** Some of the answer had arrived (a failure then breaks off a partial stream). */
+  receivedOutput: boolean;
 }
 
 export function emptyResponse(): LlmResponse {
@@ -128,8 +131,9 @@ export async function streamAttempt(
   const response = emptyResponse();
   // Per attempt: a cut attempt's continuity data goes with its discarded answer.
   const continuity = createContinuityCollector();
-  let providerError: { message: string; code: string } | null = null;
+  let providerError: LlmProviderError | null = null;
   let failure: Error | null = null;
+  let receivedOutput = false;
   try {
     const stream = watchStream(
       (callSignal) =>
@@ -148,11 +152,12 @@ export async function streamAttempt(
           },
           { signal: callSignal },
         ),
-      run.llmRetry,
+      { ...run.llmRetry, ...definedLimits(exec.config.streamLimits) },
       signal,
     );
     for await (const chunk of stream) {
       continuity.add(chunk);
+      if (chunk.type !== "error") receivedOutput = true;
       switch (chunk.type) {
         case "thinking":
           response.thinking += chunk.content;
@@ -212,7 +217,12 @@ export async function streamAttempt(
           response.usage = toUsage(chunk);
           break;
         case "error":
-          providerError = { message: chunk.message, code: chunk.code };
+          providerError = new LlmProviderError(
+            chunk.message,
+            chunk.code,
+            chunk.partialOutput,
+            chunk.retriesExhausted,
+          );
           break;
       }
     }
@@ -227,7 +237,17 @@ export async function streamAttempt(
   const aborted = abortReasonOf(run.signal);
   if (aborted) error = aborted;
   else if (timer.signal.aborted) error = new IterationTimeoutError(timeoutMs);
-  else if (providerError) error = new LlmProviderError(providerError.message, providerError.code);
+  else if (providerError) error = providerError;
   else error = failure;
-  return { response, error };
+  return { response, error, receivedOutput };
+}
+
+/** The provider's own first-chunk and stall timeouts, where it sets them. */
+function definedLimits(limits: ProviderStreamLimits): Partial<StreamLimits> {
+  return {
+    ...(limits.firstChunkTimeoutMs !== undefined && {
+      firstChunkTimeoutMs: limits.firstChunkTimeoutMs,
+    }),
+    ...(limits.stallTimeoutMs !== undefined && { stallTimeoutMs: limits.stallTimeoutMs }),
+  };
 }

@@ -17,6 +17,7 @@ import {
   streamAttempt,
 } from "./llm-attempt.ts";
 import { llmFailureKind } from "./llm-failure.ts";
+import { type FallbackSwitch, fallbackTrigger } from "./llm-fallback.ts";
 import { backoffDelay, pause } from "./llm-retry.ts";
 import type { RunContext } from "./run-context.ts";
 
@@ -26,12 +27,88 @@ function failureCode(error: Error): string {
   return error instanceof LlmClientError || error instanceof RunnerError ? error.code : "UNKNOWN";
 }
 
+/** What to do after a failed attempt. */
+type NextStep = "fallback" | "retry" | "fail";
+
+/**
+ * Decides how a failed attempt goes on. A provider that failed too often in a row (or in a
+ * way no retry fixes) is replaced by the next fallback provider at once. Otherwise transport
+ * failures (llm-service unreachable or restarting, a cut, stalled or silent stream) are
+ * retried within the retry budget, and a provider's own error once more on the same provider.
+ */
+async function nextStep(run: RunContext, error: Error, receivedOutput: boolean): Promise<NextStep> {
+  const kind = llmFailureKind(error);
+  if (kind === "aborted") return "fail";
+  const trigger = fallbackTrigger(error, receivedOutput);
+  const exhausted = trigger !== null && run.fallback.recordFailure(trigger);
+  if (exhausted && trigger) {
+    const change = run.fallback.switchProvider(trigger);
+    if (change) {
+      await recordFallback(run, change, error);
+      return "fallback";
+    }
+  }
+  if (kind === "transport") return "retry";
+  return exhausted ? "fail" : "retry";
+}
+
+/**
+ * Makes a provider switch visible: a `provider_fallback` timeline event, the execution's
+ * provider (with the original kept), the fallback counter and a log line.
+ */
+async function recordFallback(run: RunContext, change: FallbackSwitch, error: Error) {
+  const { from, to } = change;
+  const toBackend = to.llm.backend ?? "";
+  run.logger.warn(
+    {
+      from_provider: from.providerName,
+      from_backend: from.backend,
+      to_provider: to.providerName,
+      to_backend: toBackend,
+      trigger: change.trigger,
+      reason: error.message,
+      ...(change.skippedIncompatible.length > 0 && {
+        skipped_incompatible: change.skippedIncompatible,
+      }),
+    },
+    "falling back to the next LLM provider",
+  );
+  run.metrics.llmFallbacks.inc({
+    from_provider: from.providerName,
+    to_provider: to.providerName,
+    trigger: change.trigger,
+  });
+  await run.timeline.create("provider_fallback", {
+    status: "completed",
+    content: `Provider fallback: ${from.providerName} → ${to.providerName}`,
+    metadata: {
+      original_provider: from.providerName,
+      original_backend: from.backend,
+      fallback_provider: to.providerName,
+      fallback_backend: toBackend,
+      reason: error.message,
+      trigger: change.trigger,
+      attempt: change.attempt,
+      ...(change.skippedIncompatible.length > 0 && {
+        skipped_incompatible: change.skippedIncompatible,
+      }),
+    },
+  });
+  const { original } = run.fallback;
+  await run.store.recordProviderFallback(run.exec.executionId, {
+    originalProvider: original.providerName,
+    originalBackend: original.backend,
+    provider: to.providerName,
+    backend: toBackend,
+  });
+}
+
 /**
  * Streams one LLM call into the timeline and records it as one LLMInteraction (also when it
- * fails). A transport failure (llm-service unreachable or restarting, a cut or stalled
- * stream) is retried with backoff within the retry budget: the partial answer is discarded
- * (its streamed text is reset for live viewers) and only the answer that completes is kept.
- * Enforces the per-iteration timeout and the execution's abort signal.
+ * fails). A failed attempt is retried (see `nextStep`) or handed to the next fallback
+ * provider: the partial answer is discarded (its streamed text is reset for live viewers) and
+ * only the answer that completes is kept. Enforces the per-iteration timeout and the
+ * execution's abort signal.
  */
 export async function callLlm(run: RunContext, options: LlmCallOptions): Promise<LlmResponse> {
   const policy = run.llmRetry;
@@ -46,10 +123,15 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     const attemptStarted = performance.now();
     outcome = await streamAttempt(run, options, events);
     error = outcome.error;
-    if (!error || llmFailureKind(error) !== "transport") break;
-    recordLlmMetrics(run, outcome.response, attemptStarted, "retried");
-    const delay = backoffDelay(attempts, policy);
-    if (Date.now() + delay > budgetEnds) {
+    if (!error) {
+      run.fallback.recordSuccess();
+      break;
+    }
+    const step = await nextStep(run, error, outcome.receivedOutput);
+    if (step === "fail") break;
+    recordLlmMetrics(run, outcome.response, attemptStarted, step === "retry" ? "retried" : "error");
+    const delay = step === "fallback" ? 0 : backoffDelay(attempts, policy);
+    if (step === "retry" && Date.now() + delay > budgetEnds) {
       const seconds = Math.round((performance.now() - started) / 1000);
       error = new LlmCallError(
         `${error.message} (gave up after ${attempts} attempts in ${seconds} s)`,
@@ -60,13 +142,21 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     }
     run.logger.warn(
       { attempt: attempts, delay_ms: delay, code: failureCode(error), reason: error.message },
-      "LLM call cut; retrying",
+      step === "fallback"
+        ? "LLM call failed; switched provider"
+        : llmFailureKind(error) === "transport"
+          ? "LLM call cut; retrying"
+          : "LLM provider error; retrying once on the same provider",
     );
     // The partial answer is void: live viewers drop its text, nothing of it is kept.
     for (const event of [events.thinking, events.text]) {
       if (event) run.timeline.reset(event);
     }
-    outcome = { response: { ...emptyResponse(), textEvent: events.text }, error: null };
+    outcome = {
+      response: { ...emptyResponse(), textEvent: events.text },
+      error: null,
+      receivedOutput: false,
+    };
     if (!(await pause(delay, run.signal))) {
       error = abortReasonOf(run.signal) ?? error;
       break;

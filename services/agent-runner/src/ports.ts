@@ -137,6 +137,16 @@ export interface RunnerStore {
   /** Appends messages in order (one transaction); returns their ids. */
   appendMessages(messages: NewMessage[]): Promise<string[]>;
   recordLlmInteraction(interaction: NewLlmInteraction): Promise<void>;
+  /** The execution moved to a fallback provider: the current one, with the original kept. */
+  recordProviderFallback(
+    executionId: string,
+    change: {
+      originalProvider: string;
+      originalBackend: string;
+      provider: string;
+      backend: string;
+    },
+  ): Promise<void>;
   recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
 
   loadExecution(executionId: string): Promise<ExecutionRecord | null>;

@@ -14,7 +14,11 @@ import {
 import type { ExecutionRequested } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 import { ExecutionConfigError } from "./errors.ts";
-import type { ExecutionContext, SummarizationSettings } from "./execution-context.ts";
+import type {
+  ExecutionContext,
+  ProviderStreamLimits,
+  SummarizationSettings,
+} from "./execution-context.ts";
 import type { ExecutionRecord } from "./ports.ts";
 
 export const SYNTHESIS_STAGE_SUFFIX = " - Synthesis";
@@ -44,6 +48,15 @@ export function llmConfigFor(
         ...(nativeTools.url_context !== undefined && { urlContext: nativeTools.url_context }),
       },
     }),
+  };
+}
+
+function streamLimitsOf(provider: LlmProviderConfig): ProviderStreamLimits {
+  return {
+    ...(provider.initial_response_timeout_ms !== undefined && {
+      firstChunkTimeoutMs: provider.initial_response_timeout_ms,
+    }),
+    ...(provider.stall_timeout_ms !== undefined && { stallTimeoutMs: provider.stall_timeout_ms }),
   };
 }
 
@@ -94,6 +107,7 @@ function resolveFor(
       const summary = resolveExecutiveSummaryConfig(config, chain);
       return {
         ...summary,
+        requires_native_tools: false,
         max_iterations: 1,
         iteration_timeout_ms: config.defaults.iteration_timeout_ms,
         mcp_servers: [],
@@ -121,13 +135,17 @@ export function resolveExecutionContext(
   let servers: string[] = [];
   let toolFilters: Record<string, string[]> = {};
   let nativeTools = resolved.native_tools;
+  let nativeToolsOverride: NativeToolsConfig | undefined;
   if (usesTools) {
     const parsed = McpSelectionSchema.safeParse(record.session.mcpSelection);
     const selection = parsed.success ? parsed.data : null;
     const mcp = resolveMcpSelection(config, resolved, selection);
     servers = mcp.server_ids;
     toolFilters = mcp.tool_filter;
-    if (mcp.native_tools_override) nativeTools = mcp.native_tools_override;
+    if (mcp.native_tools_override) {
+      nativeTools = mcp.native_tools_override;
+      nativeToolsOverride = mcp.native_tools_override;
+    }
   }
   const mcpInstructions = new Map<string, string>();
   const summarization = new Map<string, SummarizationSettings>();
@@ -162,6 +180,19 @@ export function resolveExecutionContext(
       agentName: resolved.agent_name,
       providerName: resolved.llm_provider_name,
       llm: llmConfigFor(resolved.llm_provider, resolved.llm_backend, nativeTools),
+      streamLimits: streamLimitsOf(resolved.llm_provider),
+      fallbacks: resolved.fallback_providers.map((entry) => ({
+        providerName: entry.provider_name,
+        llm: llmConfigFor(
+          entry.provider,
+          entry.backend,
+          entry.backend === "google-native"
+            ? (nativeToolsOverride ?? entry.native_tools)
+            : undefined,
+        ),
+        streamLimits: streamLimitsOf(entry.provider),
+      })),
+      requiresNativeTools: resolved.requires_native_tools,
       maxIterations: Math.max(1, resolved.max_iterations),
       iterationTimeoutMs: resolved.iteration_timeout_ms,
       mcpServers: servers,

@@ -3,6 +3,7 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import type { ExecutionContext } from "./execution-context.ts";
+import type { ProviderFallback } from "./llm-fallback.ts";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
 import type { Timeline } from "./timeline.ts";
@@ -13,6 +14,8 @@ export interface RunContext {
   llm: Pick<LlmClient, "generate">;
   /** How LLM calls ride out llm-service restarts and stalled streams. */
   llmRetry: LlmRetryPolicy;
+  /** The execution's provider fallback state (sticky for the execution). */
+  fallback: ProviderFallback;
   tools: ToolGateway;
   store: RunnerStore;
   timeline: Timeline;
@@ -28,7 +31,12 @@ export interface RunContext {
 /** The runner's own metrics (events, redeliveries and the backlog come from the bus). */
 export type RunnerMetrics = Pick<
   ServiceMetrics<"agent-runner">,
-  "executionDuration" | "llmRequests" | "llmRequestDuration" | "llmTokens" | "workOrphaned"
+  | "executionDuration"
+  | "llmRequests"
+  | "llmRequestDuration"
+  | "llmTokens"
+  | "llmFallbacks"
+  | "workOrphaned"
 >;
 
 /**

@@ -9,6 +9,7 @@ import {
   getStage,
   isRowId,
   type Prisma,
+  recordExecutionFallback,
   recordLLMInteraction,
   recordMCPInteraction,
   startExecution,
@@ -83,6 +84,10 @@ export function createPostgresStore(db: Db): RunnerStore {
         })),
       );
       return rows.map((r) => r.id);
+    },
+
+    async recordProviderFallback(executionId, change) {
+      await recordExecutionFallback(prisma, executionId, change);
     },
 
     async recordLlmInteraction(i) {

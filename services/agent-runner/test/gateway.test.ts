@@ -134,6 +134,8 @@ describe("with the real mcp-gateway and server-everything", () => {
 
   test("summarization fails open to the raw (masked) result", async () => {
     const { finished, request } = await run([
+      // A provider error is retried once on the same provider: it fails twice here.
+      { match: SUMMARIZER, error: { message: "summarizer overloaded", code: "unavailable" } },
       { match: SUMMARIZER, error: { message: "summarizer overloaded", code: "unavailable" } },
       {
         text: "Reading the environment.",

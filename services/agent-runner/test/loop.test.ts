@@ -221,8 +221,10 @@ describe("function calling loop", () => {
     });
   });
 
-  test("an LLM error fails the execution with the provider's message", async () => {
+  test("an LLM error that repeats fails the execution with the provider's message", async () => {
+    // A provider error is retried once on the same provider; the second one ends the call.
     const client = await llm([
+      { error: { message: "quota exceeded for project demo-123", code: "rate_limited" } },
       { error: { message: "quota exceeded for project demo-123", code: "rate_limited" } },
     ]);
     const request = await seedExecution(env);

@@ -89,6 +89,8 @@ export function presentDetail(
         status: e.status,
         llm_backend: e.backend,
         llm_provider: e.llmProvider,
+        original_llm_provider: e.originalLlmProvider,
+        original_llm_backend: e.originalBackend,
         error_message: e.errorMessage,
         token_usage: {
           input_tokens: e.inputTokens,

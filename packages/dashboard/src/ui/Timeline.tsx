@@ -16,7 +16,46 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   code_execution: "Code execution",
   google_search_result: "Search result",
   url_context_result: "URL context",
+  provider_fallback: "Provider fallback",
 };
+
+type Execution = SessionDetail["stages"][number]["executions"][number];
+
+/** The provider an execution runs on, and the one it started with when it fell back. */
+function ExecutionProvider(props: { execution: Execution | undefined }) {
+  const e = props.execution;
+  if (!e?.llm_provider) return null;
+  return (
+    <p className="execution-provider" data-execution-id={e.id}>
+      LLM: <code>{e.llm_provider}</code>
+      {e.llm_backend ? ` (${e.llm_backend})` : ""}
+      {e.original_llm_provider ? (
+        <span className="badge status-fallback" title="switched after the provider kept failing">
+          fell back from {e.original_llm_provider}
+          {e.original_llm_backend ? ` (${e.original_llm_backend})` : ""}
+        </span>
+      ) : null}
+    </p>
+  );
+}
+
+function ProviderFallback(props: { item: TimelineItem }) {
+  const meta = props.item.metadata ?? {};
+  const skipped = Array.isArray(meta.skipped_incompatible) ? meta.skipped_incompatible : [];
+  return (
+    <div className="provider-fallback">
+      <p>
+        <code>{String(meta.original_provider ?? "?")}</code> →{" "}
+        <code>{String(meta.fallback_provider ?? "?")}</code>
+        {meta.fallback_backend ? ` (${String(meta.fallback_backend)})` : ""}
+      </p>
+      {meta.reason ? <pre className="text">{String(meta.reason)}</pre> : null}
+      {skipped.length > 0 ? (
+        <p>Skipped (no Gemini native tools): {skipped.map(String).join(", ")}</p>
+      ) : null}
+    </div>
+  );
+}
 
 const LONG = 600;
 
@@ -78,6 +117,8 @@ function Entry(props: { item: TimelineItem }) {
       </div>
       {item.event_type === "llm_tool_call" ? (
         <ToolCall item={item} />
+      ) : item.event_type === "provider_fallback" ? (
+        <ProviderFallback item={item} />
       ) : item.event_type === "final_analysis" || item.event_type === "executive_summary" ? (
         <Markdown text={item.content} />
       ) : item.content.length > LONG * 3 && !streaming ? (
@@ -110,12 +151,18 @@ export function StageTimeline(props: {
   items: TimelineItem[];
 }) {
   const groups = groupByExecution(props.items);
+  const executions = new Map(props.stage?.executions.map((e) => [e.id, e]) ?? []);
   const names = new Map(props.stage?.executions.map((e) => [e.id, e.agent_name]) ?? []);
   const keys = [...groups.keys()];
   const [tab, setTab] = useState<string | null>(null);
   if (keys.length <= 1) {
     return (
-      <EntryList items={props.items} label={`${props.stage?.stage_name ?? "Session"} timeline`} />
+      <>
+        <ExecutionProvider
+          execution={executions.get(keys[0] ?? "") ?? props.stage?.executions[0]}
+        />
+        <EntryList items={props.items} label={`${props.stage?.stage_name ?? "Session"} timeline`} />
+      </>
     );
   }
   const selected = tab && groups.has(tab) ? tab : keys[0];
@@ -142,6 +189,7 @@ export function StageTimeline(props: {
             aria-label={`Agent ${names.get(k) ?? k}`}
           >
             <h4>{names.get(k) ?? k}</h4>
+            <ExecutionProvider execution={executions.get(k)} />
             <EntryList items={groups.get(k) ?? []} label={`${names.get(k) ?? k} timeline`} />
           </section>
         ))}
