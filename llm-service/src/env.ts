@@ -7,6 +7,11 @@ export const EnvSchema = z.object({
   LLM_SERVICE_PORT: z.coerce.number().int().min(0).max(65_535).default(50051),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /**
+   * TARSy's configuration directory (optional). When set, llm-service refuses to start while
+   * a fallback provider's credential variable is unset in its environment.
+   */
+  TARSY_CONFIG_DIR: z.string().min(1).optional(),
   /** YAML/JSON script for the scripted backend (optional; requests may carry one inline). */
   LLM_SCRIPT_PATH: z.string().min(1).optional(),
   LLM_RETRY_MAX: z.coerce.number().int().min(0).max(10).default(3),
@@ -30,6 +35,13 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
  * Provider API keys are read from the environment variable each request's config names
  * (api_key_env), at call time, and only here.
  */
+/** The environment providers are called with: the whole process environment (keys included). */
+export function providerEnvironment(
+  source: Record<string, string | undefined> = process.env,
+): Readonly<Record<string, string | undefined>> {
+  return source;
+}
+
 export function envSecretLookup(source: Record<string, string | undefined> = process.env) {
   return (name: string): string | undefined => source[name];
 }

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { createMetrics, startOpsServer } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { parseScript } from "./backends/script.ts";
-import { envSecretLookup, loadEnv } from "./env.ts";
+import { credentialProblems } from "./credentials-check.ts";
+import { envSecretLookup, loadEnv, providerEnvironment } from "./env.ts";
 import { createLlmServer } from "./server.ts";
 
 const env = loadEnv();
@@ -14,6 +15,14 @@ const script = env.LLM_SCRIPT_PATH
 
 await runService(
   async () => {
+    if (env.TARSY_CONFIG_DIR) {
+      const problems = credentialProblems(env.TARSY_CONFIG_DIR, providerEnvironment());
+      if (problems.length > 0) {
+        throw new Error(
+          `LLM provider credentials missing in llm-service's environment:\n  ${problems.join("\n  ")}`,
+        );
+      }
+    }
     const ops = await startOpsServer({
       host: env.METRICS_HOST,
       port: env.METRICS_PORT,

@@ -43,7 +43,11 @@ export {
   PROVIDERS_FILE,
   TARSY_FILE,
 } from "./load.ts";
-export { fallbackCredentialIssues, fallbackLlmProviders } from "./provider-env.ts";
+export {
+  fallbackCredentialIssues,
+  fallbackLlmProviders,
+  isCredentialIssue,
+} from "./provider-env.ts";
 export {
   aggregateChainMcpServers,
   backendForStrategy,

@@ -46,6 +46,18 @@ export function referencedLlmProviders(config: TarsyConfig): Set<string> {
   return names;
 }
 
+/** Provider fields that name the environment variable of a credential. */
+const CREDENTIAL_FIELDS = ["api_key_env", "credentials_env", "project_env", "location_env"];
+
+/** An issue about a provider credential variable (fallback keys, Vertex AI variables). */
+export function isCredentialIssue(issue: ConfigIssue): boolean {
+  return (
+    issue.path.startsWith("llm_providers.") &&
+    CREDENTIAL_FIELDS.some((field) => issue.path.endsWith(`.${field}`)) &&
+    issue.message.startsWith("environment variable ")
+  );
+}
+
 /**
  * A fallback that cannot authenticate gives a false sense of safety (TARSy refuses to start
  * with one): every fallback provider's key variable must be set in `env`, the environment

@@ -57,6 +57,9 @@ describe("agent configuration hierarchy: defaults → agent → chain → stage 
       iteration_timeout_ms: 90_000,
       mcp_servers: ["s-agent"],
       native_tools: { google_search: true, url_context: true },
+      fallback_providers: [],
+      // the provider's native tools, not the agent's own: any fallback may stand in
+      requires_native_tools: false,
     });
     const tuned = resolveAgentConfig(config, chain, 0, agentAt(chain, 0, 1));
     expect(tuned).toMatchObject({
