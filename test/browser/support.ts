@@ -26,10 +26,13 @@ export interface DashboardRig {
  * the freshly built dashboard, and Chromium with one page. The relay runs on its own port,
  * so the page is told its URL with `?ws=` (kept for the tab) and the relay accepts the origin.
  */
-export async function startDashboardRig(): Promise<DashboardRig> {
+export async function startDashboardRig(
+  options: { configDir?: string; llmScriptPath?: string } = {},
+): Promise<DashboardRig> {
   const dist = await buildDashboard();
   const system = await bootSystem({
     llmScriptPath: SCRIPT,
+    ...options,
     env: { DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
   });
   let browser: Browser | undefined;

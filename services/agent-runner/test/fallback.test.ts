@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "@tarsy/config";
@@ -7,6 +8,7 @@ import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { createLlmServer, type LlmServer } from "@tarsy/llm-service";
 import { createMetrics } from "@tarsy/metrics";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { geminiChunk, geminiUsage } from "../../../llm-service/test/fakes/gemini.ts";
 import {
   type FakeProvider,
   type Responder,
@@ -14,12 +16,19 @@ import {
   respondSse,
   startFakeProvider,
 } from "../../../llm-service/test/fakes/http.ts";
-import { geminiChunk, geminiUsage } from "../../../llm-service/test/fakes/gemini.ts";
 import { openAiError, openAiStream } from "../../../llm-service/test/fakes/openai.ts";
 import { runExecution } from "../src/execution.ts";
 import type { LlmRetryPolicy } from "../src/llm-retry.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
-import { createEnv, type Env, logger, record, runnerDeps, seedExecution, waitFor } from "./support.ts";
+import {
+  createEnv,
+  type Env,
+  logger,
+  record,
+  runnerDeps,
+  seedExecution,
+  waitFor,
+} from "./support.ts";
 
 /**
  * Provider fallback against loopback fakes of the providers' HTTP APIs, through a real
@@ -331,6 +340,44 @@ describe("fallback triggers", () => {
     expect(await fallbackEvents(request.session_id)).toMatchObject([
       { trigger: "partial_stream", fallback_provider: "backup1" },
     ]);
+  });
+});
+
+describe("fallback on transport failures", () => {
+  test("llm-service unreachable for the provider's calls, twice, switches", async () => {
+    // Calls for the primary go to an address where nothing listens (connection refused);
+    // the others to the running llm-service.
+    const dead = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const unreachable = createLlmClient({ address: `127.0.0.1:${dead}` });
+    const routed: Pick<LlmClient, "generate"> = {
+      generate: (input, options) =>
+        input.config.model === "gpt-primary"
+          ? unreachable.generate(input, options)
+          : client.generate(input, options),
+    };
+    fakes.backup1.enqueue(answer("Backup through a reachable llm-service."));
+    const request = await seedExecution(env);
+    try {
+      const finished = await runExecution(
+        runnerDeps(env, routed as LlmClient, echo, { llmRetry: POLICY }),
+        request,
+        new AbortController().signal,
+      );
+      expect(finished).toMatchObject({ final_analysis: "Backup through a reachable llm-service." });
+      expect(await fallbackEvents(request.session_id)).toMatchObject([
+        { trigger: "provider_errors", fallback_provider: "backup1" },
+      ]);
+      const [event] = await fallbackEvents(request.session_id);
+      expect(String(event?.reason)).toContain("llm-service unavailable");
+    } finally {
+      unreachable.close();
+    }
   });
 });
 

@@ -145,12 +145,15 @@ export function EntryList(props: { items: TimelineItem[]; label: string }) {
   );
 }
 
-/** One stage's events; parallel agents side by side, as tabs on narrow screens. */
+/**
+ * One stage's events; parallel agents side by side, as tabs on narrow screens. Session-level
+ * events (the executive summary and its provider fallback) are one list.
+ */
 export function StageTimeline(props: {
   stage: SessionDetail["stages"][number] | null;
   items: TimelineItem[];
 }) {
-  const groups = groupByExecution(props.items);
+  const groups = groupByExecution(props.stage ? props.items : []);
   const executions = new Map(props.stage?.executions.map((e) => [e.id, e]) ?? []);
   const names = new Map(props.stage?.executions.map((e) => [e.id, e.agent_name]) ?? []);
   const keys = [...groups.keys()];
