@@ -127,9 +127,12 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
       run.fallback.recordSuccess();
       break;
     }
+    // The attempt's provider, before a fallback replaces it.
+    const attemptLlm = run.exec.config.llm;
     const step = await nextStep(run, error, outcome.receivedOutput);
     if (step === "fail") break;
-    recordLlmMetrics(run, outcome.response, attemptStarted, step === "retry" ? "retried" : "error");
+    const status = step === "retry" ? "retried" : "error";
+    recordLlmMetrics(run, outcome.response, attemptStarted, status, attemptLlm);
     const delay = step === "fallback" ? 0 : backoffDelay(attempts, policy);
     if (step === "retry" && Date.now() + delay > budgetEnds) {
       const seconds = Math.round((performance.now() - started) / 1000);
@@ -257,8 +260,8 @@ function recordLlmMetrics(
   response: LlmResponse,
   startedAt: number,
   status: string,
+  llm = run.exec.config.llm,
 ): void {
-  const { llm } = run.exec.config;
   const labels = { provider: llm.provider, model: llm.model ?? "" };
   const { llmRequests, llmRequestDuration, llmTokens } = run.metrics;
   llmRequests.inc({ ...labels, status });

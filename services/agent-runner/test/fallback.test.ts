@@ -247,6 +247,12 @@ describe("fallback triggers", () => {
     expect(await fallbackCount(metrics)).toEqual([
       { from_provider: "primary", to_provider: "backup1", trigger: "immediate", value: 1 },
     ]);
+    // Each request is counted against the model that served (or failed) it.
+    const requests = (await metrics.llmRequests.get()).values;
+    expect(requests.map((v) => [v.labels.model, v.labels.status, v.value])).toEqual([
+      ["gpt-primary", "error", 1],
+      ["gpt-backup-1", "ok", 1],
+    ]);
     // The trace: the failed call on the primary, then the answer on the fallback, each named.
     const calls = await env.db.prisma.lLMInteraction.findMany({ where: { executionId } });
     expect(calls.map((c) => [c.provider, c.modelName, c.errorMessage === null])).toEqual([
