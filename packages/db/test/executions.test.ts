@@ -4,11 +4,13 @@ import {
   ensureExecutiveSummaryExecution,
   ensureStage,
   findStaleExecutions,
+  getExecution,
   getLLMInteractionDetail,
   getSessionTrace,
   heartbeatExecution,
   listMessages,
   listSessionStages,
+  recordExecutionFallback,
   recordLLMInteraction,
   recordMCPInteraction,
   startExecution,
@@ -77,6 +79,45 @@ describe("stages and executions", () => {
     );
     expect(await startExecution(db.prisma, execution.id, "runner-3")).toBeNull();
     expect(await heartbeatExecution(db.prisma, execution.id)).toBe(false);
+  });
+
+  test("a provider fallback is recorded on the execution; a new attempt starts on the original", async ({
+    db,
+  }) => {
+    const session = await newSession(db.prisma);
+    const { executions } = await ensureStage(
+      db.prisma,
+      { sessionId: session.id, stageName: "s", stageIndex: 1 },
+      [{ agentName: "a", agentIndex: 1, llmProvider: "primary", backend: "google-native" }],
+    );
+    const execution = executions[0]!;
+    await startExecution(db.prisma, execution.id, "runner-1");
+    const change = { originalProvider: "primary", originalBackend: "google-native" };
+    await recordExecutionFallback(db.prisma, execution.id, {
+      ...change,
+      provider: "backup-1",
+      backend: "langchain",
+    });
+    await recordExecutionFallback(db.prisma, execution.id, {
+      ...change,
+      provider: "backup-2",
+      backend: "langchain",
+    });
+    expect(await getExecution(db.prisma, execution.id)).toMatchObject({
+      llmProvider: "backup-2",
+      backend: "langchain",
+      originalLlmProvider: "primary",
+      originalBackend: "google-native",
+    });
+    // Redelivered after runner-1 died: the new attempt runs on the configured provider again.
+    const restarted = await startExecution(db.prisma, execution.id, "runner-2");
+    expect(restarted).toMatchObject({
+      attempt: 2,
+      llmProvider: "primary",
+      backend: "google-native",
+      originalLlmProvider: null,
+      originalBackend: null,
+    });
   });
 
   test("stale active executions are found for recovery", async ({ db }) => {
