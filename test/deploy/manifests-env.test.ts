@@ -12,16 +12,14 @@ import { type Container, effectiveEnv, find, podSpec, workloads } from "./suppor
 import {
   containersOf,
   EXTERNAL_SECRETS,
-  OVERLAYS,
+  forEachOverlay,
   rendered,
   SERVICES,
 } from "./support/manifests.ts";
 import { run } from "./support/processes.ts";
 import { ROOT } from "./support/yaml.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("starts every TARSy container with an environment its own env schema accepts", async () => {
     for (const [name, folder] of Object.entries(SERVICES)) {
       const { EnvSchema } = (await import(resolve(ROOT, folder, "src/env.ts"))) as {

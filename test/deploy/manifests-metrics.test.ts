@@ -2,7 +2,7 @@
  * deploy/kubernetes, every overlay: Prometheus scrape annotations naming the port that serves
  * /metrics, and NetworkPolicies that admit Prometheus there and nobody else to the ops ports.
  */
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   admitsIngress,
   containerPort,
@@ -13,21 +13,18 @@ import {
   workloads,
 } from "./support/k8s.ts";
 import {
+  forEachOverlay,
   METRICS_PORT_VARIABLE,
   OPS,
   OPS_SERVICES,
-  OVERLAYS,
   PROMETHEUS,
-  rendered,
   SERVICES,
   type Service,
   STRANGER,
   serviceContainer,
 } from "./support/manifests.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("annotates every service's pods for Prometheus with the port that serves /metrics", () => {
     for (const obj of workloads(objects)) {
       const annotations = podAnnotations(obj);

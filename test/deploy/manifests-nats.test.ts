@@ -4,11 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { byKind, type Container, effectiveEnv, find, podSpec } from "./support/k8s.ts";
-import { natsConf, OVERLAYS, rendered, SERVICES } from "./support/manifests.ts";
+import { forEachOverlay, natsConf, rendered, SERVICES } from "./support/manifests.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("replicates streams no more than the NATS servers allow, routing every server", () => {
     const sts = find(objects, "StatefulSet", "nats");
     const servers = (sts.spec as { replicas: number }).replicas;

@@ -13,11 +13,9 @@ import {
   selects,
   workloads,
 } from "./support/k8s.ts";
-import { OVERLAYS, rendered } from "./support/manifests.ts";
+import { forEachOverlay, rendered } from "./support/manifests.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("lets traffic reach every Service port through the default-deny NetworkPolicies", () => {
     const policies = byKind(objects, "NetworkPolicy");
     const denyAll = policies.find(

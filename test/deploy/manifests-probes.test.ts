@@ -3,7 +3,7 @@
  * server each service runs on its metrics port.
  */
 import { MetricsEnvShape } from "@tarsy/metrics";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { z } from "zod";
 import {
   byKind,
@@ -18,17 +18,14 @@ import {
   DEPENDENCY_PATHS,
   envDefault,
   envSource,
+  forEachOverlay,
   OPS,
   OPS_SERVICES,
-  OVERLAYS,
-  rendered,
   SLOW_STARTERS,
   serviceContainer,
 } from "./support/manifests.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("probes every container's readiness, and its liveness on another endpoint that asks no dependency", () => {
     for (const obj of [...byKind(objects, "Deployment"), ...byKind(objects, "StatefulSet")]) {
       const name = obj.metadata.name;

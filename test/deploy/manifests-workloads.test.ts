@@ -4,7 +4,7 @@
  * budgets and autoscaling bound to the right stream and consumer.
  */
 import { CONSUMERS, STREAMS } from "@tarsy/contracts";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { validators } from "./schemas/generated/kubernetes-validators.js";
 import {
   byKind,
@@ -17,11 +17,9 @@ import {
   selects,
   workloads,
 } from "./support/k8s.ts";
-import { containersOf, natsConf, OVERLAYS, rendered, SERVICES } from "./support/manifests.ts";
+import { containersOf, forEachOverlay, natsConf, SERVICES } from "./support/manifests.ts";
 
-describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => {
-  const objects = rendered[overlay];
-
+forEachOverlay((objects) => {
   it("validates every object against the Kubernetes and KEDA schemas", () => {
     const failures = objects.flatMap((obj) => {
       const validate = validators[`${obj.apiVersion}/${obj.kind}`];

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { describe } from "vitest";
 import { type Container, find, podSpec, type TrafficSource } from "./k8s.ts";
 import { type K8sObject, renderKustomization } from "./kustomize.ts";
 import { ROOT } from "./yaml.ts";
@@ -91,3 +92,8 @@ export const serviceContainer = (objects: K8sObject[], service: Service) =>
   podSpec(find(objects, "Deployment", service)).containers[0] as Container;
 export const natsConf = (objects: K8sObject[]) =>
   (find(objects, "ConfigMap", "nats-config").data as Record<string, string>)["nats.conf"] ?? "";
+
+/** Declares the tests `body` defines once per overlay, each in a block `deploy/kubernetes/<overlay>`. */
+export function forEachOverlay(body: (objects: K8sObject[]) => void): void {
+  describe.each(OVERLAYS)("deploy/kubernetes/%s", (overlay) => body(rendered[overlay]));
+}
