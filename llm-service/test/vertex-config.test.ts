@@ -1,49 +1,32 @@
-import type { GenerateInput } from "@tarsy/llm-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { anthropicStream } from "./fakes/anthropic.ts";
 import { geminiChunk } from "./fakes/gemini.ts";
-import { type FakeOAuth, serviceAccount, startFakeOAuth } from "./fakes/google-oauth.ts";
-import { type FakeProvider, respondJson, respondSse, startFakeProvider } from "./fakes/http.ts";
-import { baseInput, collect, errorOf, type Harness, startHarness, textOf } from "./harness.ts";
+import { type FakeOAuth, serviceAccount } from "./fakes/google-oauth.ts";
+import { type FakeProvider, respondJson, respondSse } from "./fakes/http.ts";
+import { baseInput, collect, errorOf, type Harness, textOf } from "./harness.ts";
+import { type Config, claudeOn, startVertexStack, type VertexStack } from "./vertex-harness.ts";
 
+let stack: VertexStack;
 let vertex: FakeProvider;
 let oauth: FakeOAuth;
 let h: Harness;
-let trustedJson: string;
-let untrustedJson: string;
 
-type Config = GenerateInput["config"];
-const claude = (over: Partial<Config> = {}): Config => ({
-  provider: "vertexai",
-  model: "claude-sonnet-4-5@20250929",
-  credentialsEnv: "VERTEX_SA_JSON",
-  projectEnv: "GCP_PROJECT",
-  locationEnv: "GCP_LOCATION",
-  baseUrl: vertex.url,
-  ...over,
-});
+const claude = (over: Partial<Config> = {}) => claudeOn(vertex, over);
 
 beforeAll(async () => {
-  vertex = await startFakeProvider();
-  oauth = await startFakeOAuth();
-  const trusted = serviceAccount(oauth.tokenUri, "sa-own-project");
-  oauth.trust(trusted.publicKey);
-  trustedJson = trusted.json;
-  // A well-formed key Google does not know (its public half is never trusted).
-  untrustedJson = serviceAccount(oauth.tokenUri, "revoked-project").json;
-  h = await startHarness({
-    VERTEX_SA_JSON: trustedJson,
-    REVOKED_SA_JSON: untrustedJson,
+  stack = await startVertexStack((trusted, oauth) => ({
+    VERTEX_SA_JSON: trusted.json,
+    // A well-formed key Google does not know (its public half is never trusted).
+    REVOKED_SA_JSON: serviceAccount(oauth.tokenUri, "revoked-project").json,
     NOT_A_KEY: "definitely-not-a-key-or-a-file",
     GCP_PROJECT: "tarsy-prod",
     GCP_LOCATION: "us-east5",
     BAD_LOCATION: "evil.example.com/x#",
-  });
+  }));
+  ({ vertex, oauth, h } = stack);
 });
 afterAll(async () => {
-  await h.stop();
-  await vertex.close();
-  await oauth.close();
+  await stack?.stop();
 });
 beforeEach(() => {
   vertex.requests.length = 0;

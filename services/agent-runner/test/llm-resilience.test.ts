@@ -5,34 +5,21 @@ import { createLlmClient } from "@tarsy/llm-client";
 import { createLlmServer, parseScript } from "@tarsy/llm-service";
 import { createMetrics, startOpsServer } from "@tarsy/metrics";
 import { createLogger } from "@tarsy/runtime";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
 import { llmReadiness } from "../src/llm-readiness.ts";
 import type { LlmRetryPolicy } from "../src/llm-retry.ts";
-import { StandInGateway } from "./stand-in-gateway.ts";
 import {
-  createEnv,
   type Env,
   logger,
   record,
   runnerDeps,
   seedExecution,
   startLlm,
+  runnerTest as test,
   waitFor,
 } from "./support.ts";
 
-let env: Env;
-let stops: (() => Promise<void> | void)[] = [];
-beforeEach(async () => {
-  env = await createEnv();
-  stops = [];
-});
-afterEach(async () => {
-  for (const stop of stops.reverse()) await stop();
-  await env.cleanup();
-});
-
-const echo = new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` });
 const FAST: LlmRetryPolicy = {
   budgetMs: 10_000,
   baseDelayMs: 50,
@@ -40,12 +27,6 @@ const FAST: LlmRetryPolicy = {
   firstChunkTimeoutMs: 400,
   stallTimeoutMs: 400,
 };
-
-async function llm(script: unknown) {
-  const started = await startLlm(script);
-  stops.push(started.stop);
-  return started;
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -56,7 +37,7 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-async function storedAnswers(executionId: string) {
+async function storedAnswers(env: Env, executionId: string) {
   const llmRows = await env.db.prisma.lLMInteraction.findMany({
     where: { executionId },
     orderBy: { createdAt: "asc" },
@@ -69,7 +50,11 @@ async function storedAnswers(executionId: string) {
 }
 
 describe("first-chunk and stall timeouts", () => {
-  test("a call that sends nothing is abandoned at the first-chunk timeout and retried", async () => {
+  test("a call that sends nothing is abandoned at the first-chunk timeout and retried", async ({
+    env,
+    llm,
+    echo,
+  }) => {
     const { client } = await llm([
       { delay_ms: 5_000, text: "too late" },
       { text: "Final answer." },
@@ -87,14 +72,19 @@ describe("first-chunk and stall timeouts", () => {
     expect(timeline.map((e) => [e.eventType, e.status, e.content])).toEqual([
       ["final_analysis", "completed", "Final answer."],
     ]);
-    const { llmRows, messages } = await storedAnswers(request.execution_id);
+    const { llmRows, messages } = await storedAnswers(env, request.execution_id);
     expect(llmRows.map((r) => [r.responseText, r.errorMessage, r.responseMetadata])).toEqual([
       ["Final answer.", null, { attempts: 2 }],
     ]);
     expect(messages.map((m) => m.content)).toEqual(["Final answer."]);
   });
 
-  test("a stream that stalls mid-answer is retried; viewers get a reset, the store one answer", async () => {
+  test("a stream that stalls mid-answer is retried; viewers get a reset, the store one answer", async ({
+    env,
+    stops,
+    llm,
+    echo,
+  }) => {
     const { client } = await llm([
       { text: "The pod is OOMKilled because", chunk_size: 4, chunk_delay_ms: 3_000 },
       { text: "The pod is OOMKilled: raise its memory limit.", chunk_size: 8 },
@@ -126,14 +116,18 @@ describe("first-chunk and stall timeouts", () => {
     expect(chunks.filter((c) => c.reset)).toHaveLength(1);
     const shown = chunks.reduce((text, c) => (c.reset ? c.delta : text + c.delta), "");
     expect(shown).toBe(answer);
-    const { llmRows, messages } = await storedAnswers(request.execution_id);
+    const { llmRows, messages } = await storedAnswers(env, request.execution_id);
     expect(llmRows.map((r) => r.responseText)).toEqual([answer]);
     expect(messages.map((m) => m.content)).toEqual([answer]);
   });
 });
 
 describe("llm-service down", () => {
-  test("a call waits for llm-service to come up on its address and completes", async () => {
+  test("a call waits for llm-service to come up on its address and completes", async ({
+    env,
+    stops,
+    echo,
+  }) => {
     const port = await freePort();
     const client = createLlmClient({ address: `127.0.0.1:${port}` });
     stops.push(() => client.close());
@@ -154,13 +148,17 @@ describe("llm-service down", () => {
     stops.push(() => server.shutdown(500));
     const finished = await running;
     expect(finished).toMatchObject({ status: "completed", final_analysis: "Came back." });
-    const { llmRows } = await storedAnswers(request.execution_id);
+    const { llmRows } = await storedAnswers(env, request.execution_id);
     expect(llmRows).toHaveLength(1);
     const metadata = llmRows[0]?.responseMetadata as { attempts?: number } | null | undefined;
     expect(metadata?.attempts).toBeGreaterThan(1);
   });
 
-  test("past the budget the execution fails with the cause named once, in the row and the log", async () => {
+  test("past the budget the execution fails with the cause named once, in the row and the log", async ({
+    env,
+    stops,
+    echo,
+  }) => {
     const port = await freePort();
     const client = createLlmClient({ address: `127.0.0.1:${port}` });
     stops.push(() => client.close());
@@ -199,7 +197,7 @@ describe("llm-service down", () => {
 });
 
 describe("/ready", () => {
-  test("names llm-service: ok while it serves, failing once it is gone", async () => {
+  test("names llm-service: ok while it serves, failing once it is gone", async ({ stops }) => {
     const started = await startLlm([]);
     const ops = await startOpsServer({
       host: "127.0.0.1",

@@ -1,31 +1,16 @@
 import { listMessages, listSessionTimeline } from "@tarsy/db";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
-import { StandInGateway } from "./stand-in-gateway.ts";
-import { createEnv, type Env, record, runnerDeps, seedExecution, startLlm } from "./support.ts";
-
-let env: Env;
-let stops: (() => Promise<void> | void)[] = [];
-beforeEach(async () => {
-  env = await createEnv();
-  stops = [];
-});
-afterEach(async () => {
-  for (const stop of stops.reverse()) await stop();
-  await env.cleanup();
-});
-
-const echo = new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` });
-
-async function llm(script: unknown) {
-  const started = await startLlm(script);
-  stops.push(started.stop);
-  return started.client;
-}
+import { createEnv, record, runnerDeps, seedExecution, runnerTest as test } from "./support.ts";
 
 describe("function calling loop", () => {
-  test("a multi-iteration tool loop ends in a final analysis with the exact timeline, messages and interactions", async () => {
-    const client = await llm([
+  test("a multi-iteration tool loop ends in a final analysis with the exact timeline, messages and interactions", async ({
+    env,
+    stops,
+    llm,
+    echo,
+  }) => {
+    const { client } = await llm([
       {
         thinking: "Let me check the pod.",
         text: "Checking the pod.",
@@ -174,14 +159,18 @@ describe("function calling loop", () => {
     expect(rec.chunks.filter((c) => c.event_id === timeline[5]?.id)).toHaveLength(8);
   });
 
-  test("max_iterations forces a conclusion with one more call without tools", async () => {
+  test("max_iterations forces a conclusion with one more call without tools", async ({
+    env,
+    llm,
+    echo,
+  }) => {
     await env.cleanup();
     env = await createEnv({ maxIterations: 2 });
     const call = (id: string) => ({
       text: `Looking (${id}).`,
       tool_calls: [{ id, name: "everything.echo", arguments: { message: id } }],
     });
-    const client = await llm([call("c1"), call("c2"), { text: "Best guess: memory leak." }]);
+    const { client } = await llm([call("c1"), call("c2"), { text: "Best guess: memory leak." }]);
     const request = await seedExecution(env);
     const finished = await runExecution(
       runnerDeps(env, client, echo),
@@ -221,9 +210,13 @@ describe("function calling loop", () => {
     });
   });
 
-  test("an LLM error that repeats fails the execution with the provider's message", async () => {
+  test("an LLM error that repeats fails the execution with the provider's message", async ({
+    env,
+    llm,
+    echo,
+  }) => {
     // A provider error is retried once on the same provider; the second one ends the call.
-    const client = await llm([
+    const { client } = await llm([
       { error: { message: "quota exceeded for project demo-123", code: "rate_limited" } },
       { error: { message: "quota exceeded for project demo-123", code: "rate_limited" } },
     ]);

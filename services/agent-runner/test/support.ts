@@ -19,9 +19,11 @@ import { createLlmServer, type LlmServer, parseScript } from "@tarsy/llm-service
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import { test } from "vitest";
 import type { RunnerDeps } from "../src/execution.ts";
 import type { ToolGateway } from "../src/ports.ts";
 import { createPostgresStore } from "../src/store.ts";
+import { StandInGateway } from "./stand-in-gateway.ts";
 
 export const logger: Logger = createLogger({
   service: "agent-runner-test",
@@ -185,6 +187,42 @@ export async function createEnv(
     },
   };
 }
+
+/** What `createEnv` takes: the config's iteration settings, the runner consumer's ack wait. */
+export type EnvOptions = NonNullable<Parameters<typeof createEnv>[0]>;
+
+/** Something a test started, to stop when it ends. */
+export type Stop = () => Promise<unknown> | unknown;
+
+/**
+ * `test` with, each the test's own:
+ * - `env`: a database, a bus and a config (made with `envOptions`, none by default; a file
+ *   sets them with `runnerTest.override("envOptions", ...)`), dropped after the test;
+ * - `stops`: what the test started, stopped after it in reverse order, before `env` goes;
+ * - `llm(script)`: starts llm-service with a scripted backend, stopped with `stops`;
+ * - `echo`: a stand-in gateway whose one tool `echo` answers `Echo: <message>`.
+ */
+export const runnerTest = test
+  .extend("envOptions", {} as EnvOptions)
+  .extend("env", async ({ envOptions }, { onCleanup }) => {
+    const env = await createEnv(envOptions);
+    onCleanup(() => env.cleanup());
+    return env;
+  })
+  // Depends on `env` so that its stops run before the env is dropped.
+  .extend("stops", async ({ env: _env }, { onCleanup }) => {
+    const stops: Stop[] = [];
+    onCleanup(async () => {
+      for (const stop of stops.reverse()) await stop();
+    });
+    return stops;
+  })
+  .extend("llm", async ({ stops }) => async (script: unknown) => {
+    const started = await startLlm(script);
+    stops.push(started.stop);
+    return started;
+  })
+  .extend("echo", async () => new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` }));
 
 export function runnerDeps(
   env: Env,

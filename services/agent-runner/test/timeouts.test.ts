@@ -1,40 +1,18 @@
 import { listSessionTimeline } from "@tarsy/db";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect } from "vitest";
 import { ExecutionAbortedError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
-import {
-  createEnv,
-  type Env,
-  record,
-  runnerDeps,
-  seedExecution,
-  startLlm,
-  waitFor,
-} from "./support.ts";
+import { record, runnerDeps, seedExecution, runnerTest as test, waitFor } from "./support.ts";
 
-let env: Env;
-let stops: (() => Promise<void> | void)[] = [];
-beforeEach(async () => {
-  env = await createEnv({ iterationTimeout: "1s" });
-  stops = [];
-});
-afterEach(async () => {
-  for (const stop of stops.reverse()) await stop();
-  await env.cleanup();
-});
-
-async function llm(script: unknown) {
-  const started = await startLlm(script);
-  stops.push(started.stop);
-  return started.client;
-}
-
-const echo = new StandInGateway({ echo: (a) => `Echo: ${String(a.message)}` });
+test.override("envOptions", { iterationTimeout: "1s" });
 
 describe("iteration timeouts", () => {
-  test("a timed-out iteration is recorded and the loop goes on", async () => {
-    const client = await llm([{ delay_ms: 3_000, text: "too late" }, { text: "Final answer." }]);
+  test("a timed-out iteration is recorded and the loop goes on", async ({ env, llm, echo }) => {
+    const { client } = await llm([
+      { delay_ms: 3_000, text: "too late" },
+      { text: "Final answer." },
+    ]);
     const request = await seedExecution(env);
     const finished = await runExecution(
       runnerDeps(env, client, echo),
@@ -62,8 +40,8 @@ describe("iteration timeouts", () => {
     expect(rows[0]?.durationMs).toBeLessThan(2_000);
   });
 
-  test("two consecutive timeouts fail the execution", async () => {
-    const client = await llm([
+  test("two consecutive timeouts fail the execution", async ({ env, llm, echo }) => {
+    const { client } = await llm([
       { delay_ms: 3_000, text: "late" },
       { delay_ms: 3_000, text: "late again" },
       { text: "never used" },
@@ -86,9 +64,14 @@ describe("iteration timeouts", () => {
 });
 
 describe("cancellation", () => {
-  test("a cancel mid-stream aborts the LLM call, ends the open event cancelled and still finishes", async () => {
+  test("a cancel mid-stream aborts the LLM call, ends the open event cancelled and still finishes", async ({
+    env,
+    stops,
+    llm,
+    echo,
+  }) => {
     const text = "The investigation is going on and on and on and on and on and on.";
-    const client = await llm([{ text, chunk_size: 3, chunk_delay_ms: 100 }]);
+    const { client } = await llm([{ text, chunk_size: 3, chunk_delay_ms: 100 }]);
     const request = await seedExecution(env);
     const rec = record(env.bus, request.session_id);
     stops.push(rec.stop);
@@ -121,10 +104,13 @@ describe("cancellation", () => {
     expect(rec.chunks.length).toBe(count);
   });
 
-  test("a cancel during a tool call aborts it and ends the tool event cancelled", async () => {
+  test("a cancel during a tool call aborts it and ends the tool event cancelled", async ({
+    env,
+    llm,
+  }) => {
     const slow = new StandInGateway({ echo: () => "never" });
     slow.delayMs = 10_000;
-    const client = await llm([
+    const { client } = await llm([
       { tool_calls: [{ id: "t1", name: "everything.echo", arguments: { message: "x" } }] },
     ]);
     const request = await seedExecution(env);

@@ -1,33 +1,19 @@
 import type { Db } from "@tarsy/db";
-import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import {
-  type Orchestrator,
+  stackTest as it,
   runnerPeer,
+  simpleChainConfig,
   startTestOrchestrator,
   submit,
-  testConfig,
   waitFor,
 } from "./harness.ts";
 
 const config = (maxConcurrent: number) =>
-  testConfig(`
-defaults:
-  llm_provider: scripted-test
-  llm_backend: scripted
-  alert_type: storm-a
-queue:
-  max_concurrent_sessions: ${maxConcurrent}
-  session_timeout: 60s
-agents:
-  Investigator: { custom_instructions: "Investigate." }
-agent_chains:
-  simple:
-    alert_types: [storm-a, storm-b, lone-b]
-    stages:
-      - name: investigate
-        agents: [{ name: Investigator }]
-`);
+  simpleChainConfig({
+    queue: { max_concurrent_sessions: maxConcurrent, session_timeout: "60s" },
+    alertTypes: ["storm-a", "storm-b", "lone-b"],
+  });
 
 /** `count` pending sessions of one type created `minutesAgo` minutes ago, inserted in one statement. */
 async function storm(db: Db, alertType: string, count: number, minutesAgo: number) {
@@ -38,27 +24,20 @@ async function storm(db: Db, alertType: string, count: number, minutesAgo: numbe
     FROM generate_series(1, ${count}::int) AS i`;
 }
 
+async function typeOfSession(db: Db, id: string) {
+  return (await db.prisma.alertSession.findUniqueOrThrow({ where: { id } })).alertType;
+}
+
 const done = { status: "completed" as const, analysis: "done" };
 /** Holds investigations (the running sessions); answers anything else at once. */
 const holdInvestigations = (r: { kind: string }) => (r.kind === "investigation" ? "hold" : done);
 
 describe("fair admission under an alert storm (real Postgres and NATS)", () => {
-  let t: TestDb;
-  let nats: TestBus;
-  const orchestrators: Orchestrator[] = [];
-  beforeEach(async () => {
-    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
-  });
-  afterEach(async () => {
-    for (const o of orchestrators.splice(0)) await o.stop();
-    await nats.cleanup();
-    await t.cleanup();
-  });
-
-  const typeOfSession = async (id: string) =>
-    (await t.db.prisma.alertSession.findUniqueOrThrow({ where: { id } })).alertType;
-
-  it("starts a lone alert of another type in the first slot that frees up behind 2,000 pending", async () => {
+  it("starts a lone alert of another type in the first slot that frees up behind 2,000 pending", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     await storm(t.db, "storm-a", 2_000, 10);
     const peer = await runnerPeer(nats.bus, holdInvestigations);
     const cfg = config(2);
@@ -94,7 +73,7 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     await peer.stop();
   });
 
-  it("alternates admissions between two storming types", async () => {
+  it("alternates admissions between two storming types", async ({ t, nats, orchestrators }) => {
     // Every storm-a session is older than every storm-b one: FIFO would run all of A first.
     await storm(t.db, "storm-a", 200, 20);
     await storm(t.db, "storm-b", 200, 10);
@@ -106,7 +85,8 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
       expect(await peer.releaseOldest(() => done)).toBe(true);
     }
     const order: string[] = [];
-    for (const r of investigations().slice(0, 6)) order.push(await typeOfSession(r.session_id));
+    for (const r of investigations().slice(0, 6))
+      order.push(await typeOfSession(t.db, r.session_id));
     expect(order).toEqual(["storm-a", "storm-b", "storm-a", "storm-b", "storm-a", "storm-b"]);
     await peer.stop();
   });

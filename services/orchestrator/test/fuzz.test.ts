@@ -1,82 +1,20 @@
-import { randomUUID } from "node:crypto";
 import { MESSAGES, type MessageKey, WORK_SUBJECTS } from "@tarsy/contracts";
-import { createMetrics } from "@tarsy/metrics";
-import { createLogger } from "@tarsy/runtime";
-import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Orchestrator } from "../src/orchestrator.ts";
 import {
-  runnerPeer,
-  startTestOrchestrator,
+  type SharedStack,
+  simpleChainConfig,
+  startSharedStack,
   submit,
-  testConfig,
   waitFor,
   waitForSession,
+  workMessages,
 } from "./harness.ts";
 
-const config = testConfig(`
-defaults:
-  llm_provider: scripted-test
-  llm_backend: scripted
-  alert_type: test-alert
-queue:
-  session_timeout: 10m
-agents:
-  Investigator: { custom_instructions: "Investigate." }
-agent_chains:
-  simple:
-    alert_types: [test-alert]
-    stages:
-      - name: investigate
-        agents: [{ name: Investigator }]
-`);
-
-const past = "2020-01-01T00:00:00.000Z";
-const now = () => new Date().toISOString();
+const config = simpleChainConfig({ queue: { session_timeout: "10m" } });
 
 /** A valid message of each orchestrator kind, naming ids that do not exist. */
-const VALID: Record<string, () => Record<string, unknown>> = {
-  sessionSubmitted: () => ({
-    v: 1,
-    session_id: randomUUID(),
-    alert_type: "test-alert",
-    chain_id: "simple",
-    submitted_at: now(),
-  }),
-  chatSubmitted: () => ({
-    v: 1,
-    session_id: randomUUID(),
-    chat_id: randomUUID(),
-    message_id: randomUUID(),
-    submitted_at: now(),
-  }),
-  cancelRequested: () => ({
-    v: 1,
-    session_id: randomUUID(),
-    requested_by: "fuzz",
-    requested_at: now(),
-  }),
-  deadline: () => ({
-    v: 1,
-    session_id: randomUUID(),
-    scope: "chat",
-    stage_id: randomUUID(),
-    deadline_at: past,
-  }),
-  executionFinished: () => ({
-    v: 1,
-    session_id: randomUUID(),
-    stage_id: randomUUID(),
-    execution_id: randomUUID(),
-    kind: "investigation",
-    status: "completed",
-    final_analysis: "x",
-    error: null,
-    token_usage: null,
-    finished_at: now(),
-  }),
-};
+const VALID: Record<string, () => Record<string, unknown>> = workMessages;
 const KINDS = Object.keys(VALID) as (keyof typeof VALID & MessageKey)[];
 const subjectOf = (key: MessageKey) => (WORK_SUBJECTS as Record<string, string>)[key] ?? "";
 
@@ -121,37 +59,18 @@ function expected(kind: MessageKey | "bogus", body: string | Uint8Array) {
 }
 
 describe("payload fuzz on the orchestrator's work subjects (real Postgres and NATS)", () => {
-  let t: TestDb;
-  let nats: TestBus;
-  let orchestrator: Orchestrator;
-  let peer: Awaited<ReturnType<typeof runnerPeer>>;
-  const errors: { msg: string }[] = [];
-  const metrics = createMetrics("orchestrator", { processMetrics: false });
+  let stack: SharedStack<{ msg: string }>;
 
   beforeAll(async () => {
-    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
-    const logger = createLogger({
-      service: "orchestrator",
-      level: "error",
-      destination: { write: (line: string) => void errors.push(JSON.parse(line)) },
-    });
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config, "orch-a", metrics, logger);
-    peer = await runnerPeer(
-      nats.bus,
-      () => ({ status: "completed", analysis: "root cause" }),
-      t.db,
-    );
+    stack = await startSharedStack(config, "error");
   });
   afterAll(async () => {
-    await peer?.stop();
-    await orchestrator?.stop();
-    await nats?.cleanup();
-    await t?.cleanup();
+    await stack?.stop();
   });
 
   const orphaned = async () =>
-    (await metrics.workOrphaned.get()).values.reduce((sum, v) => sum + v.value, 0);
-  const deadLetters = async () => (await nats.bus.listDeadLetters({ limit: 1_000 })).items;
+    (await stack.metrics.workOrphaned.get()).values.reduce((sum, v) => sum + v.value, 0);
+  const deadLetters = async () => (await stack.nats.bus.listDeadLetters({ limit: 1_000 })).items;
 
   it("dead-letters every invalid message at once, drops every orphaned one, and keeps working", async () => {
     const seen = { dead_letter: 0, orphaned: 0 };
@@ -160,8 +79,8 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
         const subject = kind === "bogus" ? "work.orchestrator.bogus" : subjectOf(kind);
         const letters = (await deadLetters()).length;
         const drops = await orphaned();
-        nats.bus.connection.publish(nats.bus.subject(subject), body);
-        await nats.bus.connection.flush();
+        stack.nats.bus.connection.publish(stack.nats.bus.subject(subject), body);
+        await stack.nats.bus.connection.flush();
         const outcome = await waitFor(async () => {
           const [l, d] = [(await deadLetters()).length, await orphaned()];
           if (l === letters + 1 && d === drops) return "dead_letter" as const;
@@ -184,8 +103,8 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
     expect(seen.dead_letter).toBeGreaterThan(10);
     expect(seen.orphaned).toBeGreaterThan(5);
     // A real alert still goes all the way through.
-    const id = await submit(t.db, "test-alert", "simple");
-    await waitForSession(t.db, id, ["completed"]);
-    expect(errors.filter((l) => l.msg !== "message dead-lettered")).toEqual([]);
+    const id = await submit(stack.t.db, "test-alert", "simple");
+    await waitForSession(stack.t.db, id, ["completed"]);
+    expect(stack.lines.filter((l) => l.msg !== "message dead-lettered")).toEqual([]);
   }, 60_000);
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,7 +6,9 @@ import type { Bus, WorkConsumer } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import { createSession, createTimelineEvent, type Db } from "@tarsy/db";
+import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createLogger, type Logger } from "@tarsy/runtime";
+import { createTestBus, createTestDb, natsTest, type TestBus, type TestDb } from "@tarsy/testkit";
 import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
 import type { SagaMetricSet } from "../src/saga/metrics.ts";
 
@@ -26,6 +29,46 @@ export function testConfig(tarsyYaml: string): TarsyConfig {
   writeFileSync(join(dir, "tarsy.yaml"), tarsyYaml);
   writeFileSync(join(dir, "llm-providers.yaml"), PROVIDERS_YAML);
   return loadConfig({ configDir: dir, env: {} }).config;
+}
+
+/** What shapes a one-agent chain `simple` of the scripted provider; the rest is fixed. */
+export interface SimpleChainOptions {
+  /** The `queue:` settings, e.g. `{ session_timeout: "60s" }`. */
+  queue: Record<string, string | number>;
+  /** The alert types the chain serves; the first is the default alert type. */
+  alertTypes?: string[];
+  /** The chain's stages, each run by the one Investigator agent. */
+  stages?: string[];
+  /** Whether the chain offers follow-up chat. */
+  chat?: boolean;
+}
+
+/** The config most saga tests run: the Investigator agent in the stages of chain `simple`. */
+export function simpleChainConfig({
+  queue,
+  alertTypes = ["test-alert"],
+  stages = ["investigate"],
+  chat = false,
+}: SimpleChainOptions): TarsyConfig {
+  const queueLines = Object.entries(queue).map(([key, value]) => `  ${key}: ${value}`);
+  const stageLines = stages.map(
+    (name) => `      - name: ${name}\n        agents: [{ name: Investigator }]`,
+  );
+  return testConfig(`
+defaults:
+  llm_provider: scripted-test
+  llm_backend: scripted
+  alert_type: ${alertTypes[0]}
+queue:
+${queueLines.join("\n")}
+agents:
+  Investigator: { custom_instructions: "Investigate." }
+agent_chains:
+  simple:
+    alert_types: [${alertTypes.join(", ")}]
+${chat ? "    chat: { enabled: true }\n" : ""}    stages:
+${stageLines.join("\n")}
+`);
 }
 
 export function startTestOrchestrator(
@@ -120,6 +163,144 @@ export async function runnerPeer(
     stop: () => consumer.stop(),
   };
 }
+
+/**
+ * `it` with a database (`t`), a bus (`nats`) and a list to put started orchestrators in, all
+ * the test's own: the orchestrators are stopped after the test, then the bus and the database.
+ */
+export const stackTest = natsTest
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads fixture dependencies from this pattern
+  .extend("t", async ({}, { onCleanup }) => {
+    const t = await createTestDb();
+    onCleanup(() => t.cleanup());
+    return t;
+  })
+  // Depends on the database and the bus so that it is torn down before them.
+  .extend("orchestrators", async ({ t: _t, nats: _nats }, { onCleanup }) => {
+    const orchestrators: Orchestrator[] = [];
+    onCleanup(async () => {
+      for (const orchestrator of orchestrators.splice(0)) await orchestrator.stop();
+    });
+    return orchestrators;
+  });
+
+/** A stack that a file's tests share, started by {@link startSharedStack}. */
+export interface SharedStack<Line> {
+  t: TestDb;
+  nats: TestBus;
+  /** The orchestrator's log lines at the level asked for and above, parsed. */
+  lines: Line[];
+  metrics: ServiceMetrics<"orchestrator">;
+  /** Stops the runner peer and the orchestrator, then drops the bus and the database. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A database, a bus, one orchestrator (`orch-a`) whose metrics can be read and whose log lines
+ * at `level` and above are kept, and a runner peer that completes every execution with
+ * "root cause" (written to the timeline, as a runner does).
+ */
+export async function startSharedStack<Line>(
+  config: TarsyConfig,
+  level: "warn" | "error",
+): Promise<SharedStack<Line>> {
+  const stops: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const next of stops.splice(0).reverse()) await next();
+  };
+  try {
+    const [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
+    stops.push(
+      () => t.cleanup(),
+      () => nats.cleanup(),
+    );
+    const lines: Line[] = [];
+    const metrics = createMetrics("orchestrator", { processMetrics: false });
+    const log = createLogger({
+      service: "orchestrator",
+      level,
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as Line) },
+    });
+    const orchestrator = await startTestOrchestrator(
+      t.db,
+      nats.bus,
+      config,
+      "orch-a",
+      metrics,
+      log,
+    );
+    stops.push(() => orchestrator.stop());
+    const peer = await runnerPeer(
+      nats.bus,
+      () => ({ status: "completed", analysis: "root cause" }),
+      t.db,
+    );
+    stops.push(() => peer.stop());
+    return { t, nats, lines, metrics, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+const now = () => new Date().toISOString();
+
+/** A due time long past. */
+export const PAST = "2020-01-01T00:00:00.000Z";
+
+/**
+ * A valid message of each kind the orchestrator consumes, as a plain object to publish raw.
+ * Its ids are fresh (they name nothing that exists) unless `over` gives others; a field set to
+ * `undefined` in `over` is left out of the JSON.
+ */
+export const workMessages = {
+  sessionSubmitted: (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    v: 1,
+    session_id: randomUUID(),
+    alert_type: "test-alert",
+    chain_id: "simple",
+    submitted_at: now(),
+    ...over,
+  }),
+  chatSubmitted: (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    v: 1,
+    session_id: randomUUID(),
+    chat_id: randomUUID(),
+    message_id: randomUUID(),
+    submitted_at: now(),
+    ...over,
+  }),
+  cancelRequested: (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    v: 1,
+    session_id: randomUUID(),
+    requested_by: "tester",
+    requested_at: now(),
+    ...over,
+  }),
+  /** A chat turn's deadline, due. */
+  deadline: (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    v: 1,
+    session_id: randomUUID(),
+    scope: "chat",
+    stage_id: randomUUID(),
+    deadline_at: PAST,
+    ...over,
+  }),
+  /** An investigation that completed. */
+  executionFinished: (over: Record<string, unknown> = {}): Record<string, unknown> => ({
+    v: 1,
+    session_id: randomUUID(),
+    stage_id: randomUUID(),
+    execution_id: randomUUID(),
+    kind: "investigation",
+    status: "completed",
+    final_analysis: "x",
+    error: null,
+    token_usage: null,
+    finished_at: now(),
+    ...over,
+  }),
+};
 
 export async function submit(db: Db, alertType = "test-alert", chainId = "three-stage") {
   const { session } = await createSession(db.prisma, {

@@ -1,53 +1,28 @@
 import { cancelControlSubject } from "@tarsy/contracts";
 import { ChatTurnActiveError, ChatUnavailableError, submitChatMessage } from "@tarsy/db";
-import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import {
-  type Orchestrator,
+  stackTest as it,
   runnerPeer,
+  type SimpleChainOptions,
+  simpleChainConfig,
   startTestOrchestrator,
   submit,
-  testConfig,
   waitFor,
   waitForSession,
 } from "./harness.ts";
 
-const config = (queue: string) =>
-  testConfig(`
-defaults:
-  llm_provider: scripted-test
-  llm_backend: scripted
-  alert_type: test-alert
-queue:
-${queue}
-agents:
-  Investigator: { custom_instructions: "Investigate." }
-agent_chains:
-  simple:
-    alert_types: [test-alert]
-    chat: { enabled: true }
-    stages:
-      - name: investigate
-        agents: [{ name: Investigator }]
-      - name: confirm
-        agents: [{ name: Investigator }]
-`);
+/** Two stages and chat, under the given queue settings. */
+const config = (queue: SimpleChainOptions["queue"]) =>
+  simpleChainConfig({ queue, stages: ["investigate", "confirm"], chat: true });
 
 describe("orchestrator lifecycle (real Postgres and NATS)", () => {
-  let t: TestDb;
-  let nats: TestBus;
-  const orchestrators: Orchestrator[] = [];
-  beforeEach(async () => {
-    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
-  });
-  afterEach(async () => {
-    for (const o of orchestrators.splice(0)) await o.stop();
-    await nats.cleanup();
-    await t.cleanup();
-  });
-
-  it("holds the concurrency cap across two orchestrators and starts waiting sessions FIFO", async () => {
-    const cfg = config("  max_concurrent_sessions: 2\n  session_timeout: 60s");
+  it("holds the concurrency cap across two orchestrators and starts waiting sessions FIFO", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
+    const cfg = config({ max_concurrent_sessions: 2, session_timeout: "60s" });
     const peer = await runnerPeer(nats.bus, () => "hold");
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg, "orch-a"));
     orchestrators.push(
@@ -91,8 +66,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(pods.every((p) => p.podId === "orch-a" || p.podId === "orch-b")).toBe(true);
   }, 60_000);
 
-  it("cancels a running session: runners are told, open work ends, no later stage runs", async () => {
-    const cfg = config("  session_timeout: 60s");
+  it("cancels a running session: runners are told, open work ends, no later stage runs", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
+    const cfg = config({ session_timeout: "60s" });
     const peer = await runnerPeer(nats.bus, () => "hold");
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
     const id = await submit(t.db, "test-alert", "simple");
@@ -129,8 +108,8 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.stop();
   });
 
-  it("times a session out even when its runner is gone", async () => {
-    const cfg = config("  session_timeout: 1s");
+  it("times a session out even when its runner is gone", async ({ t, nats, orchestrators }) => {
+    const cfg = config({ session_timeout: "1s" });
     const peer = await runnerPeer(nats.bus, () => "hold");
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
     const id = await submit(t.db, "test-alert", "simple");
@@ -141,8 +120,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(executions.map((e) => e.status)).toEqual(["timed_out"]);
   });
 
-  it("chat: two turns where the second sees the first; a busy or running session is refused", async () => {
-    const cfg = config("  session_timeout: 60s\n  chat_timeout: 30s");
+  it("chat: two turns where the second sees the first; a busy or running session is refused", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
+    const cfg = config({ session_timeout: "60s", chat_timeout: "30s" });
     const peer = await runnerPeer(
       nats.bus,
       (r) =>
@@ -199,8 +182,8 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.stop();
   });
 
-  it("cancels and times out a chat turn", async () => {
-    const cfg = config("  session_timeout: 60s\n  chat_timeout: 1s");
+  it("cancels and times out a chat turn", async ({ t, nats, orchestrators }) => {
+    const cfg = config({ session_timeout: "60s", chat_timeout: "1s" });
     const peer = await runnerPeer(nats.bus, (r) =>
       r.kind === "chat" ? "hold" : { status: "completed", analysis: "ok" },
     );
@@ -244,8 +227,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.stop();
   });
 
-  it("an orchestrator killed mid-chain: another finishes the session exactly once", async () => {
-    const cfg = config("  session_timeout: 60s");
+  it("an orchestrator killed mid-chain: another finishes the session exactly once", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
+    const cfg = config({ session_timeout: "60s" });
     const peer = await runnerPeer(nats.bus, () => "hold");
     const busA = await nats.connectAnother();
     const a = await startTestOrchestrator(t.db, busA, cfg, "orch-a");

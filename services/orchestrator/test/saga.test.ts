@@ -1,12 +1,11 @@
 import { createMetrics } from "@tarsy/metrics";
-import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { SagaDeps } from "../src/saga/deps.ts";
 import { sagaMetrics } from "../src/saga/metrics.ts";
 import { withSession } from "../src/saga/session-lock.ts";
 import {
+  stackTest as it,
   logger,
-  type Orchestrator,
   runnerPeer,
   startTestOrchestrator,
   submit,
@@ -65,20 +64,11 @@ async function value(metric: Readable, labels: Record<string, string>, series?: 
 }
 
 describe("orchestrator saga (real Postgres and NATS)", () => {
-  let t: TestDb;
-  let nats: TestBus;
-  let orchestrator: Orchestrator | undefined;
-  beforeEach(async () => {
-    [t, nats] = await Promise.all([createTestDb(), createTestBus()]);
-  });
-  afterEach(async () => {
-    await orchestrator?.stop();
-    orchestrator = undefined;
-    await nats.cleanup();
-    await t.cleanup();
-  });
-
-  it("runs a three-stage chain with a parallel stage, replicas, synthesis and summary in order", async () => {
+  it("runs a three-stage chain with a parallel stage, replicas, synthesis and summary in order", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const config = testConfig(CONFIG);
     const peer = await runnerPeer(nats.bus, (r) => ({
       status: "completed",
@@ -87,7 +77,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
           ? "SUMMARY: payments pods crash on OOM"
           : `${r.agent_name}@${r.stage_id?.slice(0, 4) ?? "session"} found the cause`,
     }));
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
     const done = await waitForSession(t.db, id, ["completed", "failed"]);
     await peer.stop();
@@ -178,14 +168,18 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     ]);
   });
 
-  it("policy any: one failing agent of a parallel stage does not stop the chain", async () => {
+  it("policy any: one failing agent of a parallel stage does not stop the chain", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const config = testConfig(CONFIG);
     const peer = await runnerPeer(nats.bus, (r) =>
       r.agent_name === "MetricsAgent"
         ? { status: "failed", error: "metrics backend unreachable" }
         : { status: "completed", analysis: `${r.agent_name} ok` },
     );
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
     const done = await waitForSession(t.db, id, ["completed", "failed"]);
     await peer.stop();
@@ -196,14 +190,18 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
   });
 
-  it("policy all: a failing agent fails the session fast and no later stage runs", async () => {
+  it("policy all: a failing agent fails the session fast and no later stage runs", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const config = testConfig(CONFIG);
     const peer = await runnerPeer(nats.bus, (r) =>
       r.agent_name === "LogAgent"
         ? { status: "failed", error: "log store timeout" }
         : { status: "completed", analysis: "fine" },
     );
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db, "strict-alert", "strict");
     const done = await waitForSession(t.db, id, ["completed", "failed"]);
     await peer.stop();
@@ -217,14 +215,18 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     ).toBe(false);
   });
 
-  it("a failed executive summary still completes the session, keeping the reason", async () => {
+  it("a failed executive summary still completes the session, keeping the reason", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const config = testConfig(CONFIG);
     const peer = await runnerPeer(nats.bus, (r) =>
       r.kind === "executive_summary"
         ? { status: "failed", error: "summary model overloaded" }
         : { status: "completed", analysis: `${r.agent_name} done` },
     );
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
     const done = await waitForSession(t.db, id, ["completed", "failed"]);
     await peer.stop();
@@ -234,9 +236,13 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     expect(done.finalAnalysis).toBe("SynthesisAgent done");
   });
 
-  it("drops a submission whose session was withdrawn, without dead-lettering it", async () => {
+  it("drops a submission whose session was withdrawn, without dead-lettering it", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const config = testConfig(CONFIG);
-    orchestrator = await startTestOrchestrator(t.db, nats.bus, config);
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const ghost = "00000000-0000-4000-8000-000000000001";
     await nats.bus.publish("sessionSubmitted", {
       v: 1,
@@ -253,19 +259,19 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     expect(letters.map((l) => l.letter.error)).toEqual([]);
   });
 
-  it("counts a failed session, its duration and its failed stage", async () => {
+  it("counts a failed session, its duration and its failed stage", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
     const metrics = createMetrics("orchestrator", { processMetrics: false });
     const peer = await runnerPeer(nats.bus, (r) =>
       r.agent_name === "LogAgent"
         ? { status: "failed", error: "log store timeout" }
         : { status: "completed", analysis: "fine" },
     );
-    orchestrator = await startTestOrchestrator(
-      t.db,
-      nats.bus,
-      testConfig(CONFIG),
-      "orch-m",
-      metrics,
+    orchestrators.push(
+      await startTestOrchestrator(t.db, nats.bus, testConfig(CONFIG), "orch-m", metrics),
     );
     const id = await submit(t.db, "strict-alert", "strict");
     await waitForSession(t.db, id, ["completed", "failed"]);
@@ -295,7 +301,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     ).toBe(0);
   });
 
-  it("records a step's metrics only once its transaction committed", async () => {
+  it("records a step's metrics only once its transaction committed", async ({ t }) => {
     const metrics = createMetrics("orchestrator", { processMetrics: false });
     const deps = {
       db: t.db.prisma,

@@ -1,0 +1,61 @@
+/** The documented example files in deploy/config. */
+import { copyFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/index.ts";
+import { configDir } from "./helpers.ts";
+
+const EXAMPLES = resolve(import.meta.dirname, "../../../deploy/config");
+
+describe("the example files", () => {
+  it("load, validate and define what they document", () => {
+    const dir = configDir();
+    copyFileSync(join(EXAMPLES, "tarsy.yaml.example"), join(dir, "tarsy.yaml"));
+    copyFileSync(join(EXAMPLES, "llm-providers.yaml.example"), join(dir, "llm-providers.yaml"));
+    const { config, warnings } = loadConfig({
+      configDir: dir,
+      env: { GOOGLE_API_KEY: "k", MONITORING_TOKEN: "t" },
+    });
+    expect(warnings).toEqual([]);
+    expect([...config.chains.keys()]).toEqual([
+      "kubernetes-agent-chain",
+      "kubernetes-deep-troubleshooting",
+      "kubernetes-replicas",
+      "security-incident",
+      "demo-scripted",
+    ]);
+    expect([...config.mcpServers.keys()]).toEqual([
+      "kubernetes-server",
+      "monitoring-server",
+      "argocd-server",
+    ]);
+    expect(config.llmProviders.get("scripted-demo")?.type).toBe("scripted");
+    expect(config.llmProviders.get("google-default")?.model).toBe("gemini-2.5-flash");
+    expect(config.queue).toEqual({
+      worker_count: 5,
+      max_concurrent_sessions: 5,
+      max_pending_per_alert_type: 500,
+      poll_interval_ms: 1000,
+      poll_interval_jitter_ms: 500,
+      session_timeout_ms: 900_000,
+      chat_timeout_ms: 900_000,
+      graceful_shutdown_timeout_ms: 900_000,
+      orphan_detection_interval_ms: 300_000,
+      orphan_threshold_ms: 300_000,
+      heartbeat_interval_ms: 30_000,
+    });
+    expect(config.mcpServers.get("monitoring-server")?.transport).toMatchObject({
+      bearer_token: "t",
+      timeout_ms: 30_000,
+    });
+    expect(config.mcpServers.get("argocd-server")?.transport).toMatchObject({ timeout_ms: 60_000 });
+    expect(config.mcpServers.get("kubernetes-server")?.data_masking.custom_patterns).toEqual([
+      {
+        name: "internal_ticket_token",
+        pattern: "(?i)tkt-[a-z0-9]{24}",
+        replacement: "[MASKED_TICKET_TOKEN]",
+        description: "Internal ticketing tokens",
+      },
+    ]);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * deploy/kubernetes: images and environments. Every container starts with an environment its
+ * service's env schema accepts, config comes from the ConfigMap and secrets from Secrets,
+ * migrations run from their image, production pins image tags, and the mounted config passes
+ * `tarsy config check`.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { type Container, effectiveEnv, find, podSpec, workloads } from "./support/k8s.ts";
+import {
+  containersOf,
+  EXTERNAL_SECRETS,
+  forEachOverlay,
+  rendered,
+  SERVICES,
+} from "./support/manifests.ts";
+import { run } from "./support/processes.ts";
+import { ROOT } from "./support/yaml.ts";
+
+forEachOverlay((objects) => {
+  it("starts every TARSy container with an environment its own env schema accepts", async () => {
+    for (const [name, folder] of Object.entries(SERVICES)) {
+      const { EnvSchema } = (await import(resolve(ROOT, folder, "src/env.ts"))) as {
+        EnvSchema: { safeParse(v: unknown): { success: boolean; error?: unknown } };
+      };
+      const container = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
+      const result = EnvSchema.safeParse(effectiveEnv(container, objects));
+      expect(result.success, `${name}: ${String(result.error)}`).toBe(true);
+    }
+  });
+
+  it("reads config from the ConfigMap and every secret from a Secret it names", () => {
+    const rendered = new Set(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+    const docs = readFileSync(resolve(ROOT, "docs/operations.md"), "utf8");
+    for (const obj of workloads(objects)) {
+      const spec = podSpec(obj);
+      for (const v of spec.volumes ?? []) {
+        if (v.configMap) expect(rendered.has(`ConfigMap/${v.configMap.name}`), v.name).toBe(true);
+      }
+      for (const c of containersOf(obj)) {
+        for (const from of c.envFrom ?? []) {
+          if (from.configMapRef)
+            expect(rendered.has(`ConfigMap/${from.configMapRef.name}`)).toBe(true);
+          if (from.secretRef && !rendered.has(`Secret/${from.secretRef.name}`)) {
+            expect(EXTERNAL_SECRETS).toContain(from.secretRef.name);
+          }
+        }
+        for (const v of c.env ?? []) {
+          if (v.value !== undefined) {
+            expect(v.name, `${obj.metadata.name}: a secret as a literal`).not.toMatch(
+              /(KEY|TOKEN|PASSWORD|SECRET)$/,
+            );
+          }
+          const ref = v.valueFrom?.secretKeyRef;
+          if (ref && !rendered.has(`Secret/${ref.name}`)) {
+            expect(EXTERNAL_SECRETS, `${obj.metadata.name} ${v.name}`).toContain(ref.name);
+            // An operator learns from the runbook which Secret and key to create.
+            expect(docs).toContain(ref.name);
+            expect(docs).toContain(ref.key);
+          }
+        }
+      }
+    }
+    // Provider keys reach llm-service only.
+    for (const obj of workloads(objects)) {
+      const usesKeys = containersOf(obj).some((c) =>
+        (c.envFrom ?? []).some((f) => f.secretRef?.name === "tarsy-llm-api-keys"),
+      );
+      expect(usesKeys, obj.metadata.name).toBe(obj.metadata.name === "llm-service");
+    }
+    // Postgres is external: reached through DATABASE_URL from the Secret tarsy-database.
+    for (const name of ["ingest-api", "orchestrator", "agent-runner"]) {
+      const c = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
+      const db = c.env?.find((e) => e.name === "DATABASE_URL");
+      expect(db?.valueFrom?.secretKeyRef, name).toMatchObject({
+        name: "tarsy-database",
+        key: "DATABASE_URL",
+      });
+    }
+  });
+
+  it("runs migrations as a Job from the migrate image, with the database Secret", () => {
+    const job = find(objects, "Job", "tarsy-migrate");
+    const c = podSpec(job).containers[0] as Container;
+    expect(c.image).toMatch(/(^|\/)migrate(:|$)/);
+    expect(c.env?.find((e) => e.name === "DATABASE_URL")?.valueFrom?.secretKeyRef?.name).toBe(
+      "tarsy-database",
+    );
+    expect((podSpec(job) as { restartPolicy?: string }).restartPolicy).toBe("Never");
+  });
+});
+
+describe("the cluster configuration", () => {
+  it("passes `tarsy config check` as mounted from the ConfigMap", async () => {
+    const data = find(rendered["overlays/production"], "ConfigMap", "tarsy-config").data as Record<
+      string,
+      string
+    >;
+    expect(Object.keys(data).sort()).toEqual(["llm-providers.yaml", "tarsy.yaml"]);
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-config-"));
+    try {
+      for (const [name, text] of Object.entries(data)) writeFileSync(join(dir, name), text);
+      const result = await run(
+        "node",
+        [resolve(ROOT, "packages/cli/bin/tarsy.mjs"), "config", "check", "--config-dir", dir],
+        { env: { PATH: process.env.PATH, GOOGLE_API_KEY: "set-in-the-secret" } },
+      );
+      expect(result.output).toContain("Configuration is valid.");
+      expect(result.code).toBe(0);
+      // The in-cluster MCP server is the binary the mcp-gateway image installs.
+      expect(result.output).toMatch(
+        /kubernetes-server \[overrides built-in\]: stdio: kubernetes-mcp-server /,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("overlay specifics", () => {
+  it("production pins every image to a tag", () => {
+    for (const obj of workloads(rendered["overlays/production"])) {
+      for (const c of containersOf(obj)) {
+        expect(c.image, obj.metadata.name).toMatch(/:[\w][\w.-]*$/);
+        expect(c.image).not.toMatch(/:latest$/);
+      }
+    }
+  });
+});
