@@ -44,7 +44,7 @@ import type {
   McpServerConfig,
   TarsyConfig,
 } from "./types.ts";
-import { validateReferences } from "./validate.ts";
+import { nativeToolFallbackWarnings, validateReferences } from "./validate.ts";
 
 export const TARSY_FILE = "tarsy.yaml";
 export const PROVIDERS_FILE = "llm-providers.yaml";
@@ -300,6 +300,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   }
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
+  state.warnings.push(...nativeToolFallbackWarnings(config));
   const issues = state.issues.filter(
     (issue) =>
       !state.missingAt.has(`${issue.file}\u0000${issue.path}`) ||

@@ -7,7 +7,7 @@ import {
   resolveChatAgentConfig,
   resolveSynthesisConfig,
 } from "./resolve.ts";
-import type { ChainConfig, FallbackProviderEntry, TarsyConfig } from "./types.ts";
+import type { ChainConfig, ConfigWarning, FallbackProviderEntry, TarsyConfig } from "./types.ts";
 
 /** Entries that failed to parse: references to them are not reported a second time. */
 export interface InvalidNames {
@@ -165,4 +165,34 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
       );
     }
   }
+}
+
+/**
+ * An agent whose definition needs Gemini native tools can only fall back to google-native
+ * entries (the others are skipped at run time). A fallback list with none of those gives it
+ * no fallback at all: worth a warning, not an error (TARSy's rule).
+ */
+export function nativeToolFallbackWarnings(config: TarsyConfig): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  for (const chain of config.chains.values()) {
+    chain.stages.forEach((stage, stageIndex) => {
+      stage.agents.forEach((agent, agentIndex) => {
+        let resolved: ResolvedAgentConfig;
+        try {
+          resolved = resolveAgentConfig(config, chain, stageIndex, agent);
+        } catch {
+          return; // reported as an error already
+        }
+        const list = resolved.fallback_providers;
+        if (!resolved.requires_native_tools || list.length === 0) return;
+        if (list.some((entry) => entry.backend === "google-native")) return;
+        warnings.push({
+          file: config.sources.chains.get(chain.id) ?? "",
+          path: formatPath(["agent_chains", chain.id, "stages", stageIndex, "agents", agentIndex]),
+          message: `agent "${agent.name}" needs Gemini native tools, but no entry of its fallback_providers uses the google-native backend: it cannot fall back`,
+        });
+      });
+    });
+  }
+  return warnings;
 }

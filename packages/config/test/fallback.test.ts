@@ -126,6 +126,49 @@ describe("fallback_providers: the most specific list wins", () => {
     expect(searchOnGemini?.native_tools).toMatchObject({ google_search: true });
   });
 
+  it("warns when an agent that needs native tools has no google-native entry to fall back to", () => {
+    const { warnings } = load({
+      providers: PROVIDERS,
+      tarsy: `
+agents:
+  Searcher:
+    native_tools: { google_search: true }
+agent_chains:
+  c:
+    alert_types: [c]
+    fallback_providers:
+      - { provider: backup-claude, backend: langchain }
+    stages:
+      - name: s
+        agents: [Searcher, KubernetesAgent]
+`,
+    });
+    expect(warnings.map((w) => [w.path, w.message])).toContainEqual([
+      "agent_chains.c.stages[0].agents[0]",
+      'agent "Searcher" needs Gemini native tools, but no entry of its fallback_providers uses the google-native backend: it cannot fall back',
+    ]);
+    expect(warnings.filter((w) => w.message.includes("native tools"))).toHaveLength(1);
+    // With a google-native entry in its list, no warning.
+    const ok = load({
+      providers: PROVIDERS,
+      tarsy: `
+agents:
+  Searcher:
+    native_tools: { google_search: true }
+agent_chains:
+  c:
+    alert_types: [c]
+    fallback_providers:
+      - { provider: backup-claude, backend: langchain }
+      - { provider: backup-gemini, backend: google-native }
+    stages:
+      - name: s
+        agents: [Searcher]
+`,
+    }).warnings;
+    expect(ok.filter((w) => w.message.includes("native tools"))).toEqual([]);
+  });
+
   it("per-provider first-chunk and stall timeouts", () => {
     expect(config.llmProviders.get("backup-openai")).toMatchObject({
       initial_response_timeout_ms: 45_000,
