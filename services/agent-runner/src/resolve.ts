@@ -15,7 +15,7 @@ import type { ExecutionRequested } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 import { ExecutionConfigError } from "./errors.ts";
 import type { ExecutionContext, SummarizationSettings } from "./execution-context.ts";
-import type { ExecutionRecord } from "./ports.ts";
+import type { ExecutionRecord, SessionRunbookRecord } from "./ports.ts";
 
 export const SYNTHESIS_STAGE_SUFFIX = " - Synthesis";
 
@@ -104,13 +104,15 @@ function resolveFor(
 
 /**
  * Everything an execution runs with: its agent configuration resolved through the hierarchy
- * (with the alert's MCP selection replacing the server list), prompts' inputs and the
- * per-server instructions and summarization settings.
+ * (with the alert's MCP selection replacing the server list), prompts' inputs (among them the
+ * session's runbook as stored on it, see `runbook.ts`) and the per-server instructions and
+ * summarization settings.
  */
 export function resolveExecutionContext(
   config: TarsyConfig,
   record: ExecutionRecord,
   request: ExecutionRequested,
+  runbook: SessionRunbookRecord | null,
 ): ExecutionContext {
   const chain = config.chains.get(record.session.chainId);
   if (!chain) {
@@ -150,7 +152,7 @@ export function resolveExecutionContext(
     agentIndex: record.agentIndex,
     alertType: record.session.alertType,
     alertData: record.session.alertData,
-    runbook: config.defaults.runbook,
+    ...(runbook?.content ? { runbook: runbook.content } : {}),
     ...(request.context !== undefined && { previousContext: request.context }),
     ...(request.kind === "chat" && {
       chat: {
