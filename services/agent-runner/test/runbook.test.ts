@@ -89,7 +89,10 @@ describe("the session's runbook", () => {
     const texts = await Promise.all(
       request.executions.map(async (id) => between(await userPrompt(id))),
     );
-    expect(texts.every((t) => t !== undefined), JSON.stringify(texts)).toBe(true);
+    expect(
+      texts.every((t) => t !== undefined),
+      JSON.stringify(texts),
+    ).toBe(true);
     expect(new Set(texts).size, JSON.stringify(texts)).toBe(1);
     expect(texts[0]).toMatch(/^# Version \d$/);
     const session = await env.db.prisma.alertSession.findUniqueOrThrow({
