@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { StackOptions } from "@tarsy/stack";
 import {
   type Browser,
   buildDashboard,
@@ -26,11 +27,14 @@ export interface DashboardRig {
  * the freshly built dashboard, and Chromium with one page. The relay runs on its own port,
  * so the page is told its URL with `?ws=` (kept for the tab) and the relay accepts the origin.
  */
-export async function startDashboardRig(): Promise<DashboardRig> {
+export async function startDashboardRig(
+  options: Partial<Pick<StackOptions, "configDir" | "llmScriptPath" | "env">> = {},
+): Promise<DashboardRig> {
   const dist = await buildDashboard();
   const system = await bootSystem({
     llmScriptPath: SCRIPT,
-    env: { DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
+    ...options,
+    env: { ...options.env, DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
   });
   let browser: Browser | undefined;
   try {

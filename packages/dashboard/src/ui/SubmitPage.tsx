@@ -99,7 +99,7 @@ export function SubmitPage() {
         ) : null}
         {runbooks.data && runbooks.data.length > 0 ? (
           <label>
-            Runbook
+            Runbook from the repository
             <select
               value={runbooks.data.includes(input.runbook) ? input.runbook : ""}
               onChange={(e) => set({ runbook: e.target.value })}
