@@ -224,27 +224,9 @@ describe("e2e: Runbooks", () => {
 
   it("tarsy alert submit --runbook reaches the agent", async () => {
     const url = `${gh.url}/acme/runbooks/blob/main/sre/oom.md`;
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (done) => {
-        const child = spawn(
-          process.execPath,
-          [CLI, "alert", "submit", "-", "--type", "Quick", "--runbook", url],
-          {
-            env: { PATH: process.env.PATH ?? "", TARSY_API_URL: sys.stack.apiUrl },
-            stdio: ["pipe", "pipe", "pipe"],
-          },
-        );
-        let stdout = "";
-        let stderr = "";
-        child.stdout.on("data", (d: Buffer) => {
-          stdout += d.toString();
-        });
-        child.stderr.on("data", (d: Buffer) => {
-          stderr += d.toString();
-        });
-        child.on("close", (code) => done({ code, stdout, stderr }));
-        child.stdin.end("payments-api is out of memory\n");
-      },
+    const run = await tarsy(
+      ["alert", "submit", "-", "--type", "Quick", "--runbook", url],
+      "payments-api is out of memory\n",
     );
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
@@ -252,5 +234,27 @@ describe("e2e: Runbooks", () => {
     await waitStatus(sys, id, ["completed"], 60_000);
     const [request] = await requestsOf(id);
     expect(runbookIn(request?.user ?? "")).toBe(OOM);
+    const show = await tarsy(["session", "show", id]);
+    expect(show.stdout).toContain(`  Runbook:     ${url} (fetched)`);
   }, 90_000);
+
+  /** The real `tarsy` executable, as a user at a terminal runs it. */
+  function tarsy(args: string[], stdin = "") {
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { PATH: process.env.PATH ?? "", TARSY_API_URL: sys.stack.apiUrl },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      child.on("close", (code) => done({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+  }
 });
