@@ -38,7 +38,9 @@ describe("dashboard in a browser", () => {
         severity: "critical",
       }),
     );
-    await page.getByLabel("Runbook URL").fill("https://runbooks.example.com/payments.md");
+    await page
+      .getByLabel("Runbook URL")
+      .fill("https://github.com/acme/runbooks/blob/main/payments.md");
     await page.getByRole("button", { name: "Submit alert" }).click();
     await page.waitForURL(/\/sessions\/[^/]+$/);
     sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { StackOptions } from "@tarsy/stack";
 import {
   type Browser,
   buildDashboard,
@@ -27,13 +28,13 @@ export interface DashboardRig {
  * so the page is told its URL with `?ws=` (kept for the tab) and the relay accepts the origin.
  */
 export async function startDashboardRig(
-  options: { configDir?: string; llmScriptPath?: string } = {},
+  options: Partial<Pick<StackOptions, "configDir" | "llmScriptPath" | "env">> = {},
 ): Promise<DashboardRig> {
   const dist = await buildDashboard();
   const system = await bootSystem({
     llmScriptPath: SCRIPT,
     ...options,
-    env: { DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
+    env: { ...options.env, DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
   });
   let browser: Browser | undefined;
   try {

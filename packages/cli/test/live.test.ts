@@ -243,7 +243,7 @@ describe("tarsy against the running system", () => {
         "--type",
         "PodCrashLooping",
         "--runbook",
-        "https://runbooks.example/oom",
+        "https://github.com/acme/runbooks/blob/main/oom.md",
       ],
       { env: sys.env, stdin: "payments-api is crash looping in namespace payments\n" },
     );
@@ -253,7 +253,7 @@ describe("tarsy against the running system", () => {
     const show = await tarsy(["session", "show", id, "--json"], { env: sys.env });
     const raw = JSON.parse(show.stdout) as { session: { alert_data: string; runbook_url: string } };
     expect(raw.session.alert_data).toBe("payments-api is crash looping in namespace payments");
-    expect(raw.session.runbook_url).toBe("https://runbooks.example/oom");
+    expect(raw.session.runbook_url).toBe("https://github.com/acme/runbooks/blob/main/oom.md");
   }, 60_000);
 
   it("dlq list shows a dead letter made by an invalid raw message; discard and redrive act on it", async () => {

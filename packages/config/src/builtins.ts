@@ -59,7 +59,16 @@ export function builtinQueue(): QueueConfig {
 }
 
 export function builtinSystem(): SystemConfig {
-  return { allowed_ws_origins: [] };
+  return {
+    allowed_ws_origins: [],
+    github: { token_env: "GITHUB_TOKEN", api_url: "https://api.github.com" },
+    runbooks: {
+      repo_url: "",
+      cache_ttl_ms: 60_000,
+      allowed_domains: ["github.com", "raw.githubusercontent.com"],
+      allow_private_addresses: false,
+    },
+  };
 }
 
 const KUBERNETES_INSTRUCTIONS = `For Kubernetes operations:

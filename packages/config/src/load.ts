@@ -77,8 +77,6 @@ const NOT_IMPLEMENTED = new Set([
   "memory",
   "sub_agents",
   "slack",
-  "github",
-  "runbooks",
   "retention",
   "skills",
   "type",
@@ -90,7 +88,7 @@ const NOT_IMPLEMENTED = new Set([
 ]);
 
 /** Fields whose variable may be unset: the value becomes empty and a warning is given. */
-const OPTIONAL_FIELDS = new Set(["bearer_token", "base_url", "dashboard_url"]);
+const OPTIONAL_FIELDS = new Set(["bearer_token", "base_url", "dashboard_url", "repo_url"]);
 const OPTIONAL_MAPS = new Set(["env", "custom_headers", "headers"]);
 /** Free text: an unset `${VAR}` stays as written (prose and shell snippets use that syntax). */
 const TEXT_FIELDS = new Set(["description", "instructions", "custom_instructions", "runbook"]);

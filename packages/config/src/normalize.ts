@@ -173,5 +173,19 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
 
 export function toSystem(base: SystemConfig, raw: RawSystem | undefined): SystemConfig {
   if (!raw) return base;
-  return { ...base, ...defined(raw) };
+  const { github, runbooks, ...rest } = raw;
+  return {
+    ...base,
+    ...defined(rest),
+    github: { ...base.github, ...defined(github ?? {}) },
+    runbooks: {
+      ...base.runbooks,
+      ...defined({
+        repo_url: runbooks?.repo_url,
+        cache_ttl_ms: runbooks?.cache_ttl,
+        allowed_domains: runbooks?.allowed_domains,
+        allow_private_addresses: runbooks?.allow_private_addresses,
+      }),
+    },
+  };
 }

@@ -308,9 +308,52 @@ export const QueueSchema = z.strictObject({
 });
 export type RawQueue = z.output<typeof QueueSchema>;
 
+const HttpUrl = z
+  .string()
+  .refine((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol), {
+    error: "is not a valid http(s) URL",
+  });
+
+/** A host name as an allowlist entry: no scheme, port or path. */
+const DomainName = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$|^\[?[0-9a-f:.]+\]?$/, {
+    error: (issue) => `"${String(issue.input)}" is not a host name (no scheme, port or path)`,
+  });
+
+/** `https://github.com/{owner}/{repo}/tree/{ref}/{path}`; empty means no runbook listing. */
+const RepoUrl = z.string().refine(
+  (url) => {
+    if (url === "") return true;
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return false;
+    const [owner, repo, kind, ref] = new URL(url).pathname.split("/").filter(Boolean);
+    return Boolean(owner && repo) && (kind === undefined || (kind === "tree" && Boolean(ref)));
+  },
+  { error: "expected a GitHub tree URL such as https://github.com/org/repo/tree/main/runbooks" },
+);
+
+const GithubSchema = z.strictObject({
+  /** Name of the environment variable holding the GitHub token. */
+  token_env: Name.optional(),
+  /** GitHub REST API base (GitHub Enterprise: https://HOST/api/v3). */
+  api_url: HttpUrl.optional(),
+});
+
+const RunbooksSchema = z.strictObject({
+  repo_url: RepoUrl.optional(),
+  cache_ttl: DurationSchema.refine((ms) => ms > 0, { error: "must be greater than 0" }).optional(),
+  allowed_domains: z.array(DomainName).optional(),
+  /** Fetch from private, loopback and shared address ranges (internal Git servers). */
+  allow_private_addresses: z.boolean().optional(),
+});
+
 export const SystemSchema = z.strictObject({
   allowed_ws_origins: z.array(Name).optional(),
   dashboard_url: z.string().optional(),
+  github: GithubSchema.optional(),
+  runbooks: RunbooksSchema.optional(),
 });
 export type RawSystem = z.output<typeof SystemSchema>;
 

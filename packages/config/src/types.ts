@@ -227,10 +227,30 @@ export interface QueueConfig {
   heartbeat_interval_ms: number;
 }
 
+export interface GithubConfig {
+  /** Environment variable holding the GitHub token (default GITHUB_TOKEN). */
+  token_env: string;
+  /** GitHub REST API base (default https://api.github.com). */
+  api_url: string;
+}
+
+export interface RunbooksConfig {
+  /** Repository tree whose `.md` files the dashboard offers; empty means no listing. */
+  repo_url: string;
+  /** How long fetched runbooks and the listing are reused (default 1 minute). */
+  cache_ttl_ms: number;
+  /** Hosts runbooks may come from (each also as `www.` + host). */
+  allowed_domains: string[];
+  /** Private, loopback and shared address ranges may be fetched (default false). */
+  allow_private_addresses: boolean;
+}
+
 export interface SystemConfig {
   /** Origins a browser WebSocket may connect from; empty means same-origin only. */
   allowed_ws_origins: string[];
   dashboard_url?: string;
+  github: GithubConfig;
+  runbooks: RunbooksConfig;
 }
 
 /** Which file defined each entry (`<built-in>` for built-ins), for messages and summaries. */

@@ -152,8 +152,21 @@ export const ChatDetailSchema = z.object({
   ),
 });
 
+/** The runbook the session's agents used; null until its first execution resolved it. */
+export const SessionRunbookSchema = z.object({
+  /** fetched: from `runbook_url`; default: `defaults.runbook`; none: no runbook text. */
+  source: z.enum(["fetched", "default", "none"]),
+  /** The text as the prompts carry it (masked); null when there is none. */
+  content: z.string().nullable(),
+  /** Why the session fell back from `runbook_url`, else null. */
+  error: z.string().nullable(),
+  resolved_at: TimestampSchema,
+});
+export type SessionRunbook = z.infer<typeof SessionRunbookSchema>;
+
 export const SessionDetailSchema = SessionSummarySchema.extend({
   alert_data: z.string(),
+  runbook: SessionRunbookSchema.nullable(),
   mcp_selection: z.unknown().nullable(),
   final_analysis: z.string().nullable(),
   executive_summary: z.string().nullable(),

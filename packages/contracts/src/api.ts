@@ -159,6 +159,10 @@ export const HealthResponseSchema = z.object({
 });
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
+/** `GET /api/v1/runbooks`: blob URLs of the `.md` files under `system.runbooks.repo_url`. */
+export const RunbooksResponseSchema = z.array(z.string());
+export type RunbooksResponse = z.infer<typeof RunbooksResponseSchema>;
+
 export const SystemWarningsResponseSchema = z.object({
   warnings: HealthResponseSchema.shape.warnings,
 });

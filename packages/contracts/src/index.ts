@@ -23,6 +23,8 @@ export {
   McpSelectionRequestSchema,
   type McpServersResponse,
   McpServersResponseSchema,
+  type RunbooksResponse,
+  RunbooksResponseSchema,
   SystemWarningsResponseSchema,
 } from "./api.ts";
 export {
@@ -49,6 +51,8 @@ export {
   SessionListQuerySchema,
   type SessionListResponse,
   SessionListResponseSchema,
+  type SessionRunbook,
+  SessionRunbookSchema,
   type SessionSortField,
   SessionSortFieldSchema,
   type SessionSummary,

@@ -55,6 +55,7 @@ export type {
   Message,
   OutboxMessage,
   Prisma,
+  RunbookSource,
   Stage,
   StageKind,
   TimelineEvent,
@@ -100,6 +101,11 @@ export {
   relayOutbox,
   startOutboxRelay,
 } from "./outbox.ts";
+export {
+  claimSessionRunbook,
+  getSessionRunbook,
+  type SessionRunbook,
+} from "./session-runbook.ts";
 export {
   addSessionTokenUsage,
   type CreatedSession,

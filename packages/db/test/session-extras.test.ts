@@ -1,9 +1,11 @@
 import { describe, expect } from "vitest";
 import {
   addSessionTokenUsage,
+  claimSessionRunbook,
   createSession,
   findSessionsByFingerprint,
   getSession,
+  getSessionRunbook,
   listSessions,
   softDeleteSessionsBefore,
   transitionSessionStatus,
@@ -81,5 +83,42 @@ describe("session bookkeeping", () => {
     expect((await listSessions(db.prisma)).items.map((s) => s.id).sort()).toEqual(
       [recent.id, running.id].sort(),
     );
+  });
+});
+
+describe("session runbook", () => {
+  test("is stored once: the first claim wins, later claims get the stored text", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    expect(await getSessionRunbook(db.prisma, session.id)).toBeNull();
+    const claims = await Promise.all(
+      ["text A", "text B", "text C"].map((content) =>
+        claimSessionRunbook(db.prisma, session.id, { content, source: "fetched", error: null }),
+      ),
+    );
+    expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+    const texts = new Set(claims.map((c) => c.runbook.content));
+    expect(texts.size).toBe(1);
+    const stored = await getSessionRunbook(db.prisma, session.id);
+    expect(stored?.content).toBe([...texts][0]);
+    expect(stored?.source).toBe("fetched");
+
+    const late = await claimSessionRunbook(db.prisma, session.id, {
+      content: "fallback",
+      source: "default",
+      error: "fetch failed",
+    });
+    expect(late.claimed).toBe(false);
+    expect(late.runbook.content).toBe(stored?.content);
+  });
+
+  test("keeps the fallback reason and a missing text", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    const { runbook } = await claimSessionRunbook(db.prisma, session.id, {
+      content: null,
+      source: "none",
+      error: "GET … answered 404",
+    });
+    expect(runbook).toMatchObject({ content: null, source: "none", error: "GET … answered 404" });
+    expect(await getSessionRunbook(db.prisma, session.id)).toMatchObject({ source: "none" });
   });
 });

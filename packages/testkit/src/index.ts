@@ -10,6 +10,7 @@ export {
   type TestDb,
   withDatabase,
 } from "./db.ts";
+export { type FakeGithub, startFakeGithub } from "./fake-github.ts";
 export {
   type CreateTestBusOptions,
   createTestBus,

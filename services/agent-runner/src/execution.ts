@@ -2,6 +2,7 @@ import type { Bus } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import type { LlmClient } from "@tarsy/llm-client";
+import type { MaskingService } from "@tarsy/masking";
 import { createMetrics, secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
@@ -14,7 +15,13 @@ import {
 } from "./errors.ts";
 import { ProviderFallback } from "./llm-fallback.ts";
 import { DEFAULT_LLM_RETRY_POLICY, type LlmRetryPolicy } from "./llm-retry.ts";
-import type { ExecutionOutcome, ExecutionRecord, RunnerStore, ToolGateway } from "./ports.ts";
+import type {
+  ExecutionOutcome,
+  ExecutionRecord,
+  RunbookFetcher,
+  RunnerStore,
+  ToolGateway,
+} from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
 import {
   type ControllerResult,
@@ -23,6 +30,7 @@ import {
   UsageTotals,
   WriteBehind,
 } from "./run-context.ts";
+import { sessionRunbook } from "./runbook.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerDeps {
@@ -33,6 +41,10 @@ export interface RunnerDeps {
   /** Retry budget, backoff and stream timeouts of LLM calls (default: DEFAULT_LLM_RETRY_POLICY). */
   llmRetry?: LlmRetryPolicy;
   tools: ToolGateway;
+  /** Fetches the session's runbook URL (once per session; the text is stored on it). */
+  runbooks: RunbookFetcher;
+  /** Masks the runbook text like alert data. */
+  masking: Pick<MaskingService, "maskAlertData">;
   logger: Logger;
   /** Stored on the execution row (which runner holds it). */
   runnerId: string;
@@ -190,7 +202,12 @@ export async function runExecution(
   }, deps.heartbeatMs ?? 10_000);
   let outcome: ExecutionOutcome;
   try {
-    const exec = resolveExecutionContext(deps.config, record, request);
+    // The executive summary reads only the final analysis; every other prompt has the runbook.
+    const runbook =
+      request.kind === "executive_summary"
+        ? null
+        : await sessionRunbook({ ...deps, logger }, record, timeline, runSignal);
+    const exec = resolveExecutionContext(deps.config, record, request, runbook);
     const run: RunContext = {
       exec,
       llm: deps.llm,

@@ -3,6 +3,7 @@ import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
+import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import {
   busMetricsObserver,
@@ -11,6 +12,7 @@ import {
   natsReadiness,
   startOpsServer,
 } from "@tarsy/metrics";
+import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger, runService } from "@tarsy/runtime";
 import { configEnv, llmRetryPolicy, loadEnv } from "./env.ts";
 import { createGatewayTools } from "./gateway.ts";
@@ -57,6 +59,8 @@ await runService(
         llm,
         llmRetry: llmRetryPolicy(env),
         tools: createGatewayTools(createMcpGatewayClient(bus), logger),
+        runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, configEnv())),
+        masking: createMaskingService({ logger: logger.child({ component: "masking" }) }),
         logger,
         runnerId,
         metrics,

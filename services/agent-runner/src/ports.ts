@@ -89,6 +89,15 @@ export interface NewMcpInteraction {
   errorMessage: string | null;
 }
 
+/** The runbook a session runs with, as stored on it (see `claimSessionRunbook`). */
+export interface SessionRunbookRecord {
+  /** Null: no runbook text ("No runbook available."). */
+  content: string | null;
+  source: "fetched" | "default" | "none";
+  /** Why the session fell back from its runbook URL. */
+  error: string | null;
+}
+
 /** What the runner reads about an execution before it starts. */
 export interface ExecutionRecord {
   id: string;
@@ -108,6 +117,8 @@ export interface ExecutionRecord {
     alertType: string;
     chainId: string;
     runbookUrl: string | null;
+    /** Null until the first execution of the session resolved it. */
+    runbook: SessionRunbookRecord | null;
     mcpSelection: unknown;
   };
   stage: { name: string; index: number } | null;
@@ -151,6 +162,14 @@ export interface RunnerStore {
 
   loadExecution(executionId: string): Promise<ExecutionRecord | null>;
   /**
+   * Stores the session's runbook unless one is stored already; returns the stored one and
+   * whether this call stored it (first writer wins across executions and runners).
+   */
+  claimSessionRunbook(
+    sessionId: string,
+    runbook: SessionRunbookRecord,
+  ): Promise<{ runbook: SessionRunbookRecord; claimed: boolean }>;
+  /**
    * Marks the execution active for this attempt (null when it is already terminal). Work of
    * an earlier, interrupted attempt is cleaned up: its conversation is dropped (the loop
    * restarts) and the events it left streaming are failed and returned.
@@ -170,6 +189,11 @@ export interface RunnerStore {
     attempt: number,
     outcome: ExecutionOutcome,
   ): Promise<boolean>;
+}
+
+/** Fetches a runbook URL's text (`@tarsy/runbooks` in production). */
+export interface RunbookFetcher {
+  fetch(url: string, signal?: AbortSignal): Promise<string>;
 }
 
 /** Tool definitions as the LLM sees them (`server.tool`). */

@@ -19,7 +19,7 @@ import type {
   ProviderStreamLimits,
   SummarizationSettings,
 } from "./execution-context.ts";
-import type { ExecutionRecord } from "./ports.ts";
+import type { ExecutionRecord, SessionRunbookRecord } from "./ports.ts";
 
 export const SYNTHESIS_STAGE_SUFFIX = " - Synthesis";
 
@@ -118,13 +118,15 @@ function resolveFor(
 
 /**
  * Everything an execution runs with: its agent configuration resolved through the hierarchy
- * (with the alert's MCP selection replacing the server list), prompts' inputs and the
- * per-server instructions and summarization settings.
+ * (with the alert's MCP selection replacing the server list), prompts' inputs (among them the
+ * session's runbook as stored on it, see `runbook.ts`) and the per-server instructions and
+ * summarization settings.
  */
 export function resolveExecutionContext(
   config: TarsyConfig,
   record: ExecutionRecord,
   request: ExecutionRequested,
+  runbook: SessionRunbookRecord | null,
 ): ExecutionContext {
   const chain = config.chains.get(record.session.chainId);
   if (!chain) {
@@ -168,7 +170,7 @@ export function resolveExecutionContext(
     agentIndex: record.agentIndex,
     alertType: record.session.alertType,
     alertData: record.session.alertData,
-    runbook: config.defaults.runbook,
+    ...(runbook?.content ? { runbook: runbook.content } : {}),
     ...(request.context !== undefined && { previousContext: request.context }),
     ...(request.kind === "chat" && {
       chat: {

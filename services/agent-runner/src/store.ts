@@ -1,6 +1,7 @@
 import type { TimelineEventStatus } from "@tarsy/contracts";
 import {
   appendMessages,
+  claimSessionRunbook,
   completeTimelineEvent,
   createTimelineEvent,
   type Db,
@@ -162,10 +163,23 @@ export function createPostgresStore(db: Db): RunnerStore {
           alertType: session.alertType,
           chainId: session.chainId,
           runbookUrl: session.runbookUrl,
+          runbook: session.runbookSource
+            ? {
+                content: session.runbookContent,
+                source: session.runbookSource,
+                error: session.runbookError,
+              }
+            : null,
           mcpSelection: session.mcpSelection,
         },
         stage: stage ? { name: stage.stageName, index: stage.stageIndex } : null,
       };
+    },
+
+    async claimSessionRunbook(sessionId, runbook) {
+      const result = await claimSessionRunbook(prisma, sessionId, runbook);
+      const { content, source, error } = result.runbook;
+      return { runbook: { content, source, error }, claimed: result.claimed };
     },
 
     async startAttempt(executionId, runnerId) {

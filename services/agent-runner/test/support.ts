@@ -16,7 +16,9 @@ import type {
 import { createSession, type Db, ensureExecutiveSummaryExecution, ensureStage } from "@tarsy/db";
 import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { createLlmServer, type LlmServer, parseScript } from "@tarsy/llm-service";
+import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import { test } from "vitest";
@@ -236,6 +238,8 @@ export function runnerDeps(
     bus: env.bus,
     llm,
     tools,
+    runbooks: createRunbookClient(runbookSettingsFromConfig(env.config.system, {})),
+    masking: createMaskingService(),
     logger,
     runnerId: "runner-test",
     ...overrides,

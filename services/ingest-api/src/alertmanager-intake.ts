@@ -100,7 +100,7 @@ async function ingestAlerts(
           alertType,
           chainId: chainIdOf(deps, alertType),
           author,
-          runbookUrl: runbookOf(alert),
+          runbookUrl: runbookOf(deps, alert),
           alertFingerprint: fp,
           alertGroupKey: hook.groupKey || null,
           alertLabels: alert.labels,
@@ -171,7 +171,7 @@ async function ingestGroup(
         alertType,
         chainId: chainIdOf(deps, alertType),
         author,
-        runbookUrl: firing.map(runbookOf).find((url) => url !== null) ?? null,
+        runbookUrl: firing.map((a) => runbookOf(deps, a)).find((url) => url !== null) ?? null,
         alertFingerprint: firing.length === 1 ? first.fingerprint : null,
         alertGroupKey: groupKey,
         alertLabels: hook.commonLabels,
@@ -278,10 +278,22 @@ function chainIdOf(deps: AppDeps, alertType: string): string {
   return chain.id;
 }
 
-/** The `runbook_url` annotation when it is a URL TARSy may fetch (else none). */
-function runbookOf(alert: AlertmanagerAlert): string | null {
-  const url = alert.annotations.runbook_url;
-  return url && FetchableUrlSchema.safeParse(url).success ? url : null;
+/**
+ * The runbook annotation (`runbook_url` unless configured otherwise) when it is a URL TARSy
+ * may fetch (allowlisted host); else the session gets no URL and uses the default runbook.
+ */
+function runbookOf(deps: AppDeps, alert: AlertmanagerAlert): string | null {
+  const url = alert.annotations[deps.settings.alertmanager.runbookAnnotation];
+  if (!url) return null;
+  const problem = FetchableUrlSchema.safeParse(url).success
+    ? deps.runbooks.problem(url)
+    : "not a fetchable URL";
+  if (!problem) return url;
+  deps.logger.warn(
+    { fingerprint: alert.fingerprint, runbook_url: url, reason: problem },
+    "runbook annotation ignored",
+  );
+  return null;
 }
 
 /** The alert data the agents read: the alert(s) plus the notification's context. */

@@ -8,6 +8,7 @@ import { buildOpenApi } from "./openapi.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { runbookRoutes } from "./routes/runbooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Hono {
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
+  app.route("/api/v1/runbooks", runbookRoutes(deps));
 
   // The dashboard's runtime settings, then its build: files as they are, index.html for
   // client-side routes.

@@ -4,6 +4,7 @@ import type { McpHealthReply, McpServerToolsReply, McpWarningsReply } from "@tar
 import type { PrismaClient } from "@tarsy/db";
 import type { MaskingService } from "@tarsy/masking";
 import type { ServiceMetrics } from "@tarsy/metrics";
+import type { RunbookClient } from "@tarsy/runbooks";
 import type { Logger } from "@tarsy/runtime";
 
 /** The mcp-gateway's read-only NATS API, as ingest-api uses it. */
@@ -31,6 +32,8 @@ export interface AlertmanagerSettings {
   auth: AlertmanagerAuth;
   /** Most alerts one notification may carry; more is a 413 before anything is stored. */
   maxAlerts: number;
+  /** Annotation whose value is the alert's runbook URL (default `runbook_url`). */
+  runbookAnnotation: string;
 }
 
 export interface IngestSettings {
@@ -55,6 +58,8 @@ export interface AppDeps {
   bus: Bus;
   config: TarsyConfig;
   masking: MaskingService;
+  /** Runbook URL checks (`system.runbooks.allowed_domains`) and the runbook listing. */
+  runbooks: RunbookClient;
   /** Absent when no gateway is reachable in this deployment (health reports not_configured). */
   gateway?: GatewayClient;
   llmHealth?: LlmHealthCheck;
@@ -76,6 +81,7 @@ export const DEFAULT_SETTINGS: IngestSettings = {
     mode: "per_alert",
     auth: { kind: "none" },
     maxAlerts: 1000,
+    runbookAnnotation: "runbook_url",
   },
   version: "0.1.0",
 };

@@ -56,6 +56,8 @@ export const EnvSchema = z
     ALERTMANAGER_MODE: z.enum(["per_alert", "per_group"]).default("per_alert"),
     /** Most alerts one webhook notification may carry (413 past it, nothing stored). */
     ALERTMANAGER_MAX_ALERTS: z.coerce.number().int().positive().max(10_000).default(1000),
+    /** Annotation holding an alert's runbook URL. */
+    ALERTMANAGER_RUNBOOK_ANNOTATION: z.string().min(1).default("runbook_url"),
     ALERTMANAGER_BEARER_TOKEN: optional,
     ALERTMANAGER_BASIC_USER: optional,
     ALERTMANAGER_BASIC_PASSWORD: optional,

@@ -1,4 +1,5 @@
 import type { DependencyHealth, HealthResponse } from "@tarsy/contracts";
+import { configWarnings } from "./config-warnings.ts";
 import type { AppDeps } from "./deps.ts";
 import { withTimeout } from "./timeout.ts";
 
@@ -57,5 +58,10 @@ export async function checkHealth(deps: AppDeps): Promise<HealthResponse> {
   const ok = Object.values(checks).every(
     (c) => c.status === "healthy" || c.status === "not_configured",
   );
-  return { status: ok ? "healthy" : "degraded", version: deps.settings.version, checks, warnings };
+  return {
+    status: ok ? "healthy" : "degraded",
+    version: deps.settings.version,
+    checks,
+    warnings: [...configWarnings(deps), ...warnings],
+  };
 }

@@ -6,6 +6,7 @@ import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { busMetricsObserver, createMetrics } from "@tarsy/metrics";
+import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger, runService } from "@tarsy/runtime";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
@@ -61,6 +62,7 @@ await runService(
         mode: env.ALERTMANAGER_MODE,
         auth: alertmanagerAuth(env),
         maxAlerts: env.ALERTMANAGER_MAX_ALERTS,
+        runbookAnnotation: env.ALERTMANAGER_RUNBOOK_ANNOTATION,
       },
       ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
       ...(env.TARSY_WS_URL ? { wsUrl: env.TARSY_WS_URL } : {}),
@@ -72,6 +74,10 @@ await runService(
       masking: createMaskingService({
         logger: logger.child({ component: "masking" }),
         onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
+      }),
+      runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, configEnvironment()), {
+        onSkipped: (path, err) =>
+          logger.warn({ err, path }, "runbook listing: a directory could not be read; skipped"),
       }),
       gateway: createMcpGatewayClient(bus, { shortTimeoutMs: env.DEPENDENCY_TIMEOUT_MS }),
       ...(llm ? { llmHealth: () => llm.health() } : {}),

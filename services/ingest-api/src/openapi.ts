@@ -14,6 +14,7 @@ import {
   LLMInteractionDetailSchema,
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
+  RunbooksResponseSchema,
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
@@ -204,6 +205,13 @@ export function buildOpenApi(version: string): Json {
         get: {
           summary: "Active system warnings",
           responses: { ...ok(200, "warnings", SystemWarningsResponseSchema), 503: E503 },
+        },
+      },
+      "/api/v1/runbooks": {
+        get: {
+          summary:
+            "Runbooks (.md files) under system.runbooks.repo_url, as GitHub blob URLs; [] when none is configured or the listing fails",
+          responses: ok(200, "runbook URLs", RunbooksResponseSchema),
         },
       },
       "/api/v1/system/mcp-servers": {

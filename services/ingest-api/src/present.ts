@@ -62,6 +62,15 @@ export function presentDetail(
   return {
     ...presentSummary(s),
     alert_data: s.alertData,
+    runbook:
+      s.runbookSource && s.runbookResolvedAt
+        ? {
+            source: s.runbookSource,
+            content: s.runbookContent,
+            error: s.runbookError,
+            resolved_at: s.runbookResolvedAt.toISOString(),
+          }
+        : null,
     mcp_selection: s.mcpSelection ?? null,
     final_analysis: s.finalAnalysis,
     executive_summary: s.executiveSummary,

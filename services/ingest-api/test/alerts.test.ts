@@ -20,7 +20,7 @@ describe("POST /api/v1/alerts", () => {
     const res = await post<{ session_id: string; status: string }>({
       alert_type: "kubernetes",
       data: { pod: "api-1", reason: "CrashLoopBackOff" },
-      runbook: "https://runbooks.example.com/crashloop.md",
+      runbook: "https://github.com/acme/runbooks/blob/main/crashloop.md",
     });
     expect(res.status).toBe(202);
     expect(res.body.status).toBe("queued");
@@ -29,7 +29,7 @@ describe("POST /api/v1/alerts", () => {
       status: "pending",
       alertType: "kubernetes",
       chainId: "kubernetes-agent-chain",
-      runbookUrl: "https://runbooks.example.com/crashloop.md",
+      runbookUrl: "https://github.com/acme/runbooks/blob/main/crashloop.md",
     });
     expect(JSON.parse(row?.alertData ?? "")).toEqual({ pod: "api-1", reason: "CrashLoopBackOff" });
     await eventually(() => h.received.sessionSubmitted.some((m) => m.session_id === row?.id));

@@ -6,6 +6,7 @@ import type { PayloadOf } from "@tarsy/contracts";
 import type { Db } from "@tarsy/db";
 import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import type { ZodType } from "zod";
@@ -78,6 +79,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     bus,
     config,
     masking: createMaskingService(),
+    runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, CONFIG_ENV)),
     ...(gateway ? { gateway: createMcpGatewayClient(bus, { shortTimeoutMs: 2_000 }) } : {}),
     ...(options.llmHealth ? { llmHealth: options.llmHealth } : {}),
     logger,

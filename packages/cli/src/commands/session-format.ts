@@ -19,6 +19,19 @@ function indent(text: string, prefix = "  "): string {
     .join("\n");
 }
 
+/** The runbook's URL (or "default") and how it was resolved: fetched, or fell back and why. */
+function runbookLine(session: SessionDetail): string | undefined {
+  const { runbook_url: url, runbook } = session;
+  if (!url && !runbook) return undefined;
+  const where = url ?? "default";
+  if (!runbook) return where;
+  if (runbook.source === "fetched") return `${where} (fetched)`;
+  const used = runbook.source === "default" ? "default runbook" : "no runbook";
+  return runbook.error
+    ? `${where} (${used}; fetch failed: ${runbook.error})`
+    : `${where} (${used})`;
+}
+
 /** A readable summary of a session: status, stages and executions, analysis, tokens. */
 export function formatSession(session: SessionDetail, timeline: TimelineResponse): string {
   const out: string[] = [];
@@ -29,7 +42,8 @@ export function formatSession(session: SessionDetail, timeline: TimelineResponse
   out.push(`  Alert type:  ${session.alert_type}`);
   out.push(`  Chain:       ${session.chain_id}`);
   if (session.author) out.push(`  Author:      ${session.author}`);
-  if (session.runbook_url) out.push(`  Runbook:     ${session.runbook_url}`);
+  const runbook = runbookLine(session);
+  if (runbook) out.push(`  Runbook:     ${runbook}`);
   out.push(`  Created:     ${session.created_at}`);
   if (session.completed_at) {
     out.push(`  Completed:   ${session.completed_at} (${duration(session.duration_ms)})`);

@@ -1,6 +1,6 @@
 import { AlertSubmitRequestSchema } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
-import { buildAlertRequest } from "./alert-form.ts";
+import { buildAlertRequest, runbookFieldError, runbookLabel } from "./alert-form.ts";
 import { resolveWsUrl } from "./config.ts";
 
 const base = { alertType: "", format: "json" as const, data: "", runbook: "", mcpOverride: "" };
@@ -63,5 +63,23 @@ describe("resolveWsUrl", () => {
     const q = { href: "https://t/x?ws=ws%3A%2F%2Fr%3A9%2Fws", search: "?ws=ws%3A%2F%2Fr%3A9%2Fws" };
     expect(resolveWsUrl(q, { ws_url: "/other" }, "ws://remembered/ws")).toBe("ws://r:9/ws");
     expect(resolveWsUrl({ href: "https://t/", search: "" }, null, null)).toBe("wss://t/api/v1/ws");
+  });
+});
+
+describe("runbook picker helpers", () => {
+  it("names a listed runbook by its path in the repository", () => {
+    expect(runbookLabel("https://github.com/acme/runbooks/blob/main/sre/k8s/oom.md")).toBe(
+      "sre/k8s/oom.md",
+    );
+    expect(runbookLabel("https://git.internal/x/y.md")).toBe("y.md");
+  });
+
+  it("turns the server's refusal of the runbook field into that field's error", () => {
+    const details = { fields: [{ path: "runbook", message: "host evil.example is not allowed" }] };
+    expect(runbookFieldError(details, "invalid runbook URL")).toBe(
+      "invalid runbook URL: host evil.example is not allowed",
+    );
+    expect(runbookFieldError({ fields: [{ path: "data", message: "x" }] }, "bad")).toBeUndefined();
+    expect(runbookFieldError(undefined, "bad")).toBeUndefined();
   });
 });

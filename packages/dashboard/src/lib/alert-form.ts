@@ -74,3 +74,24 @@ export function buildAlertRequest(input: AlertFormInput): AlertFormResult {
   if (mcp && typeof mcp !== "string") request.mcp = mcp;
   return { ok: true, request };
 }
+
+/** A runbook's name in the picker: its path in the repository (after `/blob/{ref}/`). */
+export function runbookLabel(url: string): string {
+  try {
+    const parts = new URL(url).pathname.split("/").filter(Boolean);
+    const blob = parts.indexOf("blob");
+    const path = blob >= 0 ? parts.slice(blob + 2) : parts.slice(-1);
+    return decodeURIComponent(path.join("/")) || url;
+  } catch {
+    return url;
+  }
+}
+
+/** The message of a server-side refusal of the runbook field (e.g. a host not allowed). */
+export function runbookFieldError(details: unknown, message: string): string | undefined {
+  const fields = (details as { fields?: { path?: unknown; message?: unknown }[] } | undefined)
+    ?.fields;
+  const field = Array.isArray(fields) ? fields.find((f) => f.path === "runbook") : undefined;
+  if (!field) return undefined;
+  return typeof field.message === "string" ? `${message}: ${field.message}` : message;
+}

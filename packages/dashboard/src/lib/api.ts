@@ -10,6 +10,7 @@ import {
   LLMInteractionDetailSchema,
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
+  RunbooksResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
   SystemWarningsResponseSchema,
@@ -49,6 +50,8 @@ export interface ApiClient {
   alertTypes(): Promise<z.infer<typeof AlertTypesResponseSchema>>;
   mcpServers(): Promise<z.infer<typeof McpServersResponseSchema>>;
   warnings(): Promise<z.infer<typeof SystemWarningsResponseSchema>>;
+  /** Runbook URLs from `system.runbooks.repo_url` (the server answers [] when it cannot list). */
+  runbooks(): Promise<z.infer<typeof RunbooksResponseSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -108,5 +111,6 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     alertTypes: () => call(AlertTypesResponseSchema, "/system/alert-types"),
     mcpServers: () => call(McpServersResponseSchema, "/system/mcp-servers"),
     warnings: () => call(SystemWarningsResponseSchema, "/system/warnings"),
+    runbooks: () => call(RunbooksResponseSchema, "/runbooks"),
   };
 }

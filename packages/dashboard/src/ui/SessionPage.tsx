@@ -1,4 +1,4 @@
-import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
+import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { useState } from "react";
 import { timelineItems } from "../lib/timeline.ts";
 import { ChatPanel } from "./ChatPanel.tsx";
@@ -108,14 +108,7 @@ export function SessionPage(props: { sessionId: string }) {
             {detail.error_message}
           </p>
         ) : null}
-        {detail.runbook_url ? (
-          <p>
-            Runbook:{" "}
-            <a href={detail.runbook_url} rel="noreferrer" target="_blank">
-              {detail.runbook_url}
-            </a>
-          </p>
-        ) : null}
+        <RunbookInfo detail={detail} />
       </header>
 
       <details className="alert-data">
@@ -178,5 +171,47 @@ export function SessionPage(props: { sessionId: string }) {
         />
       ) : null}
     </article>
+  );
+}
+
+const RUNBOOK_SOURCES = {
+  fetched: "fetched",
+  default: "default runbook",
+  none: "no runbook",
+} as const;
+
+/** Which runbook the agents used: the URL, whether it was fetched or fell back (and why), the text. */
+function RunbookInfo(props: { detail: SessionDetail }) {
+  const { runbook_url: url, runbook } = props.detail;
+  if (!url && !runbook) return null;
+  return (
+    <section className="runbook" aria-label="Runbook">
+      <p>
+        Runbook:{" "}
+        {url ? (
+          <a href={url} rel="noreferrer" target="_blank">
+            {url}
+          </a>
+        ) : (
+          "default"
+        )}{" "}
+        {runbook ? (
+          <span className={`badge runbook-${runbook.source}`} data-testid="runbook-source">
+            {RUNBOOK_SOURCES[runbook.source]}
+          </span>
+        ) : (
+          <span className="muted">(not resolved yet)</span>
+        )}
+      </p>
+      {runbook?.error ? (
+        <p className="error">Could not fetch the runbook: {runbook.error}</p>
+      ) : null}
+      {runbook?.content ? (
+        <details>
+          <summary>Runbook used</summary>
+          <pre className="text">{runbook.content}</pre>
+        </details>
+      ) : null}
+    </section>
   );
 }

@@ -1,5 +1,11 @@
 import { type FormEvent, useState } from "react";
-import { type AlertFormInput, buildAlertRequest } from "../lib/alert-form.ts";
+import {
+  type AlertFormInput,
+  buildAlertRequest,
+  runbookFieldError,
+  runbookLabel,
+} from "../lib/alert-form.ts";
+import { ApiError } from "../lib/api.ts";
 import { useLoad, useServices } from "./context.tsx";
 import { navigate } from "./router.tsx";
 
@@ -9,6 +15,8 @@ export function SubmitPage() {
   const { api } = useServices();
   const types = useLoad(() => api.alertTypes(), []);
   const servers = useLoad(() => api.mcpServers(), []);
+  // Listing is fail-open: without it the form still takes any URL.
+  const runbooks = useLoad(() => api.runbooks().catch((): string[] => []), []);
   const [input, setInput] = useState<AlertFormInput>({
     alertType: "",
     format: "json",
@@ -33,7 +41,9 @@ export function SubmitPage() {
       (res) => navigate(`/sessions/${res.session_id}`),
       (err: Error) => {
         setSending(false);
-        setErrors({ form: err.message });
+        const runbook =
+          err instanceof ApiError ? runbookFieldError(err.details, err.message) : undefined;
+        setErrors(runbook ? { runbook } : { form: err.message });
       },
     );
   };
@@ -86,6 +96,22 @@ export function SubmitPage() {
           <p id="data-error" className="error">
             {errors.data}
           </p>
+        ) : null}
+        {runbooks.data && runbooks.data.length > 0 ? (
+          <label>
+            Runbook from the repository
+            <select
+              value={runbooks.data.includes(input.runbook) ? input.runbook : ""}
+              onChange={(e) => set({ runbook: e.target.value })}
+            >
+              <option value="">Default runbook (or a URL below)</option>
+              {runbooks.data.map((url) => (
+                <option key={url} value={url}>
+                  {runbookLabel(url)}
+                </option>
+              ))}
+            </select>
+          </label>
         ) : null}
         <label>
           Runbook URL

@@ -100,7 +100,9 @@ function Entry(props: { item: TimelineItem }) {
       aria-busy={streaming}
     >
       <div className="entry-head">
-        <span className="kind">{LABELS[item.event_type]}</span>
+        <span className="kind">
+          {item.metadata?.kind === "runbook_fallback" ? "Runbook" : LABELS[item.event_type]}
+        </span>
         {streaming ? (
           <span className="streaming" role="img" aria-label="streaming">
             ●

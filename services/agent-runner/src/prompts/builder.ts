@@ -47,7 +47,14 @@ export function buildFunctionCallingMessages(ctx: ExecutionContext): Conversatio
   if (ctx.chat) {
     return [
       { role: "system", content: composeChatInstructions(ctx) },
-      { role: "user", content: chatUserMessage(ctx.chat.investigationContext, ctx.chat.question) },
+      {
+        role: "user",
+        content: chatUserMessage(
+          ctx.chat.investigationContext,
+          ctx.chat.question,
+          runbookSection(ctx.runbook),
+        ),
+      },
     ];
   }
   return [

@@ -11,8 +11,15 @@ The investigation of this alert is finished. A user now asks a follow-up questio
 export const INVESTIGATION_CONTEXT_START = "<!-- INVESTIGATION_CONTEXT_START -->";
 export const INVESTIGATION_CONTEXT_END = "<!-- INVESTIGATION_CONTEXT_END -->";
 
-export function chatUserMessage(investigationContext: string, question: string): string {
-  return `## Investigation Context
+/** The runbook section (see `runbookSection`) comes first: the same guidance as the investigation. */
+export function chatUserMessage(
+  investigationContext: string,
+  question: string,
+  runbook: string,
+): string {
+  return `${runbook}
+
+## Investigation Context
 
 ${INVESTIGATION_CONTEXT_START}
 ${investigationContext.trim()}

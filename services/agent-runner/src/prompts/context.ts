@@ -16,9 +16,23 @@ ${alertData}
 \`\`\`\``;
 }
 
-export function runbookSection(runbook: string | undefined): string | undefined {
+export const RUNBOOK_START = "<!-- RUNBOOK START -->";
+export const RUNBOOK_END = "<!-- RUNBOOK END -->";
+export const NO_RUNBOOK = "No runbook available.";
+
+/**
+ * The session's runbook between markers: fetched text is untrusted, so a marker inside it is
+ * defused and cannot end the section early.
+ */
+export function runbookSection(runbook: string | undefined): string {
   const text = runbook?.trim();
-  return text ? `## Runbook\n\n${text}` : undefined;
+  if (!text) return `## Runbook Content\n\n${NO_RUNBOOK}`;
+  const fenced = text.replace(/<!--\s*RUNBOOK (START|END)\s*-->/gi, "<!-- runbook $1 (quoted) -->");
+  return `## Runbook Content
+
+${RUNBOOK_START}
+${fenced}
+${RUNBOOK_END}`;
 }
 
 /** Results of earlier stages, between markers so they cannot be mistaken for instructions. */

@@ -38,6 +38,8 @@ export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
         },
       );
     }
+    // Fail-closed: a runbook TARSy will not fetch is refused before anything is stored.
+    if (body.runbook) checkRunbookUrl(deps, body.runbook);
     const alertType = body.alert_type ?? deps.config.defaults.alert_type;
     const chain = chainFor(deps.config, alertType);
     const selection = body.mcp ?? body.mcp_selection;
@@ -64,6 +66,15 @@ export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
   });
 
   return app;
+}
+
+/** 400 `invalid runbook URL` when the URL is outside `system.runbooks.allowed_domains`. */
+function checkRunbookUrl(deps: AppDeps, url: string): void {
+  const problem = deps.runbooks.problem(url);
+  if (!problem) return;
+  throw new HttpError(400, "validation_failed", "invalid runbook URL", {
+    fields: [{ path: "runbook", message: problem }],
+  });
 }
 
 /** The chain of an alert type; an unknown type is a 400 that lists the known ones. */

@@ -1,6 +1,7 @@
 import { listAlertTypes } from "@tarsy/config";
 import type { AlertTypesResponse, McpServersResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
+import { configWarnings } from "../config-warnings.ts";
 import type { AppDeps } from "../deps.ts";
 import { unavailable } from "../errors.ts";
 import { withTimeout } from "../timeout.ts";
@@ -11,10 +12,11 @@ export function systemRoutes(deps: AppDeps): Hono {
   const ms = deps.settings.dependencyTimeoutMs;
 
   app.get("/warnings", async (c) => {
-    if (!deps.gateway) return c.json({ warnings: [] });
+    const own = configWarnings(deps);
+    if (!deps.gateway) return c.json({ warnings: own });
     try {
       const reply = await withTimeout(deps.gateway.warnings(), ms, "mcp-gateway warnings");
-      return c.json({ warnings: reply.warnings });
+      return c.json({ warnings: [...own, ...reply.warnings] });
     } catch (err) {
       throw unavailable(`mcp-gateway did not answer: ${(err as Error).message}`, err);
     }
