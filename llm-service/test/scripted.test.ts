@@ -161,11 +161,25 @@ responses:
     const sessionId = session();
     const first = await collect(h.client.generate(baseInput(scripted(script), { sessionId })));
     expect(first).toEqual([
-      { type: "error", message: "quota exceeded", code: "rate_limited", retryable: true },
+      {
+        type: "error",
+        message: "quota exceeded",
+        code: "rate_limited",
+        retryable: true,
+        partialOutput: false,
+        retriesExhausted: false,
+      },
     ]);
     const second = await collect(h.client.generate(baseInput(scripted(script), { sessionId })));
     expect(second).toEqual([
-      { type: "error", message: "model not found", code: "scripted_error", retryable: false },
+      {
+        type: "error",
+        message: "model not found",
+        code: "scripted_error",
+        retryable: false,
+        partialOutput: false,
+        retriesExhausted: false,
+      },
     ]);
     expect(
       textOf(await collect(h.client.generate(baseInput(scripted(script), { sessionId })))),
