@@ -1,4 +1,5 @@
-import { TtlCache, untilAborted } from "./cache.ts";
+import { abortable } from "@tarsy/runtime";
+import { TtlCache } from "./cache.ts";
 import { RunbookError } from "./errors.ts";
 import { guardedGet } from "./http.ts";
 import { listMarkdownFiles } from "./listing.ts";
@@ -64,7 +65,7 @@ export function createRunbookClient(
           allowedHosts,
           accept: "text/markdown, text/plain;q=0.9, */*;q=0.5",
         });
-      return untilAborted(contents.get(raw, load), signal);
+      return abortable(contents.get(raw, load), signal);
     },
 
     async list(signal) {
@@ -84,7 +85,7 @@ export function createRunbookClient(
           },
           repo,
         );
-      return untilAborted(listings.get(settings.repoUrl, load), signal);
+      return abortable(listings.get(settings.repoUrl, load), signal);
     },
   };
 }

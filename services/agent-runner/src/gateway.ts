@@ -1,28 +1,13 @@
 import { RpcRemoteError } from "@tarsy/bus";
 import type { McpExecutionScope } from "@tarsy/contracts";
 import type { McpGatewayClient } from "@tarsy/mcp-client";
-import type { Logger } from "@tarsy/runtime";
+import { abortable, type Logger } from "@tarsy/runtime";
 import { ExecutionAbortedError, ToolGatewayError } from "./errors.ts";
 import type { ToolCallResult, ToolDefinition, ToolGateway, ToolScope } from "./ports.ts";
 
-/** Rejects with the signal's reason as soon as it fires (the request itself runs on). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  const reason = () => signal.reason ?? new ExecutionAbortedError("cancelled");
-  if (signal.aborted) return Promise.reject(reason());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(reason());
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(err);
-      },
-    );
-  });
+/** The execution's abort reason (its signal always carries one; a bare abort is a cancel). */
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new ExecutionAbortedError("cancelled");
 }
 
 function scopeOf(scope: ToolScope): McpExecutionScope {
@@ -45,7 +30,9 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
   return {
     async listTools(scope, signal) {
       try {
-        const reply = await abortable(client.listTools(scopeOf(scope)), signal);
+        const reply = await abortable(client.listTools(scopeOf(scope)), signal, () =>
+          abortReason(signal),
+        );
         const tools: ToolDefinition[] = reply.tools.map((t) => ({
           name: t.name,
           server: t.server,
@@ -69,6 +56,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
             callId: call.callId,
           }),
           signal,
+          () => abortReason(signal),
         );
         return {
           server: reply.server,
