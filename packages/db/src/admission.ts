@@ -121,12 +121,3 @@ export function admitPendingSessions(
     return admitted.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   });
 }
-
-/** Admits the single next pending session (by the fairness rule) if a slot is free. */
-export async function claimNextPendingSession(
-  client: DbClient,
-  options: Omit<AdmitOptions, "limit">,
-): Promise<AlertSession | null> {
-  const [session] = await admitPendingSessions(client, { ...options, limit: 1 });
-  return session ?? null;
-}

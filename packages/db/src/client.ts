@@ -1,6 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { Prisma, PrismaClient } from "./generated/prisma/client.ts";
+import { type Prisma, PrismaClient } from "./generated/prisma/client.ts";
 import type { DbLogger } from "./logger.ts";
 
 export type { PrismaClient };
@@ -39,14 +39,17 @@ export function createDb(options: CreateDbOptions): Db {
   let closed: Promise<void> | undefined;
   return {
     prisma,
-    async ping() {
-      await prisma.$queryRaw`SELECT 1`;
-    },
+    ping: () => pingDatabase(prisma),
     close: () => {
       closed ??= prisma.$disconnect().then(() => pool.end());
       return closed;
     },
   };
+}
+
+/** A cheap round trip (`SELECT 1`): resolves when Postgres answers, for readiness checks. */
+export async function pingDatabase(client: DbClient): Promise<void> {
+  await client.$queryRaw`SELECT 1`;
 }
 
 /**
@@ -56,13 +59,4 @@ export function createDb(options: CreateDbOptions): Db {
 export function inTransaction<T>(client: DbClient, fn: (tx: Tx) => Promise<T>): Promise<T> {
   if ("$transaction" in client) return client.$transaction(fn);
   return fn(client);
-}
-
-/** True when `error` is a unique-constraint violation (Prisma P2002 or Postgres 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  if (error instanceof Prisma.PrismaClientKnownRequestError) {
-    if (error.code === "P2002") return true;
-    if (error.code === "P2010" && /23505/.test(JSON.stringify(error.meta ?? {}))) return true;
-  }
-  return false;
 }

@@ -3,34 +3,34 @@
 export {
   type AdmitOptions,
   admitPendingSessions,
-  claimNextPendingSession,
   countPendingSessions,
   countRunningSessions,
-  RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
 export {
+  type AlertMatch,
+  findDuplicateAlertSession,
+  markAlertResolved,
+  withAlertLock,
+} from "./alerts.ts";
+export {
   CHAT_SESSION_STATUSES,
-  deleteChatUserMessage,
   getChatBySession,
   getChatUserMessage,
-  getOrCreateChat,
   hasOpenChatTurn,
-  listChatMessages,
   type OpenChatTurnInput,
   openChatTurn,
   type SubmitChatMessageInput,
   type SubmittedChatMessage,
   submitChatMessage,
   touchChat,
-} from "./chats.ts";
+} from "./chat.ts";
 export {
   type CreateDbOptions,
   createDb,
   type Db,
   type DbClient,
-  inTransaction,
-  isUniqueViolation,
   type PrismaClient,
+  pingDatabase,
   type Tx,
 } from "./client.ts";
 export {
@@ -45,6 +45,25 @@ export {
   MigrationUnfinishedError,
   SessionNotFoundError,
 } from "./errors.ts";
+export {
+  appendMessages,
+  discardInterruptedAttempt,
+  type ExecutionRef,
+  type ExecutionUpdate,
+  ensureExecutiveSummaryExecution,
+  failStageExecutions,
+  finishExecutionAttempt,
+  getExecution,
+  getExecutiveSummaryExecution,
+  getSessionExecution,
+  heartbeatExecution,
+  listMessages,
+  type MessageInput,
+  recordExecutionFallback,
+  startExecution,
+  type ToolCallData,
+  transitionExecutionStatus,
+} from "./executions.ts";
 export type {
   AgentExecution,
   AlertSession,
@@ -77,13 +96,6 @@ export {
 } from "./interactions.ts";
 export type { DbLogger } from "./logger.ts";
 export {
-  appendMessages,
-  type ExecutionRef,
-  listMessages,
-  type MessageInput,
-  type ToolCallData,
-} from "./messages.ts";
-export {
   DEFAULT_MIGRATIONS_DIR,
   type MigrateOptions,
   type MigrateResult,
@@ -102,55 +114,46 @@ export {
   startOutboxRelay,
 } from "./outbox.ts";
 export {
-  claimSessionRunbook,
-  getSessionRunbook,
-  type SessionRunbook,
-} from "./session-runbook.ts";
-export {
-  addSessionTokenUsage,
   type CreatedSession,
   type CreateSessionInput,
+  claimSessionRunbook,
   createSession,
-  findSessionsByFingerprint,
+  findStaleRunningSessions,
   getSession,
+  getSessionDetail,
+  getSessionRunbook,
+  listActiveSessions,
+  listSessionFilterOptions,
   listSessions,
+  refreshSessionTokens,
+  type SessionDetail,
   type SessionListFilter,
   type SessionPage,
+  type SessionRunbook,
+  type SessionSortColumn,
   type SessionUpdate,
+  setSessionDeadline,
   softDeleteSession,
-  softDeleteSessionsBefore,
-  type TokenUsageDelta,
   transitionSessionStatus,
   updateSessionProgress,
   withSessionLock,
 } from "./sessions.ts";
 export {
   type ExecutionInput,
-  type ExecutionUpdate,
-  ensureExecutiveSummaryExecution,
   ensureStage,
-  findStaleExecutions,
-  getExecution,
+  getSessionStage,
   getStage,
-  heartbeatExecution,
+  getStageWithExecutions,
   listSessionStages,
-  listStageExecutions,
-  nextStageIndex,
-  recordExecutionFallback,
   type StageInput,
   type StageUpdate,
   type StageWithExecutions,
-  startExecution,
-  transitionExecutionStatus,
   transitionStageStatus,
 } from "./stages.ts";
 export {
-  allocateTimelineSequence,
-  appendTimelineContent,
   type CompleteTimelineEventInput,
   completeTimelineEvent,
   createTimelineEvent,
-  endStreamingEvents,
   listExecutionTimeline,
   listSessionTimeline,
   type TimelineEventInput,

@@ -1,8 +1,8 @@
 /** LLMInteraction / MCPInteraction (trace layers) and the trace views built from them. */
 import type { LLMInteractionType, MCPInteractionType } from "@tarsy/contracts";
 import type { DbClient } from "./client.ts";
+import { listMessages } from "./executions.ts";
 import type { LLMInteraction, MCPInteraction, Message, Prisma } from "./generated/prisma/client.ts";
-import { listMessages } from "./messages.ts";
 
 export interface InteractionRef {
   readonly sessionId: string;

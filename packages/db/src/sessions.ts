@@ -1,8 +1,20 @@
-/** AlertSession: creation (with its outbox message), lookups, lists and status transitions. */
+/**
+ * AlertSession: creation (with its outbox message), lookups, the API's lists and detail,
+ * status transitions, the session row lock and the session's runbook.
+ */
 import type { SessionStatus } from "@tarsy/contracts";
+import { RUNNING_SESSION_STATUSES } from "./admission.ts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
 import { SessionNotFoundError } from "./errors.ts";
-import type { AlertSession, Prisma } from "./generated/prisma/client.ts";
+import type {
+  AgentExecution,
+  AlertSession,
+  Chat,
+  ChatUserMessage,
+  Prisma,
+  RunbookSource,
+  Stage,
+} from "./generated/prisma/client.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
 import { toModel } from "./rows.ts";
 
@@ -69,6 +81,8 @@ export function getSession(client: DbClient, id: string): Promise<AlertSession |
   return client.alertSession.findFirst({ where: { id, deletedAt: null } });
 }
 
+export type SessionSortColumn = "createdAt" | "startedAt" | "completedAt" | "status" | "alertType";
+
 export interface SessionListFilter {
   readonly status?: readonly SessionStatus[];
   readonly alertType?: string;
@@ -77,7 +91,10 @@ export interface SessionListFilter {
   readonly search?: string;
   readonly createdFrom?: Date;
   readonly createdTo?: Date;
-  readonly alertFingerprint?: string;
+  /** Default `createdAt`; ties (and null start/completion times, last) fall back to newest first. */
+  readonly sortBy?: SessionSortColumn;
+  /** Default `desc`. */
+  readonly sortOrder?: "asc" | "desc";
   /** 1-based (default 1). */
   readonly page?: number;
   /** Default 25, at most 200. */
@@ -91,7 +108,7 @@ export interface SessionPage {
   readonly pageSize: number;
 }
 
-/** Newest first; soft-deleted sessions never appear. */
+/** Sorted by `sortBy` (default newest first); soft-deleted sessions never appear. */
 export async function listSessions(
   client: DbClient,
   filter: SessionListFilter = {},
@@ -104,7 +121,6 @@ export async function listSessions(
     ...(filter.status === undefined ? {} : { status: { in: [...filter.status] } }),
     ...(filter.alertType === undefined ? {} : { alertType: filter.alertType }),
     ...(filter.chainId === undefined ? {} : { chainId: filter.chainId }),
-    ...(filter.alertFingerprint === undefined ? {} : { alertFingerprint: filter.alertFingerprint }),
     ...(filter.createdFrom === undefined && filter.createdTo === undefined
       ? {}
       : { createdAt: { gte: filter.createdFrom, lte: filter.createdTo } }),
@@ -118,16 +134,95 @@ export async function listSessions(
         }
       : {}),
   };
+  const column = filter.sortBy ?? "createdAt";
+  const order = filter.sortOrder ?? "desc";
+  const nullable = column === "startedAt" || column === "completedAt";
   const [items, total] = await Promise.all([
     client.alertSession.findMany({
       where,
-      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      orderBy: [
+        { [column]: nullable ? { sort: order, nulls: "last" } : order },
+        { createdAt: "desc" },
+        { id: "desc" },
+      ] as Prisma.AlertSessionOrderByWithRelationInput[],
       skip: (page - 1) * pageSize,
       take: pageSize,
     }),
     client.alertSession.count({ where }),
   ]);
   return { items, total, page, pageSize };
+}
+
+/** The dashboard's "active" view: running sessions by start time, then the queue in admission order. */
+export async function listActiveSessions(
+  client: DbClient,
+): Promise<{ active: AlertSession[]; queued: AlertSession[] }> {
+  const [active, queued] = await Promise.all([
+    client.alertSession.findMany({
+      where: { deletedAt: null, status: { in: [...RUNNING_SESSION_STATUSES] } },
+      orderBy: [{ startedAt: "asc" }, { createdAt: "asc" }],
+    }),
+    client.alertSession.findMany({
+      where: { deletedAt: null, status: "pending" },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    }),
+  ]);
+  return { active, queued };
+}
+
+export interface SessionDetail {
+  readonly session: AlertSession;
+  /** In stage order, each with its executions in agent order. */
+  readonly stages: (Stage & { executions: AgentExecution[] })[];
+  /** With its user messages in time order, each naming the stage that answers it. */
+  readonly chat:
+    | (Chat & { messages: (ChatUserMessage & { stage: { id: string } | null })[] })
+    | null;
+}
+
+/** A session with its stages, executions and chat, or null when missing or deleted. */
+export async function getSessionDetail(
+  client: DbClient,
+  id: string,
+): Promise<SessionDetail | null> {
+  const session = await client.alertSession.findFirst({
+    where: { id, deletedAt: null },
+    include: {
+      stages: {
+        orderBy: { stageIndex: "asc" },
+        include: { executions: { orderBy: { agentIndex: "asc" } } },
+      },
+      chat: {
+        include: {
+          messages: { orderBy: { createdAt: "asc" }, include: { stage: { select: { id: true } } } },
+        },
+      },
+    },
+  });
+  if (session === null) return null;
+  const { stages, chat, ...row } = session;
+  return { session: row, stages, chat };
+}
+
+/** The distinct alert types and chains of the stored sessions, sorted (list filters). */
+export async function listSessionFilterOptions(
+  client: DbClient,
+): Promise<{ alertTypes: string[]; chainIds: string[] }> {
+  const [types, chains] = await Promise.all([
+    client.alertSession.findMany({
+      where: { deletedAt: null },
+      distinct: ["alertType"],
+      select: { alertType: true },
+      orderBy: { alertType: "asc" },
+    }),
+    client.alertSession.findMany({
+      where: { deletedAt: null },
+      distinct: ["chainId"],
+      select: { chainId: true },
+      orderBy: { chainId: "asc" },
+    }),
+  ]);
+  return { alertTypes: types.map((t) => t.alertType), chainIds: chains.map((c) => c.chainId) };
 }
 
 export type SessionUpdate = Pick<
@@ -180,28 +275,46 @@ export async function updateSessionProgress(
   });
 }
 
-export interface TokenUsageDelta {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly thinkingTokens?: number;
-  readonly totalTokens: number;
+/** Sets the session's token totals to the sum of its executions' (idempotent, whoever wrote them). */
+export async function refreshSessionTokens(client: DbClient, id: string): Promise<void> {
+  await client.$executeRaw`
+    UPDATE alert_sessions s SET
+      input_tokens = t.input, output_tokens = t.output,
+      thinking_tokens = t.thinking, total_tokens = t.total
+    FROM (SELECT COALESCE(SUM(input_tokens),0)::int AS input, COALESCE(SUM(output_tokens),0)::int AS output,
+                 COALESCE(SUM(thinking_tokens),0)::int AS thinking, COALESCE(SUM(total_tokens),0)::int AS total
+          FROM agent_executions WHERE session_id = ${id}::uuid) t
+    WHERE s.id = ${id}::uuid`;
 }
 
-/** Adds an execution's token usage to the session totals (atomic increments). */
-export async function addSessionTokenUsage(
+/** Sets the session's deadline (once it is admitted). */
+export async function setSessionDeadline(
   client: DbClient,
   id: string,
-  usage: TokenUsageDelta,
+  deadlineAt: Date,
 ): Promise<void> {
-  await client.alertSession.updateMany({
-    where: { id },
-    data: {
-      inputTokens: { increment: usage.inputTokens },
-      outputTokens: { increment: usage.outputTokens },
-      thinkingTokens: { increment: usage.thinkingTokens ?? 0 },
-      totalTokens: { increment: usage.totalTokens },
+  await client.alertSession.update({ where: { id }, data: { deadlineAt } });
+}
+
+/**
+ * Running sessions that may need their chain stepped again: no progress since `staleBefore`,
+ * or admitted but never started (no deadline yet). At most `limit` ids.
+ */
+export async function findStaleRunningSessions(
+  client: DbClient,
+  staleBefore: Date,
+  limit: number,
+): Promise<string[]> {
+  const rows = await client.alertSession.findMany({
+    where: {
+      status: "in_progress",
+      deletedAt: null,
+      OR: [{ lastInteractionAt: { lt: staleBefore } }, { deadlineAt: null }],
     },
+    select: { id: true },
+    take: limit,
   });
+  return rows.map((row) => row.id);
 }
 
 /** Soft-deletes a session: it disappears from lookups and lists. Returns whether it applied. */
@@ -211,19 +324,6 @@ export async function softDeleteSession(client: DbClient, id: string): Promise<b
     data: { deletedAt: new Date() },
   });
   return count === 1;
-}
-
-/** Soft-deletes terminal sessions completed before `before` (retention). */
-export async function softDeleteSessionsBefore(client: DbClient, before: Date): Promise<number> {
-  const { count } = await client.alertSession.updateMany({
-    where: {
-      deletedAt: null,
-      completedAt: { lt: before },
-      status: { in: ["completed", "failed", "cancelled", "timed_out"] },
-    },
-    data: { deletedAt: new Date() },
-  });
-  return count;
 }
 
 /**
@@ -245,17 +345,72 @@ export async function withSessionLock<T>(
   });
 }
 
-export function findSessionsByFingerprint(
+// The runbook a session runs with: resolved once, by whichever execution gets there first.
+
+export interface SessionRunbook {
+  /** The text the prompts carry; null when there is none ("No runbook available."). */
+  readonly content: string | null;
+  readonly source: RunbookSource;
+  /** Why the session fell back from its URL, else null. */
+  readonly error: string | null;
+  readonly resolvedAt: Date;
+}
+
+const SELECT = {
+  runbookContent: true,
+  runbookSource: true,
+  runbookError: true,
+  runbookResolvedAt: true,
+} as const;
+
+type Row = {
+  runbookContent: string | null;
+  runbookSource: RunbookSource | null;
+  runbookError: string | null;
+  runbookResolvedAt: Date | null;
+};
+
+function toRunbook(row: Row | null): SessionRunbook | null {
+  if (!row?.runbookSource || !row.runbookResolvedAt) return null;
+  return {
+    content: row.runbookContent,
+    source: row.runbookSource,
+    error: row.runbookError,
+    resolvedAt: row.runbookResolvedAt,
+  };
+}
+
+/** The session's resolved runbook, or null while none is stored. */
+export async function getSessionRunbook(
   client: DbClient,
-  fingerprint: string,
-  statuses?: readonly SessionStatus[],
-): Promise<AlertSession[]> {
-  return client.alertSession.findMany({
-    where: {
-      alertFingerprint: fingerprint,
-      deletedAt: null,
-      ...(statuses === undefined ? {} : { status: { in: [...statuses] } }),
+  sessionId: string,
+): Promise<SessionRunbook | null> {
+  const row = await client.alertSession.findUnique({ where: { id: sessionId }, select: SELECT });
+  return toRunbook(row);
+}
+
+/**
+ * Stores `runbook` unless the session has one already; either way returns the stored one and
+ * whether it is this call's. A conditional update, so concurrent executions (parallel agents,
+ * replicas on other runners, redeliveries) all end up with the same text.
+ */
+export async function claimSessionRunbook(
+  client: DbClient,
+  sessionId: string,
+  runbook: Omit<SessionRunbook, "resolvedAt">,
+): Promise<{ runbook: SessionRunbook; claimed: boolean }> {
+  const resolvedAt = new Date();
+  const { count } = await client.alertSession.updateMany({
+    where: { id: sessionId, runbookSource: null },
+    data: {
+      runbookContent: runbook.content,
+      runbookSource: runbook.source,
+      runbookError: runbook.error,
+      runbookResolvedAt: resolvedAt,
     },
-    orderBy: { createdAt: "desc" },
   });
+  if (count === 1) return { runbook: { ...runbook, resolvedAt }, claimed: true };
+  const stored = await getSessionRunbook(client, sessionId);
+  if (!stored) throw new SessionNotFoundError(sessionId);
+  return { runbook: stored, claimed: false };
 }

@@ -1,4 +1,4 @@
-/** Stage and AgentExecution rows: idempotent creation and conditional status transitions. */
+/** Stage rows: idempotent creation (with their executions), lookups and conditional status transitions. */
 import type { ExecutionKind, ExecutionStatus, ParallelType, SuccessPolicy } from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import type { AgentExecution, Prisma, Stage, StageKind } from "./generated/prisma/client.ts";
@@ -80,28 +80,6 @@ export function ensureStage(
   });
 }
 
-/**
- * The session's executive-summary execution (no stage), created once: a repeat returns the
- * existing row with `created: false`.
- */
-export async function ensureExecutiveSummaryExecution(
-  client: DbClient,
-  sessionId: string,
-  input: Omit<ExecutionInput, "agentIndex" | "kind">,
-): Promise<{ execution: AgentExecution; created: boolean }> {
-  const inserted = await client.$queryRaw<{ id: string }[]>`
-    INSERT INTO agent_executions (session_id, agent_name, agent_index, kind, iteration_strategy,
-                                  backend, llm_provider)
-    VALUES (${sessionId}::uuid, ${input.agentName}, 1, 'executive_summary'::execution_kind,
-            ${input.iterationStrategy ?? null}, ${input.backend ?? null}, ${input.llmProvider ?? null})
-    ON CONFLICT (session_id) WHERE kind = 'executive_summary' DO NOTHING
-    RETURNING id`;
-  const execution = await client.agentExecution.findFirstOrThrow({
-    where: { sessionId, kind: "executive_summary" },
-  });
-  return { execution, created: inserted.length === 1 };
-}
-
 export type StageUpdate = Pick<
   Prisma.StageUpdateManyMutationInput,
   "errorMessage" | "startedAt" | "completedAt"
@@ -122,116 +100,28 @@ export async function transitionStageStatus(
   return count === 1;
 }
 
-export type ExecutionUpdate = Pick<
-  Prisma.AgentExecutionUpdateManyMutationInput,
-  | "errorMessage"
-  | "finalAnalysis"
-  | "startedAt"
-  | "completedAt"
-  | "inputTokens"
-  | "outputTokens"
-  | "thinkingTokens"
-  | "totalTokens"
-  | "llmProvider"
-  | "iterationStrategy"
-  | "backend"
->;
-
-/** Moves an execution to `to` only if its status is one of `from`. Returns whether it applied. */
-export async function transitionExecutionStatus(
-  client: DbClient,
-  id: string,
-  from: readonly ExecutionStatus[],
-  to: ExecutionStatus,
-  set: ExecutionUpdate = {},
-): Promise<boolean> {
-  const { count } = await client.agentExecution.updateMany({
-    where: { id, status: { in: [...from] } },
-    data: { ...set, status: to },
-  });
-  return count === 1;
-}
-
-/**
- * A runner takes an execution: pending → active (or active → active on a redelivery after a
- * crash), counting the attempt. Returns the execution, or null if it is already terminal.
- */
-export async function startExecution(
-  client: DbClient,
-  id: string,
-  runnerId: string,
-): Promise<AgentExecution | null> {
-  const now = new Date();
-  const { count } = await client.agentExecution.updateMany({
-    where: { id, status: { in: ["pending", "active"] } },
-    data: {
-      status: "active",
-      runnerId,
-      attempt: { increment: 1 },
-      lastHeartbeatAt: now,
-    },
-  });
-  if (count === 0) return null;
-  await client.agentExecution.updateMany({
-    where: { id, startedAt: null },
-    data: { startedAt: now },
-  });
-  // A new attempt starts on the configured provider again (fallback is per attempt).
-  await client.$executeRaw`
-    UPDATE agent_executions
-       SET llm_provider = original_llm_provider, backend = original_llm_backend,
-           original_llm_provider = NULL, original_llm_backend = NULL
-     WHERE id = ${id}::uuid AND original_llm_provider IS NOT NULL`;
-  return client.agentExecution.findUnique({ where: { id } });
-}
-
-/**
- * The execution moved to a fallback provider: `llm_provider`/`backend` name the provider in
- * use, `original_*` what it started with (kept from the first switch of the attempt).
- */
-export async function recordExecutionFallback(
-  client: DbClient,
-  id: string,
-  change: { originalProvider: string; originalBackend: string; provider: string; backend: string },
-): Promise<void> {
-  await client.agentExecution.updateMany({
-    where: { id },
-    data: {
-      llmProvider: change.provider,
-      backend: change.backend,
-      originalLlmProvider: change.originalProvider,
-      originalBackend: change.originalBackend,
-    },
-  });
-}
-
-/** Marks an active execution as alive (for recovery of work lost with a crashed runner). */
-export async function heartbeatExecution(client: DbClient, id: string): Promise<boolean> {
-  const { count } = await client.agentExecution.updateMany({
-    where: { id, status: "active" },
-    data: { lastHeartbeatAt: new Date() },
-  });
-  return count === 1;
-}
-
-/** Active executions whose last heartbeat is older than `before`. */
-export function findStaleExecutions(client: DbClient, before: Date): Promise<AgentExecution[]> {
-  return client.agentExecution.findMany({
-    where: { status: "active", lastHeartbeatAt: { lt: before } },
-    orderBy: { lastHeartbeatAt: "asc" },
-  });
-}
-
 export function getStage(client: DbClient, id: string): Promise<Stage | null> {
   return client.stage.findUnique({ where: { id } });
 }
 
-export function getExecution(client: DbClient, id: string): Promise<AgentExecution | null> {
-  return client.agentExecution.findUnique({ where: { id } });
+/** The stage when it belongs to `sessionId`, else null. */
+export function getSessionStage(
+  client: DbClient,
+  sessionId: string,
+  stageId: string,
+): Promise<Stage | null> {
+  return client.stage.findFirst({ where: { id: stageId, sessionId } });
 }
 
-export function listStageExecutions(client: DbClient, stageId: string): Promise<AgentExecution[]> {
-  return client.agentExecution.findMany({ where: { stageId }, orderBy: { agentIndex: "asc" } });
+/** One stage with its executions in agent order, or null. */
+export function getStageWithExecutions(
+  client: DbClient,
+  id: string,
+): Promise<(Stage & { executions: AgentExecution[] }) | null> {
+  return client.stage.findUnique({
+    where: { id },
+    include: { executions: { orderBy: { agentIndex: "asc" } } },
+  });
 }
 
 /** The session's stages in order, each with its executions. */

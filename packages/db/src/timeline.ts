@@ -9,19 +9,6 @@ import { SessionNotFoundError } from "./errors.ts";
 import type { Prisma, TimelineEvent } from "./generated/prisma/client.ts";
 import { toModel } from "./rows.ts";
 
-/** Hands out the session's next timeline sequence number (1, 2, 3, …). */
-export async function allocateTimelineSequence(
-  client: DbClient,
-  sessionId: string,
-): Promise<number> {
-  const rows = await client.$queryRaw<{ seq: number }[]>`
-    UPDATE alert_sessions SET timeline_sequence = timeline_sequence + 1
-    WHERE id = ${sessionId}::uuid RETURNING timeline_sequence AS seq`;
-  const row = rows[0];
-  if (row === undefined) throw new SessionNotFoundError(sessionId);
-  return row.seq;
-}
-
 export interface TimelineEventInput {
   /** Optional caller-chosen uuid (lets a redelivered runner reuse its ids). */
   readonly id?: string;
@@ -64,18 +51,6 @@ export async function createTimelineEvent(
   return toModel<TimelineEvent>(row);
 }
 
-/** Appends streamed text to a streaming event. Returns false if it is no longer streaming. */
-export async function appendTimelineContent(
-  client: DbClient,
-  eventId: string,
-  delta: string,
-): Promise<boolean> {
-  const count = await client.$executeRaw`
-    UPDATE timeline_events SET content = content || ${delta}, updated_at = now()
-    WHERE id = ${eventId}::uuid AND status = 'streaming'`;
-  return count === 1;
-}
-
 export interface CompleteTimelineEventInput {
   /** Final content; omit to keep what was streamed. */
   readonly content?: string;
@@ -83,6 +58,8 @@ export interface CompleteTimelineEventInput {
   readonly status?: Exclude<TimelineEventStatus, "streaming">;
   /** Merged into the existing metadata (keys given here win). */
   readonly metadata?: Prisma.InputJsonObject;
+  /** Retypes the event, e.g. a streamed `llm_response` that turned out to be `final_analysis`. */
+  readonly eventType?: TimelineEventType;
 }
 
 /**
@@ -98,6 +75,7 @@ export async function completeTimelineEvent(
   const count = await client.$executeRaw`
     UPDATE timeline_events SET
       status = ${input.status ?? "completed"}::timeline_event_status,
+      event_type = COALESCE(${input.eventType ?? null}::timeline_event_type, event_type),
       content = COALESCE(${input.content ?? null}::text, content),
       metadata = CASE WHEN ${metadata}::jsonb IS NULL THEN metadata
                       ELSE COALESCE(metadata, '{}'::jsonb) || ${metadata}::jsonb END,
@@ -105,26 +83,6 @@ export async function completeTimelineEvent(
     WHERE id = ${eventId}::uuid AND status = 'streaming'`;
   if (count !== 1) return null;
   return client.timelineEvent.findUnique({ where: { id: eventId } });
-}
-
-/**
- * Ends every still-streaming event of an execution (or of the whole session) with `status`,
- * e.g. after a cancel or timeout. Returns how many were ended.
- */
-export async function endStreamingEvents(
-  client: DbClient,
-  scope: { readonly sessionId: string; readonly executionId?: string },
-  status: Exclude<TimelineEventStatus, "streaming">,
-): Promise<number> {
-  const { count } = await client.timelineEvent.updateMany({
-    where: {
-      sessionId: scope.sessionId,
-      status: "streaming",
-      ...(scope.executionId === undefined ? {} : { executionId: scope.executionId }),
-    },
-    data: { status },
-  });
-  return count;
 }
 
 /** The whole session's timeline, in sequence order (investigation and chat context). */

@@ -1,12 +1,11 @@
 import { describe, expect } from "vitest";
 import {
   admitPendingSessions,
-  claimNextPendingSession,
   countPendingSessions,
   type DbClient,
   transitionSessionStatus,
 } from "../src/index.ts";
-import { newSession } from "./fixtures.ts";
+import { claimNext, newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
 
 /** `count` pending sessions of one alert type, created `minutesAgo` before now, in one statement. */
@@ -29,15 +28,15 @@ describe("fair admission across alert types", () => {
     const first = await admitPendingSessions(db.prisma, { podId: "p", maxConcurrent: 2 });
     expect(first.map((s) => s.alertType)).toEqual(["storm-a", "storm-a"]);
     const lone = await newSession(db.prisma, { alertType: "lone-b" });
-    expect(await claimNextPendingSession(db.prisma, { podId: "p", maxConcurrent: 2 })).toBeNull();
+    expect(await claimNext(db.prisma, { podId: "p", maxConcurrent: 2 })).toBeNull();
 
     await transitionSessionStatus(db.prisma, first[0]!.id, ["in_progress"], "completed");
-    const next = await claimNextPendingSession(db.prisma, { podId: "p", maxConcurrent: 2 });
+    const next = await claimNext(db.prisma, { podId: "p", maxConcurrent: 2 });
     expect(next?.id).toBe(lone.id);
     expect(await countPendingSessions(db.prisma, "storm-a")).toBe(1_998);
     // Then the storm goes on, oldest first.
     await transitionSessionStatus(db.prisma, next!.id, ["in_progress"], "completed");
-    const after = await claimNextPendingSession(db.prisma, { podId: "p", maxConcurrent: 2 });
+    const after = await claimNext(db.prisma, { podId: "p", maxConcurrent: 2 });
     const oldest = await db.prisma.alertSession.findFirst({
       where: { alertType: "storm-a", status: "pending" },
       orderBy: { createdAt: "asc" },
@@ -52,7 +51,7 @@ describe("fair admission across alert types", () => {
     await storm(db.prisma, "storm-b", 30, 10);
     const order: string[] = [];
     for (let i = 0; i < 8; i++) {
-      const s = await claimNextPendingSession(db.prisma, { podId: "p", maxConcurrent: 1 });
+      const s = await claimNext(db.prisma, { podId: "p", maxConcurrent: 1 });
       expect(s).not.toBeNull();
       order.push(s!.alertType);
       await transitionSessionStatus(db.prisma, s!.id, ["in_progress"], "completed");

@@ -3,7 +3,7 @@ import {
   appendMessages,
   ensureExecutiveSummaryExecution,
   ensureStage,
-  findStaleExecutions,
+  finishExecutionAttempt,
   getExecution,
   getLLMInteractionDetail,
   getSessionTrace,
@@ -78,7 +78,7 @@ describe("stages and executions", () => {
       false,
     );
     expect(await startExecution(db.prisma, execution.id, "runner-3")).toBeNull();
-    expect(await heartbeatExecution(db.prisma, execution.id)).toBe(false);
+    expect(await heartbeatExecution(db.prisma, execution.id, 2)).toBe(false);
   });
 
   test("a provider fallback is recorded on the execution; a new attempt starts on the original", async ({
@@ -120,25 +120,30 @@ describe("stages and executions", () => {
     });
   });
 
-  test("stale active executions are found for recovery", async ({ db }) => {
+  test("only the current attempt heartbeats and finishes its execution", async ({ db }) => {
     const session = await newSession(db.prisma);
     const { executions } = await ensureStage(
       db.prisma,
       { sessionId: session.id, stageName: "s", stageIndex: 1 },
-      [
-        { agentName: "a", agentIndex: 1 },
-        { agentName: "b", agentIndex: 2 },
-      ],
+      [{ agentName: "a", agentIndex: 1 }],
     );
-    const [a, b] = executions;
-    await startExecution(db.prisma, a!.id, "r");
-    await startExecution(db.prisma, b!.id, "r");
-    await db.prisma.agentExecution.update({
-      where: { id: a!.id },
-      data: { lastHeartbeatAt: new Date(Date.now() - 60_000) },
+    const execution = executions[0]!;
+    await startExecution(db.prisma, execution.id, "runner-1");
+    await startExecution(db.prisma, execution.id, "runner-2");
+    // Attempt 1 was superseded by attempt 2 (a redelivery after runner-1 stalled).
+    expect(await heartbeatExecution(db.prisma, execution.id, 1)).toBe(false);
+    expect(await heartbeatExecution(db.prisma, execution.id, 2)).toBe(true);
+    expect(await finishExecutionAttempt(db.prisma, execution.id, 1, "failed")).toBe(false);
+    expect(
+      await finishExecutionAttempt(db.prisma, execution.id, 2, "completed", {
+        finalAnalysis: "done",
+      }),
+    ).toBe(true);
+    expect(await finishExecutionAttempt(db.prisma, execution.id, 2, "failed")).toBe(false);
+    expect(await getExecution(db.prisma, execution.id)).toMatchObject({
+      status: "completed",
+      finalAnalysis: "done",
     });
-    const stale = await findStaleExecutions(db.prisma, new Date(Date.now() - 30_000));
-    expect(stale.map((e) => e.id)).toEqual([a!.id]);
   });
 
   test("one executive summary execution per session", async ({ db }) => {

@@ -1,5 +1,5 @@
-import type { AlertSession, DbClient } from "../src/index.ts";
-import { createSession, transitionSessionStatus } from "../src/index.ts";
+import type { AdmitOptions, AlertSession, DbClient } from "../src/index.ts";
+import { admitPendingSessions, createSession, transitionSessionStatus } from "../src/index.ts";
 
 let counter = 0;
 
@@ -27,4 +27,13 @@ export async function completedSession(client: DbClient): Promise<AlertSession> 
     finalAnalysis: "root cause: OOM",
   });
   return session;
+}
+
+/** Admits the single next pending session (by the fairness rule) if a slot is free. */
+export async function claimNext(
+  client: DbClient,
+  options: Omit<AdmitOptions, "limit">,
+): Promise<AlertSession | null> {
+  const [session] = await admitPendingSessions(client, { ...options, limit: 1 });
+  return session ?? null;
 }

@@ -1,13 +1,15 @@
 import { describe, expect } from "vitest";
 import {
-  addSessionTokenUsage,
   claimSessionRunbook,
   createSession,
-  findSessionsByFingerprint,
+  ensureExecutiveSummaryExecution,
+  ensureStage,
+  findDuplicateAlertSession,
   getSession,
   getSessionRunbook,
-  listSessions,
-  softDeleteSessionsBefore,
+  markAlertResolved,
+  refreshSessionTokens,
+  transitionExecutionStatus,
   transitionSessionStatus,
   updateSessionProgress,
 } from "../src/index.ts";
@@ -15,25 +17,34 @@ import { newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
 
 describe("session bookkeeping", () => {
-  test("token usage from parallel executions adds up", async ({ db }) => {
+  test("token totals are the sum of the session's executions, however often refreshed", async ({
+    db,
+  }) => {
     const session = await newSession(db.prisma);
-    await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        addSessionTokenUsage(db.prisma, session.id, {
-          inputTokens: 100,
-          outputTokens: 10,
-          thinkingTokens: i,
-          totalTokens: 110,
-        }),
-      ),
+    const { executions } = await ensureStage(
+      db.prisma,
+      { sessionId: session.id, stageName: "s", stageIndex: 1 },
+      Array.from({ length: 3 }, (_, i) => ({ agentName: `a${i}`, agentIndex: i + 1 })),
     );
+    const { execution: summary } = await ensureExecutiveSummaryExecution(db.prisma, session.id, {
+      agentName: "ExecutiveSummary",
+    });
+    for (const [i, e] of [...executions, summary].entries()) {
+      await transitionExecutionStatus(db.prisma, e.id, ["pending"], "completed", {
+        inputTokens: 100,
+        outputTokens: 10,
+        thinkingTokens: i,
+        totalTokens: 110,
+      });
+    }
+    await Promise.all([1, 2, 3].map(() => refreshSessionTokens(db.prisma, session.id)));
     const after = await getSession(db.prisma, session.id);
     expect([
       after?.inputTokens,
       after?.outputTokens,
       after?.thinkingTokens,
       after?.totalTokens,
-    ]).toEqual([1000, 100, 45, 1100]);
+    ]).toEqual([400, 40, 6, 440]);
   });
 
   test("progress shows the running stage", async ({ db }) => {
@@ -44,45 +55,43 @@ describe("session bookkeeping", () => {
     expect(after?.lastInteractionAt).toBeInstanceOf(Date);
   });
 
-  test("Alertmanager alerts are found by fingerprint", async ({ db }) => {
+  test("Alertmanager alerts are matched by fingerprint or group, and resolved once", async ({
+    db,
+  }) => {
     const labels = { alertname: "KubePodCrashLooping", namespace: "payments" };
+    const groupKey = '{}:{alertname="KubePodCrashLooping"}';
     const { session: firing } = await createSession(db.prisma, {
       alertData: "{}",
       alertType: "kubernetes",
       chainId: "k8s",
       alertFingerprint: "abc123",
-      alertGroupKey: '{}:{alertname="KubePodCrashLooping"}',
+      alertGroupKey: groupKey,
       alertLabels: labels,
     });
     await newSession(db.prisma);
-    expect((await findSessionsByFingerprint(db.prisma, "abc123")).map((s) => s.id)).toEqual([
-      firing.id,
-    ]);
-    expect(await findSessionsByFingerprint(db.prisma, "abc123", ["completed"])).toEqual([]);
-    expect((await getSession(db.prisma, firing.id))?.alertLabels).toEqual(labels);
+    const since = new Date(Date.now() - 60_000);
+    const open = ["pending", "in_progress"] as const;
+    const match = { alertFingerprint: "abc123" };
+    expect(await findDuplicateAlertSession(db.prisma, match, open, since)).toBe(firing.id);
     expect(
-      (await listSessions(db.prisma, { alertFingerprint: "abc123" })).items.map((s) => s.id),
-    ).toEqual([firing.id]);
-  });
+      await findDuplicateAlertSession(db.prisma, { alertGroupKey: groupKey }, open, since),
+    ).toBe(firing.id);
+    expect(
+      await findDuplicateAlertSession(db.prisma, { alertFingerprint: "other" }, open, since),
+    ).toBeNull();
+    // Completed: a duplicate only within the window.
+    await transitionSessionStatus(db.prisma, firing.id, ["pending"], "completed");
+    expect(await findDuplicateAlertSession(db.prisma, match, open, since)).toBe(firing.id);
+    expect(
+      await findDuplicateAlertSession(db.prisma, match, open, new Date(Date.now() + 1000)),
+    ).toBeNull();
+    expect((await getSession(db.prisma, firing.id))?.alertLabels).toEqual(labels);
 
-  test("retention soft-deletes only terminal sessions completed before the cutoff", async ({
-    db,
-  }) => {
-    const old = await newSession(db.prisma);
-    const recent = await newSession(db.prisma);
-    const running = await newSession(db.prisma);
-    const day = 24 * 3600_000;
-    await transitionSessionStatus(db.prisma, old.id, ["pending"], "completed", {
-      completedAt: new Date(Date.now() - 100 * day),
-    });
-    await transitionSessionStatus(db.prisma, recent.id, ["pending"], "failed", {
-      completedAt: new Date(Date.now() - day),
-    });
-    await transitionSessionStatus(db.prisma, running.id, ["pending"], "in_progress");
-    expect(await softDeleteSessionsBefore(db.prisma, new Date(Date.now() - 90 * day))).toBe(1);
-    expect((await listSessions(db.prisma)).items.map((s) => s.id).sort()).toEqual(
-      [recent.id, running.id].sort(),
-    );
+    const first = new Date("2026-01-01T00:00:00Z");
+    expect(await markAlertResolved(db.prisma, match, first)).toBe(firing.id);
+    expect(await markAlertResolved(db.prisma, match, new Date())).toBe(firing.id);
+    expect((await getSession(db.prisma, firing.id))?.alertResolvedAt).toEqual(first);
+    expect(await markAlertResolved(db.prisma, { alertFingerprint: "other" }, first)).toBeNull();
   });
 });
 

@@ -1,7 +1,6 @@
 import { describe, expect } from "vitest";
 import {
   admitPendingSessions,
-  claimNextPendingSession,
   countRunningSessions,
   createSession,
   getSession,
@@ -11,7 +10,7 @@ import {
   transitionSessionStatus,
   withSessionLock,
 } from "../src/index.ts";
-import { newSession } from "./fixtures.ts";
+import { claimNext, newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
 
 describe("sessions", () => {
@@ -119,6 +118,10 @@ describe("sessions", () => {
     expect(await ids({ search: "NAMESPACE" })).toEqual([c.id, a.id]);
     expect(await ids({ search: "node-7", status: ["pending"] })).toEqual([]);
     expect(await ids({ createdFrom: b.createdAt, createdTo: b.createdAt })).toEqual([b.id]);
+    expect(await ids({ sortBy: "createdAt", sortOrder: "asc" })).toEqual([a.id, b.id, c.id]);
+    // Sessions not yet completed sort last either way, newest first among themselves.
+    expect(await ids({ sortBy: "completedAt", sortOrder: "asc" })).toEqual([c.id, b.id, a.id]);
+    expect(await ids({ sortBy: "alertType", sortOrder: "desc" })).toEqual([b.id, c.id, a.id]);
     const page = await listSessions(db.prisma, { page: 2, pageSize: 2 });
     expect(page.items.map((s) => s.id)).toEqual([a.id]);
     expect(page.total).toBe(3);
@@ -191,11 +194,11 @@ describe("sessions", () => {
     );
     expect(admitted.every((s) => s.status === "in_progress" && s.startedAt !== null)).toBe(true);
     expect(await countRunningSessions(db.prisma)).toBe(5);
-    expect(await claimNextPendingSession(db.prisma, { podId: "x", maxConcurrent: 5 })).toBeNull();
+    expect(await claimNext(db.prisma, { podId: "x", maxConcurrent: 5 })).toBeNull();
 
     // A slot frees up: exactly the next oldest is admitted.
     await transitionSessionStatus(db.prisma, created[2]!.id, ["in_progress"], "completed");
-    const next = await claimNextPendingSession(db.prisma, { podId: "x", maxConcurrent: 5 });
+    const next = await claimNext(db.prisma, { podId: "x", maxConcurrent: 5 });
     expect(next?.id).toBe(created[5]!.id);
     expect(next?.podId).toBe("x");
   });
@@ -203,7 +206,7 @@ describe("sessions", () => {
   test("concurrent claims without a cap never take the same session twice", async ({ db }) => {
     for (let i = 0; i < 20; i++) await newSession(db.prisma);
     const claims = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => claimNextPendingSession(db.prisma, { podId: `p${i}` })),
+      Array.from({ length: 25 }, (_, i) => claimNext(db.prisma, { podId: `p${i}` })),
     );
     const ids = claims.filter((s) => s !== null).map((s) => s.id);
     expect(ids).toHaveLength(20);
@@ -226,7 +229,7 @@ describe("sessions", () => {
       await held;
     });
     await isLocked;
-    const claimed = await claimNextPendingSession(db.prisma, { podId: "p" });
+    const claimed = await claimNext(db.prisma, { podId: "p" });
     release();
     await holder;
     expect(claimed?.id).toBe(second.id);

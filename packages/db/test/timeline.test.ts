@@ -1,13 +1,13 @@
 import { describe, expect } from "vitest";
 import {
-  allocateTimelineSequence,
-  appendTimelineContent,
+  appendMessages,
   completeTimelineEvent,
   createDb,
   createTimelineEvent,
-  endStreamingEvents,
+  discardInterruptedAttempt,
   ensureStage,
   listExecutionTimeline,
+  listMessages,
   listSessionTimeline,
   SessionNotFoundError,
 } from "../src/index.ts";
@@ -60,23 +60,29 @@ describe("timeline", () => {
       expect(await listExecutionTimeline(db.prisma, execution.id)).toHaveLength(25);
     }
     // Another session has its own counter.
-    expect(await allocateTimelineSequence(db.prisma, other.id)).toBe(1);
+    const first = await createTimelineEvent(db.prisma, {
+      sessionId: other.id,
+      eventType: "llm_response",
+    });
+    expect(first.sequenceNumber).toBe(1);
     await expect(
-      allocateTimelineSequence(db.prisma, "00000000-0000-0000-0000-000000000000"),
+      createTimelineEvent(db.prisma, {
+        sessionId: "00000000-0000-0000-0000-000000000000",
+        eventType: "llm_response",
+      }),
     ).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 
-  test("a streaming event grows, completes once and keeps its metadata", async ({ db }) => {
+  test("a streaming event completes once and keeps its metadata", async ({ db }) => {
     const session = await newSession(db.prisma);
     const event = await createTimelineEvent(db.prisma, {
       sessionId: session.id,
       eventType: "llm_tool_call",
+      content: "calling pods_list",
       metadata: { server: "kubernetes", tool: "pods_list", arguments: { ns: "payments" } },
     });
     expect(event.status).toBe("streaming");
     expect(event.stageId).toBeNull();
-    expect(await appendTimelineContent(db.prisma, event.id, "calling ")).toBe(true);
-    expect(await appendTimelineContent(db.prisma, event.id, "pods_list")).toBe(true);
 
     const done = await completeTimelineEvent(db.prisma, event.id, {
       metadata: { is_error: false },
@@ -89,14 +95,37 @@ describe("timeline", () => {
       arguments: { ns: "payments" },
       is_error: false,
     });
-    // A second completion (a redelivery) is refused, and late deltas are dropped.
+    // A second completion (a redelivery) is refused.
     expect(await completeTimelineEvent(db.prisma, event.id, { content: "other" })).toBeNull();
-    expect(await appendTimelineContent(db.prisma, event.id, "late")).toBe(false);
     const [stored] = await listSessionTimeline(db.prisma, session.id);
     expect(stored?.content).toBe("calling pods_list");
   });
 
-  test("cancelling ends only the still-streaming events of the execution", async ({ db }) => {
+  test("a streamed answer that turns out final is retyped as it completes", async ({ db }) => {
+    const session = await newSession(db.prisma);
+    const event = await createTimelineEvent(db.prisma, {
+      sessionId: session.id,
+      eventType: "llm_response",
+    });
+    const done = await completeTimelineEvent(db.prisma, event.id, {
+      content: "the answer",
+      eventType: "final_analysis",
+    });
+    expect([done?.eventType, done?.status, done?.content]).toEqual([
+      "final_analysis",
+      "completed",
+      "the answer",
+    ]);
+    // A completed event is not retyped by a late completion.
+    expect(
+      await completeTimelineEvent(db.prisma, event.id, { eventType: "llm_response" }),
+    ).toBeNull();
+    expect((await listSessionTimeline(db.prisma, session.id))[0]?.eventType).toBe("final_analysis");
+  });
+
+  test("an interrupted attempt's conversation goes and its streaming events fail", async ({
+    db,
+  }) => {
     const session = await newSession(db.prisma);
     const { executions } = await ensureStage(
       db.prisma,
@@ -114,18 +143,19 @@ describe("timeline", () => {
     });
     const finished = await createTimelineEvent(db.prisma, { ...ref(a), eventType: "llm_thinking" });
     await completeTimelineEvent(db.prisma, finished.id, { content: "thought" });
-    await createTimelineEvent(db.prisma, { ...ref(a), eventType: "llm_response" });
+    const open = await createTimelineEvent(db.prisma, { ...ref(a), eventType: "llm_response" });
     await createTimelineEvent(db.prisma, { ...ref(b), eventType: "llm_response" });
+    await appendMessages(db.prisma, ref(a), [{ role: "user", content: "investigate" }]);
+    await appendMessages(db.prisma, ref(b), [{ role: "user", content: "investigate" }]);
 
-    expect(
-      await endStreamingEvents(
-        db.prisma,
-        { sessionId: session.id, executionId: a!.id },
-        "cancelled",
-      ),
-    ).toBe(1);
+    const ended = await discardInterruptedAttempt(db.prisma, a!.id, 1);
+    expect(ended.map((e) => [e.id, e.status, e.metadata])).toEqual([
+      [open.id, "failed", { interrupted: true, attempt: 1 }],
+    ]);
     const statuses = (await listSessionTimeline(db.prisma, session.id)).map((e) => e.status);
-    expect(statuses).toEqual(["completed", "cancelled", "streaming"]);
+    expect(statuses).toEqual(["completed", "failed", "streaming"]);
+    expect(await listMessages(db.prisma, a!.id)).toEqual([]);
+    expect(await listMessages(db.prisma, b!.id)).toHaveLength(1);
   });
 });
 

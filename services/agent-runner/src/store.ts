@@ -1,13 +1,15 @@
-import type { TimelineEventStatus } from "@tarsy/contracts";
 import {
   appendMessages,
   claimSessionRunbook,
   completeTimelineEvent,
   createTimelineEvent,
   type Db,
+  discardInterruptedAttempt,
+  finishExecutionAttempt,
   getExecution,
   getSession,
   getStage,
+  heartbeatExecution,
   isRowId,
   type Prisma,
   recordExecutionFallback,
@@ -54,16 +56,11 @@ export function createPostgresStore(db: Db): RunnerStore {
     },
 
     async completeTimelineEvent(id, update) {
-      if (update.eventType) {
-        // A streamed answer that turned out to be final is retyped (llm_response → final_analysis).
-        await prisma.timelineEvent.updateMany({
-          where: { id, status: "streaming" },
-          data: { eventType: update.eventType },
-        });
-      }
       const row = await completeTimelineEvent(prisma, id, {
         content: update.content,
         status: update.status,
+        // A streamed answer that turned out to be final is retyped (llm_response → final_analysis).
+        ...(update.eventType && { eventType: update.eventType }),
         ...(update.metadata && { metadata: update.metadata as Prisma.InputJsonObject }),
       });
       return row ? toRecord(row) : null;
@@ -187,48 +184,21 @@ export function createPostgresStore(db: Db): RunnerStore {
       if (!row) return null;
       if (row.attempt <= 1) return { attempt: row.attempt, interrupted: [] };
       // An earlier attempt was interrupted (runner crash): restart the loop from scratch.
-      const status: Exclude<TimelineEventStatus, "streaming"> = "failed";
-      const interrupted = await prisma.$transaction(async (tx) => {
-        await tx.message.deleteMany({ where: { executionId } });
-        const open = await tx.timelineEvent.findMany({
-          where: { executionId, status: "streaming" },
-        });
-        const ended: TimelineEvent[] = [];
-        for (const event of open) {
-          const done = await completeTimelineEvent(tx, event.id, {
-            status,
-            metadata: { interrupted: true, attempt: row.attempt - 1 },
-          });
-          if (done) ended.push(done);
-        }
-        return ended;
-      });
+      const interrupted = await discardInterruptedAttempt(prisma, executionId, row.attempt - 1);
       return { attempt: row.attempt, interrupted: interrupted.map(toRecord) };
     },
 
-    async heartbeat(executionId, attempt) {
-      const { count } = await prisma.agentExecution.updateMany({
-        where: { id: executionId, attempt, status: "active" },
-        data: { lastHeartbeatAt: new Date() },
-      });
-      return count === 1;
-    },
+    heartbeat: (executionId, attempt) => heartbeatExecution(prisma, executionId, attempt),
 
-    async finishExecution(executionId, attempt, outcome) {
-      const { count } = await prisma.agentExecution.updateMany({
-        where: { id: executionId, attempt, status: { in: ["pending", "active"] } },
-        data: {
-          status: outcome.status,
-          finalAnalysis: outcome.finalAnalysis,
-          errorMessage: outcome.error,
-          completedAt: new Date(),
-          inputTokens: outcome.usage.input_tokens,
-          outputTokens: outcome.usage.output_tokens,
-          thinkingTokens: outcome.usage.thinking_tokens ?? 0,
-          totalTokens: outcome.usage.total_tokens,
-        },
-      });
-      return count === 1;
-    },
+    finishExecution: (executionId, attempt, outcome) =>
+      finishExecutionAttempt(prisma, executionId, attempt, outcome.status, {
+        finalAnalysis: outcome.finalAnalysis,
+        errorMessage: outcome.error,
+        completedAt: new Date(),
+        inputTokens: outcome.usage.input_tokens,
+        outputTokens: outcome.usage.output_tokens,
+        thinkingTokens: outcome.usage.thinking_tokens ?? 0,
+        totalTokens: outcome.usage.total_tokens,
+      }),
   };
 }

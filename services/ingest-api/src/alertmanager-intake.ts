@@ -6,7 +6,15 @@ import type {
   SessionStatus,
 } from "@tarsy/contracts";
 import { FetchableUrlSchema } from "@tarsy/contracts";
-import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
+import {
+  type AlertMatch,
+  type CreatedSession,
+  createSession,
+  findDuplicateAlertSession,
+  markAlertResolved,
+  type Tx,
+  withAlertLock,
+} from "@tarsy/db";
 import type { AppDeps } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { pendingLimitReached } from "./pending-limit.ts";
@@ -202,8 +210,6 @@ async function ingestGroup(
   created.push({ session_id: outcome.session.id, alert_type: alertType, fingerprints });
 }
 
-type Match = { alertFingerprint: string } | { alertGroupKey: string };
-
 /**
  * Creates a session under an advisory lock unless a recent one matches or its alert type is
  * at the pending limit (checked after the dedupe, so a duplicate is reported as such); then
@@ -212,23 +218,14 @@ type Match = { alertFingerprint: string } | { alertGroupKey: string };
 async function createUnlessDuplicate(
   deps: AppDeps,
   lockKey: string,
-  match: Match,
+  match: AlertMatch,
   alertType: string,
   create: (tx: Tx) => Promise<CreatedSession>,
 ): Promise<CreatedSession | { duplicateOf: string } | { pendingLimit: true }> {
   const cutoff = new Date(now(deps).getTime() - deps.settings.alertmanager.dedupeWindowMs);
-  const outcome = await deps.prisma.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${lockKey}))`;
-    const existing = await tx.alertSession.findFirst({
-      where: {
-        ...match,
-        deletedAt: null,
-        OR: [{ status: { in: ACTIVE } }, { status: "completed", createdAt: { gte: cutoff } }],
-      },
-      orderBy: { createdAt: "desc" },
-      select: { id: true },
-    });
-    if (existing) return { duplicateOf: existing.id };
+  const outcome = await withAlertLock(deps.prisma, lockKey, async (tx) => {
+    const duplicateOf = await findDuplicateAlertSession(tx, match, ACTIVE, cutoff);
+    if (duplicateOf) return { duplicateOf };
     if (await pendingLimitReached(deps, tx, alertType)) return { pendingLimit: true as const };
     return create(tx);
   });
@@ -238,23 +235,12 @@ async function createUnlessDuplicate(
 }
 
 /** Marks the newest matching session resolved (once). Returns its id, or null when none. */
-async function recordResolved(
+function recordResolved(
   deps: AppDeps,
-  match: Match,
+  match: AlertMatch,
   alert: AlertmanagerAlert | undefined,
 ): Promise<string | null> {
-  const prisma: PrismaClient = deps.prisma;
-  const session = await prisma.alertSession.findFirst({
-    where: { ...match, deletedAt: null },
-    orderBy: { createdAt: "desc" },
-    select: { id: true },
-  });
-  if (!session) return null;
-  await prisma.alertSession.updateMany({
-    where: { id: session.id, alertResolvedAt: null },
-    data: { alertResolvedAt: resolvedAt(deps, alert) },
-  });
-  return session.id;
+  return markAlertResolved(deps.prisma, match, resolvedAt(deps, alert));
 }
 
 function resolvedAt(deps: AppDeps, alert: AlertmanagerAlert | undefined): Date {

@@ -1,4 +1,5 @@
 import type { DependencyHealth, HealthResponse } from "@tarsy/contracts";
+import { pingDatabase } from "@tarsy/db";
 import { configWarnings } from "./config-warnings.ts";
 import type { AppDeps } from "./deps.ts";
 import { withTimeout } from "./timeout.ts";
@@ -21,7 +22,7 @@ export async function checkHealth(deps: AppDeps): Promise<HealthResponse> {
   const { gateway, llmHealth } = deps;
   const [postgres, nats, mcp, llm, warnings] = await Promise.all([
     timed(async () => {
-      await withTimeout(deps.prisma.$queryRaw`SELECT 1`, ms, "postgres");
+      await withTimeout(pingDatabase(deps.prisma), ms, "postgres");
       return { status: "healthy" };
     }),
     timed(async () => {

@@ -1,6 +1,11 @@
 import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
-import { type OutboxRelay, type PrismaClient, startOutboxRelay } from "@tarsy/db";
+import {
+  findStaleRunningSessions,
+  type OutboxRelay,
+  type PrismaClient,
+  startOutboxRelay,
+} from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { admitAndStart, startSession } from "./saga/admission.ts";
@@ -64,19 +69,12 @@ export async function startOrchestrator(
     sweeping ??= (async () => {
       try {
         await admitAndStart(deps);
-        const stale = await db.alertSession.findMany({
-          where: {
-            status: "in_progress",
-            deletedAt: null,
-            OR: [
-              { lastInteractionAt: { lt: new Date(Date.now() - options.staleAfterMs) } },
-              { deadlineAt: null },
-            ],
-          },
-          select: { id: true },
-          take: 100,
-        });
-        for (const { id } of stale) await startSession(deps, id);
+        const stale = await findStaleRunningSessions(
+          db,
+          new Date(Date.now() - options.staleAfterMs),
+          100,
+        );
+        for (const id of stale) await startSession(deps, id);
       } catch (err) {
         logger.error({ err }, "sweep failed");
       } finally {

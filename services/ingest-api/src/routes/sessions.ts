@@ -1,23 +1,36 @@
 import { findChainForAlertType } from "@tarsy/config";
 import {
   type CancelResponse,
+  type SessionListQuery,
   SessionListQuerySchema,
   type SessionListResponse,
   SessionStatusSchema,
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
-import { getChatBySession, getSession, hasOpenChatTurn, listSessionTimeline } from "@tarsy/db";
+import {
+  getChatBySession,
+  getSession,
+  getSessionDetail,
+  hasOpenChatTurn,
+  listActiveSessions,
+  listSessionFilterOptions,
+  listSessions,
+  listSessionTimeline,
+  type SessionSortColumn,
+} from "@tarsy/db";
 import { Hono } from "hono";
 import type { AppDeps } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
-import {
-  queryActiveSessions,
-  queryFilterOptions,
-  querySessionDetail,
-  querySessions,
-} from "../queries.ts";
 import { authorOf, pathId, readQuery } from "../request.ts";
+
+const SORT_COLUMNS: Record<SessionListQuery["sort_by"], SessionSortColumn> = {
+  created_at: "createdAt",
+  started_at: "startedAt",
+  completed_at: "completedAt",
+  status: "status",
+  alert_type: "alertType",
+};
 
 export function sessionRoutes(deps: AppDeps): Hono {
   const app = new Hono();
@@ -25,7 +38,18 @@ export function sessionRoutes(deps: AppDeps): Hono {
 
   app.get("/", async (c) => {
     const q = readQuery(c, SessionListQuerySchema);
-    const { items, total } = await querySessions(prisma, q);
+    const { items, total } = await listSessions(prisma, {
+      status: q.status,
+      alertType: q.alert_type,
+      chainId: q.chain_id,
+      search: q.search,
+      createdFrom: q.from ? new Date(q.from) : undefined,
+      createdTo: q.to ? new Date(q.to) : undefined,
+      sortBy: SORT_COLUMNS[q.sort_by],
+      sortOrder: q.sort_order,
+      page: q.page,
+      pageSize: q.page_size,
+    });
     const body: SessionListResponse = {
       sessions: items.map(presentSummary),
       pagination: {
@@ -39,12 +63,12 @@ export function sessionRoutes(deps: AppDeps): Hono {
   });
 
   app.get("/active", async (c) => {
-    const { active, queued } = await queryActiveSessions(prisma);
+    const { active, queued } = await listActiveSessions(prisma);
     return c.json({ active: active.map(presentSummary), queued: queued.map(presentSummary) });
   });
 
   app.get("/filter-options", async (c) => {
-    const { alertTypes, chainIds } = await queryFilterOptions(prisma);
+    const { alertTypes, chainIds } = await listSessionFilterOptions(prisma);
     return c.json({
       statuses: SessionStatusSchema.options,
       alert_types: alertTypes,
@@ -54,7 +78,7 @@ export function sessionRoutes(deps: AppDeps): Hono {
 
   app.get("/:id", async (c) => {
     const id = pathId(c, "id", "session");
-    const found = await querySessionDetail(prisma, id);
+    const found = await getSessionDetail(prisma, id);
     if (!found) throw notFound("session", id);
     const chain = findChainForAlertType(deps.config, found.session.alertType);
     const chatEnabled =

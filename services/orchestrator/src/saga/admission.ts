@@ -1,4 +1,4 @@
-import { admitPendingSessions, enqueueOutbox } from "@tarsy/db";
+import { admitPendingSessions, enqueueOutbox, setSessionDeadline } from "@tarsy/db";
 import { stepChain } from "./chain.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus } from "./events.ts";
@@ -29,7 +29,7 @@ export async function startSession(deps: SagaDeps, sessionId: string): Promise<v
     if (session.deadlineAt === null) {
       const now = locked.now();
       const deadline = new Date(now.getTime() + locked.config.queue.session_timeout_ms);
-      await tx.alertSession.update({ where: { id: session.id }, data: { deadlineAt: deadline } });
+      await setSessionDeadline(tx, session.id, deadline);
       session.deadlineAt = deadline;
       await queueSessionStatus(tx, session, "in_progress", now);
       await enqueueOutbox(tx, "deadline", {

@@ -17,6 +17,7 @@ import {
   enqueueOutbox,
   ensureExecutiveSummaryExecution,
   ensureStage,
+  getExecutiveSummaryExecution,
   listExecutionTimeline,
   listSessionStages,
   type Stage,
@@ -376,9 +377,7 @@ export async function abortOpenWork(
       }
     }
   }
-  const summary = await tx.agentExecution.findFirst({
-    where: { sessionId: stages[0]?.sessionId ?? "", kind: "executive_summary" },
-  });
+  const summary = await getExecutiveSummaryExecution(tx, stages[0]?.sessionId ?? "");
   if (summary && !isTerminal(summary.status)) {
     await transitionExecutionStatus(tx, summary.id, ACTIVE, status, { completedAt: now });
   }

@@ -4,11 +4,15 @@ import {
   CHAT_SESSION_STATUSES,
   createTimelineEvent,
   enqueueOutbox,
+  failStageExecutions,
+  getChatBySession,
   getChatUserMessage,
+  getStageWithExecutions,
   listSessionStages,
   listSessionTimeline,
   openChatTurn,
   type Tx,
+  touchChat,
   transitionStageStatus,
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
@@ -25,11 +29,8 @@ import { withSession } from "./session-lock.ts";
 export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Promise<void> {
   await withSession(deps, message.session_id, async (tx, session, locked) => {
     const userMessage = await getChatUserMessage(tx, message.message_id);
-    const chat = await tx.chat.findFirst({
-      where: { id: message.chat_id, sessionId: session.id },
-      select: { id: true },
-    });
-    if (!userMessage || !chat || userMessage.chatId !== chat.id) {
+    const chat = await getChatBySession(tx, session.id);
+    if (!userMessage || chat?.id !== message.chat_id || userMessage.chatId !== chat.id) {
       throw new OrphanedWorkError("chat_message", message.message_id);
     }
     let agent: { agentName: string; backend: string; llmProvider: string };
@@ -142,10 +143,7 @@ async function openAndFail(
   });
   if (!created) return;
   const now = deps.now();
-  await tx.agentExecution.updateMany({
-    where: { stageId: stage.id },
-    data: { status: "failed", errorMessage: reason, completedAt: now },
-  });
+  await failStageExecutions(tx, stage.id, reason, now);
   await transitionStageStatus(tx, stage.id, ["pending"], "failed", {
     completedAt: now,
     errorMessage: reason,
@@ -156,10 +154,7 @@ async function openAndFail(
 
 /** A chat execution finished: its stage takes the execution's status. */
 export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): Promise<void> {
-  const stage = await tx.stage.findUnique({
-    where: { id: stageId },
-    include: { executions: true },
-  });
+  const stage = await getStageWithExecutions(tx, stageId);
   if (!stage || (stage.status !== "pending" && stage.status !== "active")) return;
   const execution = stage.executions[0];
   if (!execution || execution.status === "pending" || execution.status === "active") return;
@@ -177,9 +172,6 @@ export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): 
   if (applied) {
     await queueStageStatus(tx, stage, execution.status, now, execution.errorMessage);
     deps.metrics.stageEnded(stage, execution.status, now);
-    await tx.chat.updateMany({
-      where: { id: stage.chatId ?? "" },
-      data: { lastInteractionAt: now },
-    });
+    if (stage.chatId !== null) await touchChat(tx, stage.chatId, now);
   }
 }

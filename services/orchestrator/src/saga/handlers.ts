@@ -1,5 +1,10 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { type Tx, transitionExecutionStatus } from "@tarsy/db";
+import {
+  getSessionExecution,
+  getSessionStage,
+  refreshSessionTokens,
+  transitionExecutionStatus,
+} from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
@@ -20,10 +25,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     async executionFinished(message) {
       let sessionTerminal = false;
       await withSession(deps, message.session_id, async (tx, session, locked) => {
-        const execution = await tx.agentExecution.findFirst({
-          where: { id: message.execution_id, sessionId: session.id },
-          select: { stageId: true },
-        });
+        const execution = await getSessionExecution(tx, session.id, message.execution_id);
         if (!execution) throw new OrphanedWorkError("execution", message.execution_id);
         if (message.stage_id !== null && execution.stageId !== message.stage_id) {
           throw new OrphanedWorkError("stage", message.stage_id);
@@ -78,10 +80,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         });
       } else {
         if (message.stage_id !== undefined) {
-          const stage = await deps.db.stage.findFirst({
-            where: { id: message.stage_id, sessionId: message.session_id },
-            select: { id: true },
-          });
+          const stage = await getSessionStage(deps.db, message.session_id, message.stage_id);
           if (!stage) throw new OrphanedWorkError("stage", message.stage_id);
         }
         await stopSession(deps, message.session_id, "timed_out", "chat turn timed out", {
@@ -99,16 +98,4 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
   // a failed publish, or deleted; an unknown execution, stage or chat message) is
   // acknowledged and dropped instead of retried into the dead letters.
   return dropOrphans(deps, handlers);
-}
-
-/** Session token totals as the sum of its executions (idempotent, whatever wrote them). */
-async function refreshSessionTokens(tx: Tx, sessionId: string): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE alert_sessions s SET
-      input_tokens = t.input, output_tokens = t.output,
-      thinking_tokens = t.thinking, total_tokens = t.total
-    FROM (SELECT COALESCE(SUM(input_tokens),0)::int AS input, COALESCE(SUM(output_tokens),0)::int AS output,
-                 COALESCE(SUM(thinking_tokens),0)::int AS thinking, COALESCE(SUM(total_tokens),0)::int AS total
-          FROM agent_executions WHERE session_id = ${sessionId}::uuid) t
-    WHERE s.id = ${sessionId}::uuid`;
 }

@@ -163,19 +163,9 @@ export function openChatTurn(
   });
 }
 
-/** Removes a message whose turn was rejected, so it does not hold the chat's turn. */
-export async function deleteChatUserMessage(client: DbClient, messageId: string): Promise<boolean> {
-  const { count } = await client.chatUserMessage.deleteMany({ where: { id: messageId } });
-  return count === 1;
-}
-
-/** Heartbeat of a running chat turn. */
-export async function touchChat(client: DbClient, chatId: string): Promise<void> {
-  await client.chat.updateMany({ where: { id: chatId }, data: { lastInteractionAt: new Date() } });
-}
-
-export function listChatMessages(client: DbClient, chatId: string): Promise<ChatUserMessage[]> {
-  return client.chatUserMessage.findMany({ where: { chatId }, orderBy: { createdAt: "asc" } });
+/** Records activity on the chat (a turn ended) at `at`. */
+export async function touchChat(client: DbClient, chatId: string, at: Date): Promise<void> {
+  await client.chat.updateMany({ where: { id: chatId }, data: { lastInteractionAt: at } });
 }
 
 export function getChatUserMessage(client: DbClient, id: string): Promise<ChatUserMessage | null> {
