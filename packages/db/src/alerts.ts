@@ -4,6 +4,7 @@
  */
 import type { SessionStatus } from "@tarsy/contracts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
+import type { AlertSession } from "./generated/prisma/client.ts";
 
 /** Which sessions belong to an alert: one fingerprint, or one Alertmanager group. */
 export type AlertMatch = { readonly alertFingerprint: string } | { readonly alertGroupKey: string };
@@ -46,6 +47,14 @@ export async function findDuplicateAlertSession(
     select: { id: true },
   });
   return existing?.id ?? null;
+}
+
+/** The alert's sessions, newest first (soft-deleted ones left out). */
+export function listAlertSessions(client: DbClient, match: AlertMatch): Promise<AlertSession[]> {
+  return client.alertSession.findMany({
+    where: { ...match, deletedAt: null },
+    orderBy: { createdAt: "desc" },
+  });
 }
 
 /**

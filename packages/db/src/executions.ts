@@ -198,6 +198,14 @@ export function getSessionExecution(
   return client.agentExecution.findFirst({ where: { id: executionId, sessionId } });
 }
 
+/** Every execution of a session (stages in order, then agents; the executive summary last). */
+export function listSessionExecutions(client: DbClient, sessionId: string): Promise<AgentExecution[]> {
+  return client.agentExecution.findMany({
+    where: { sessionId },
+    orderBy: [{ stage: { stageIndex: "asc" } }, { agentIndex: "asc" }, { createdAt: "asc" }],
+  });
+}
+
 /** The session's executive-summary execution, or null before it was created. */
 export function getExecutiveSummaryExecution(
   client: DbClient,

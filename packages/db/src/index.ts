@@ -9,6 +9,7 @@ export {
 export {
   type AlertMatch,
   findDuplicateAlertSession,
+  listAlertSessions,
   markAlertResolved,
   withAlertLock,
 } from "./alerts.ts";
@@ -58,6 +59,7 @@ export {
   getSessionExecution,
   heartbeatExecution,
   listMessages,
+  listSessionExecutions,
   type MessageInput,
   recordExecutionFallback,
   startExecution,
@@ -85,8 +87,11 @@ export {
   getMCPInteraction,
   getSessionTrace,
   type InteractionRef,
+  type InteractionScope,
   type LLMInteractionDetail,
   type LLMInteractionInput,
+  listLLMInteractions,
+  listMCPInteractions,
   type MCPInteractionInput,
   recordLLMInteraction,
   recordMCPInteraction,

@@ -93,6 +93,25 @@ export function recordMCPInteraction(
   });
 }
 
+/** Whose interactions to list: a whole session's, or one execution's. */
+export type InteractionScope = { readonly sessionId: string } | { readonly executionId: string };
+
+/** LLM interactions of a session or an execution, oldest first. */
+export function listLLMInteractions(
+  client: DbClient,
+  scope: InteractionScope,
+): Promise<LLMInteraction[]> {
+  return client.lLMInteraction.findMany({ where: scope, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
+/** MCP interactions of a session or an execution, oldest first. */
+export function listMCPInteractions(
+  client: DbClient,
+  scope: InteractionScope,
+): Promise<MCPInteraction[]> {
+  return client.mCPInteraction.findMany({ where: scope, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
 export interface TraceExecution {
   readonly executionId: string;
   readonly agentName: string;

@@ -1,0 +1,113 @@
+/**
+ * `@tarsy/db/testing`: states no production path makes, forged for tests (old or stale rows,
+ * rows without their outbox messages), and row counts for "stored nothing" checks.
+ * Never imported by service code.
+ */
+import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
+import type { DbClient } from "./client.ts";
+
+export interface StoredRowCounts {
+  readonly sessions: number;
+  readonly chats: number;
+  readonly chatUserMessages: number;
+  readonly outbox: number;
+  /** Outbox rows not yet published. */
+  readonly unpublishedOutbox: number;
+}
+
+/** How many rows the tables a request writes hold, soft-deleted sessions included. */
+export async function countStoredRows(client: DbClient): Promise<StoredRowCounts> {
+  const [sessions, chats, chatUserMessages, outbox, unpublishedOutbox] = await Promise.all([
+    client.alertSession.count(),
+    client.chat.count(),
+    client.chatUserMessage.count(),
+    client.outboxMessage.count(),
+    client.outboxMessage.count({ where: { publishedAt: null } }),
+  ]);
+  return { sessions, chats, chatUserMessages, outbox, unpublishedOutbox };
+}
+
+/** Sessions (soft-deleted included) whose alert fingerprint starts with `prefix`. */
+export function countSessionsWithFingerprintPrefix(
+  client: DbClient,
+  prefix: string,
+): Promise<number> {
+  return client.alertSession.count({ where: { alertFingerprint: { startsWith: prefix } } });
+}
+
+export interface ForgedSessions {
+  readonly count: number;
+  readonly alertType: string;
+  readonly chainId: string;
+  readonly alertData: string;
+  /** Default `pending`. */
+  readonly status?: SessionStatus;
+  /**
+   * Created this long ago (the n-th row 1 ms later than the one before, so their order is
+   * fixed); default: now.
+   */
+  readonly ageMs?: number;
+}
+
+/**
+ * Inserts session rows in one statement, as if submitted (and handled) earlier: without their
+ * outbox messages, so nothing is announced. Returns their ids.
+ */
+export async function insertSessionRows(client: DbClient, rows: ForgedSessions): Promise<string[]> {
+  const status = rows.status ?? "pending";
+  const inserted = await client.$queryRaw<{ id: string }[]>`
+    INSERT INTO alert_sessions (alert_data, alert_type, chain_id, status, created_at)
+    SELECT ${rows.alertData}, ${rows.alertType}, ${rows.chainId}, ${status}::session_status,
+           CASE WHEN ${rows.ageMs ?? null}::int IS NULL THEN now()
+                ELSE now() - make_interval(secs => ${rows.ageMs ?? 0}::int / 1000.0)
+                           + make_interval(secs => i / 1000.0) END
+    FROM generate_series(1, ${rows.count}::int) AS i
+    RETURNING id`;
+  return inserted.map((row) => row.id);
+}
+
+/** Moves a session to `status` regardless of where it is (no transition a handler makes). */
+export async function forceSessionStatus(
+  client: DbClient,
+  id: string,
+  status: SessionStatus,
+): Promise<void> {
+  await client.alertSession.update({ where: { id }, data: { status } });
+}
+
+/** Moves every session of an alert type from one status to another (e.g. "all admitted"). */
+export async function forceSessionStatusOfType(
+  client: DbClient,
+  alertType: string,
+  from: SessionStatus,
+  to: SessionStatus,
+): Promise<number> {
+  const { count } = await client.alertSession.updateMany({
+    where: { alertType, status: from },
+    data: { status: to },
+  });
+  return count;
+}
+
+/** Moves a session's creation time back to `createdAt` (an old session). */
+export async function backdateSession(client: DbClient, id: string, createdAt: Date): Promise<void> {
+  await client.alertSession.update({ where: { id }, data: { createdAt } });
+}
+
+/** Sets a stored session's runbook URL (as if it had been submitted with it). */
+export async function setSessionRunbookUrl(
+  client: DbClient,
+  id: string,
+  runbookUrl: string,
+): Promise<void> {
+  await client.alertSession.update({ where: { id }, data: { runbookUrl } });
+}
+
+/** Moves an execution to `status` regardless of where it is (e.g. a finished one back to active). */
+export async function forceExecutionStatus(
+  client: DbClient,
+  id: string,
+  status: ExecutionStatus,
+): Promise<void> {
+  await client.agentExecution.update({ where: { id }, data: { status } });
+}
