@@ -199,7 +199,10 @@ export function getSessionExecution(
 }
 
 /** Every execution of a session (stages in order, then agents; the executive summary last). */
-export function listSessionExecutions(client: DbClient, sessionId: string): Promise<AgentExecution[]> {
+export function listSessionExecutions(
+  client: DbClient,
+  sessionId: string,
+): Promise<AgentExecution[]> {
   return client.agentExecution.findMany({
     where: { sessionId },
     orderBy: [{ stage: { stageIndex: "asc" } }, { agentIndex: "asc" }, { createdAt: "asc" }],

@@ -101,7 +101,10 @@ export function listLLMInteractions(
   client: DbClient,
   scope: InteractionScope,
 ): Promise<LLMInteraction[]> {
-  return client.lLMInteraction.findMany({ where: scope, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return client.lLMInteraction.findMany({
+    where: scope,
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
 }
 
 /** MCP interactions of a session or an execution, oldest first. */
@@ -109,7 +112,10 @@ export function listMCPInteractions(
   client: DbClient,
   scope: InteractionScope,
 ): Promise<MCPInteraction[]> {
-  return client.mCPInteraction.findMany({ where: scope, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return client.mCPInteraction.findMany({
+    where: scope,
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
 }
 
 export interface TraceExecution {

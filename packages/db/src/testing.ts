@@ -90,7 +90,11 @@ export async function forceSessionStatusOfType(
 }
 
 /** Moves a session's creation time back to `createdAt` (an old session). */
-export async function backdateSession(client: DbClient, id: string, createdAt: Date): Promise<void> {
+export async function backdateSession(
+  client: DbClient,
+  id: string,
+  createdAt: Date,
+): Promise<void> {
   await client.alertSession.update({ where: { id }, data: { createdAt } });
 }
 

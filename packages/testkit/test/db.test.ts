@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_MIGRATIONS_DIR } from "@tarsy/db";
+import { countStoredRows } from "@tarsy/db/testing";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -124,7 +125,7 @@ describe("dbTest fixture", () => {
   dbTest("provides a database and a connected client", async ({ db, database }) => {
     seen = database.name;
     expect(await databaseExists(database.name)).toBe(true);
-    expect(await db.prisma.alertSession.count()).toBe(0);
+    expect((await countStoredRows(db.prisma)).sessions).toBe(0);
   });
 
   it("dropped the fixture's database after the test", async () => {

@@ -1,4 +1,4 @@
-import { listMessages, listSessionTimeline } from "@tarsy/db";
+import { listLLMInteractions, listMessages, listSessionTimeline } from "@tarsy/db";
 import type { GenerateInput, LlmClient } from "@tarsy/llm-client";
 import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
@@ -109,8 +109,8 @@ describe("reasoning continuity in the runner", () => {
         : undefined,
     );
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
-    const interactions = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
+    const interactions = await listLLMInteractions(env.db.prisma, {
+      executionId: request.execution_id,
     });
     expect(interactions).toHaveLength(3);
     const visible = JSON.stringify([

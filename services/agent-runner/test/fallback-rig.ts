@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "@tarsy/config";
-import { listSessionTimeline } from "@tarsy/db";
+import { getExecution, listSessionTimeline } from "@tarsy/db";
 import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { createLlmServer, type LlmServer } from "@tarsy/llm-service";
 import { createMetrics } from "@tarsy/metrics";
@@ -205,8 +205,10 @@ export async function fallbackEvents(sessionId: string, executionId?: string) {
     .map((e) => e.metadata as Record<string, unknown>);
 }
 
-export function execution(id: string) {
-  return env.db.prisma.agentExecution.findUniqueOrThrow({ where: { id } });
+export async function execution(id: string) {
+  const row = await getExecution(env.db.prisma, id);
+  if (!row) throw new Error(`execution ${id} not found`);
+  return row;
 }
 
 export async function fallbackCount(metrics: ReturnType<typeof createMetrics<"agent-runner">>) {

@@ -1,5 +1,5 @@
 import { type AddressInfo, createServer } from "node:net";
-import { listSessionTimeline } from "@tarsy/db";
+import { listLLMInteractions, listMessages, listSessionTimeline } from "@tarsy/db";
 import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { describe, expect, test } from "vitest";
 import { runExecution } from "../src/execution.ts";
@@ -66,7 +66,7 @@ describe("fallback triggers", () => {
       ["gpt-backup-1", "ok", 1],
     ]);
     // The trace: the failed call on the primary, then the answer on the fallback, each named.
-    const calls = await env.db.prisma.lLMInteraction.findMany({ where: { executionId } });
+    const calls = await listLLMInteractions(env.db.prisma, { executionId });
     expect(calls.map((c) => [c.provider, c.modelName, c.errorMessage === null])).toEqual([
       ["backup1", "gpt-backup-1", true],
     ]);
@@ -140,9 +140,9 @@ describe("fallback triggers", () => {
         .filter((c) => c.event_id === final?.id)
         .reduce((text, c) => (c.reset ? c.delta : text + c.delta), "");
       expect(shown).toBe("Backup: the pod is OOMKilled.");
-      const messages = await env.db.prisma.message.findMany({
-        where: { executionId: request.execution_id, role: "assistant" },
-      });
+      const messages = (await listMessages(env.db.prisma, request.execution_id)).filter(
+        (m) => m.role === "assistant",
+      );
       expect(messages.map((m) => m.content)).toEqual(["Backup: the pod is OOMKilled."]);
     } finally {
       rec.stop();

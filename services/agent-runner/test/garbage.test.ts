@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { ExecutionRequestedSchema } from "@tarsy/contracts";
+import { getExecution } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import { createLogger } from "@tarsy/runtime";
 import fc from "fast-check";
@@ -118,10 +119,8 @@ describe("execution requests naming missing executions (real Postgres and NATS)"
       JSON.stringify(request({ execution_id: seeded.execution_id, stage_id: seeded.stage_id })),
     );
     await waitFor("the drop", async () => (await orphaned()) === before + 1 || undefined);
-    const row = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: seeded.execution_id },
-    });
-    expect(row.status).toBe("pending");
+    const row = await getExecution(env.db.prisma, seeded.execution_id);
+    expect(row?.status).toBe("pending");
     await goodExecutionCompletes();
   });
 });

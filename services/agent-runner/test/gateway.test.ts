@@ -1,4 +1,10 @@
-import { listMessages, listSessionTimeline } from "@tarsy/db";
+import {
+  listLLMInteractions,
+  listMCPInteractions,
+  listMessages,
+  listSessionExecutions,
+  listSessionTimeline,
+} from "@tarsy/db";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { runExecution } from "../src/execution.ts";
@@ -6,6 +12,7 @@ import { createGatewayTools } from "../src/gateway.ts";
 import {
   createEnv,
   type Env,
+  firstLLMInteraction,
   logger,
   PLANTED_SECRET,
   record,
@@ -50,11 +57,11 @@ async function run(script: unknown, options: Parameters<typeof seedExecution>[1]
 async function everythingStored(sessionId: string, executionId: string): Promise<string> {
   const p = env.db.prisma;
   const rows = await Promise.all([
-    p.timelineEvent.findMany({ where: { sessionId } }),
-    p.message.findMany({ where: { executionId } }),
-    p.lLMInteraction.findMany({ where: { sessionId } }),
-    p.mCPInteraction.findMany({ where: { sessionId } }),
-    p.agentExecution.findMany({ where: { sessionId } }),
+    listSessionTimeline(p, sessionId),
+    listMessages(p, executionId),
+    listLLMInteractions(p, { sessionId }),
+    listMCPInteractions(p, { sessionId }),
+    listSessionExecutions(p, sessionId),
   ]);
   return JSON.stringify(rows);
 }
@@ -115,9 +122,7 @@ describe("with the real mcp-gateway and server-everything", () => {
     );
     expect(toolMessage?.content).toContain("SUMMARY: the server environment has 1 token.");
 
-    const summarization = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id, interactionType: "summarization" },
-    });
+    const summarization = await firstLLMInteraction(env, request.session_id, "summarization");
     const inline = JSON.stringify(summarization.llmRequest);
     expect(inline).toContain("[MASKED_");
     expect(summarization.responseText).toBe("SUMMARY: the server environment has 1 token.");
@@ -158,9 +163,7 @@ describe("with the real mcp-gateway and server-everything", () => {
     expect(toolMessage?.content).toContain("PLANTED_GITHUB_TOKEN");
     expect(toolMessage?.content).not.toContain("[NOTE:");
     expect(toolMessage?.content).not.toContain(PLANTED_SECRET);
-    const summarization = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id, interactionType: "summarization" },
-    });
+    const summarization = await firstLLMInteraction(env, request.session_id, "summarization");
     expect(summarization.errorMessage).toContain("summarizer overloaded");
   });
 });

@@ -1,9 +1,20 @@
-import { listMessages, listSessionTimeline } from "@tarsy/db";
+import {
+  listLLMInteractions,
+  listMCPInteractions,
+  listMessages,
+  listSessionTimeline,
+} from "@tarsy/db";
 import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
 import type { ToolScope } from "../src/ports.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
-import { createEnv, runnerDeps, seedExecution, runnerTest as test } from "./support.ts";
+import {
+  createEnv,
+  firstLLMInteraction,
+  runnerDeps,
+  seedExecution,
+  runnerTest as test,
+} from "./support.ts";
 
 const never = new AbortController().signal;
 
@@ -26,14 +37,13 @@ describe("execution kinds", () => {
     });
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => [e.eventType, e.status])).toEqual([["final_analysis", "completed"]]);
-    const row = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { executionId: request.execution_id },
-    });
+    const [row] = await listLLMInteractions(env.db.prisma, { executionId: request.execution_id });
+    if (!row) throw new Error("no LLM interaction");
     expect(row.interactionType).toBe("synthesis");
     expect((row.llmRequest as { tools: unknown[] }).tools).toEqual([]);
     const messages = await listMessages(env.db.prisma, request.execution_id);
     expect(messages[1]?.content).toContain("Agent 1 says OOM. Agent 2 says leak.");
-    expect(await env.db.prisma.mCPInteraction.count()).toBe(0);
+    expect(await listMCPInteractions(env.db.prisma, { sessionId: request.session_id })).toEqual([]);
   });
 
   test("chat uses the same loop with chat prompting and answers as chat_response", async ({
@@ -60,10 +70,7 @@ describe("execution kinds", () => {
     expect(messages[0]?.content).toContain("## Follow-up Chat Instructions");
     expect(messages[1]?.content).toContain("Final analysis: OOM.");
     expect(messages[1]?.content).toContain("Why did it restart?");
-    const rows = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { createdAt: "asc" },
-    });
+    const rows = await listLLMInteractions(env.db.prisma, { executionId: request.execution_id });
     expect(rows.map((r) => r.interactionType)).toEqual(["iteration", "chat_response"]);
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => e.eventType)).toEqual(["llm_tool_call", "final_analysis"]);
@@ -89,9 +96,7 @@ describe("execution kinds", () => {
     expect(timeline.map((e) => [e.eventType, e.status, e.stageId, e.executionId])).toEqual([
       ["executive_summary", "completed", null, null],
     ]);
-    const row = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id },
-    });
+    const row = await firstLLMInteraction(env, request.session_id);
     expect(row).toMatchObject({ interactionType: "executive_summary", stageId: null });
     const messages = await listMessages(env.db.prisma, request.execution_id);
     expect(messages[1]?.content).toContain("Root cause: OOM. Fix: raise limits.");
@@ -131,13 +136,12 @@ describe("events of the loop", () => {
     expect(call?.content.startsWith("a".repeat(32_000))).toBe(true);
     expect(call?.content).toContain("[TRUNCATED: stored result cut at 8000 tokens");
     expect(call?.content.length).toBeLessThan(32_200);
-    const mcp = await env.db.prisma.mCPInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id, interactionType: "tool_call" },
-    });
+    const mcp = (await listMCPInteractions(env.db.prisma, { sessionId: request.session_id })).find(
+      (i) => i.interactionType === "tool_call",
+    );
+    if (!mcp) throw new Error("no tool_call interaction");
     expect((mcp.toolResult as { content: string }).content).toBe(call?.content);
-    const summarization = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id, interactionType: "summarization" },
-    });
+    const summarization = await firstLLMInteraction(env, request.session_id, "summarization");
     expect(JSON.stringify(summarization.llmRequest)).toContain("a".repeat(40_000));
   });
 
@@ -153,9 +157,7 @@ describe("events of the loop", () => {
     expect(finished.status).toBe("completed");
     const messages = await listMessages(env.db.prisma, request.execution_id);
     expect(messages[0]?.content).toContain("- **everything**: spawn node ENOENT");
-    const list = await env.db.prisma.mCPInteraction.findFirstOrThrow({
-      where: { sessionId: request.session_id },
-    });
+    const [list] = await listMCPInteractions(env.db.prisma, { sessionId: request.session_id });
     expect(list).toMatchObject({ interactionType: "tool_list", errorMessage: "spawn node ENOENT" });
   });
 
@@ -209,9 +211,7 @@ describe("events of the loop", () => {
     const finished = await runExecution(runnerDeps(env, client, echo), request, never);
     const totalMs = performance.now() - started;
     expect(finished.status).toBe("completed");
-    const rows = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
-    });
+    const rows = await listLLMInteractions(env.db.prisma, { executionId: request.execution_id });
     const llmMs = rows.reduce((sum, r) => sum + (r.durationMs ?? 0), 0);
     const perIteration = (totalMs - llmMs) / iterations;
     console.info(

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
-import { listSessionTimeline } from "@tarsy/db";
+import { listLLMInteractions, listMessages, listSessionTimeline } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createLlmServer, parseScript } from "@tarsy/llm-service";
 import { createMetrics, startOpsServer } from "@tarsy/metrics";
@@ -38,14 +38,10 @@ async function freePort(): Promise<number> {
 }
 
 async function storedAnswers(env: Env, executionId: string) {
-  const llmRows = await env.db.prisma.lLMInteraction.findMany({
-    where: { executionId },
-    orderBy: { createdAt: "asc" },
-  });
-  const messages = await env.db.prisma.message.findMany({
-    where: { executionId, role: "assistant" },
-    orderBy: { sequenceNumber: "asc" },
-  });
+  const llmRows = await listLLMInteractions(env.db.prisma, { executionId });
+  const messages = (await listMessages(env.db.prisma, executionId)).filter(
+    (m) => m.role === "assistant",
+  );
   return { llmRows, messages };
 }
 

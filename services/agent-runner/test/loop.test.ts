@@ -1,4 +1,10 @@
-import { listMessages, listSessionTimeline } from "@tarsy/db";
+import {
+  getExecution,
+  listLLMInteractions,
+  listMCPInteractions,
+  listMessages,
+  listSessionTimeline,
+} from "@tarsy/db";
 import { describe, expect } from "vitest";
 import { runExecution } from "../src/execution.ts";
 import { createEnv, record, runnerDeps, seedExecution, runnerTest as test } from "./support.ts";
@@ -90,9 +96,8 @@ describe("function calling loop", () => {
       /<!-- CHAIN_CONTEXT_START -->\nStage one found OOM kills\.\n<!-- CHAIN_CONTEXT_END -->/,
     );
 
-    const llmRows = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { createdAt: "asc" },
+    const llmRows = await listLLMInteractions(env.db.prisma, {
+      executionId: request.execution_id,
     });
     expect(llmRows.map((r) => [r.interactionType, r.iteration, r.lastMessageId])).toEqual([
       ["iteration", 1, messages[1]?.id],
@@ -105,9 +110,8 @@ describe("function calling loop", () => {
       (llmRows[0]!.llmRequest as { tools: { name: string }[] }).tools.map((t) => t.name),
     ).toEqual(["everything.echo"]);
 
-    const mcpRows = await env.db.prisma.mCPInteraction.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { createdAt: "asc" },
+    const mcpRows = await listMCPInteractions(env.db.prisma, {
+      executionId: request.execution_id,
     });
     expect(mcpRows.map((r) => [r.interactionType, r.serverName, r.toolName])).toEqual([
       ["tool_list", "everything", null],
@@ -117,16 +121,14 @@ describe("function calling loop", () => {
     expect(mcpRows[1]?.toolArguments).toEqual({ message: "hello" });
     expect(mcpRows[1]?.toolResult).toEqual({ content: "Echo: hello", is_error: false });
 
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({
       status: "completed",
       finalAnalysis: "Root cause: the pod ran out of memory.",
       attempt: 1,
       runnerId: "runner-test",
     });
-    expect(execution.totalTokens).toBe(finished.token_usage?.total_tokens);
+    expect(execution?.totalTokens).toBe(finished.token_usage?.total_tokens);
     expect(echo.released).toContain(request.execution_id);
 
     // Every row was announced: created (streaming) then completed, with the same content.
@@ -191,9 +193,8 @@ describe("function calling loop", () => {
       "final_analysis",
     ]);
     expect(timeline[4]?.metadata).toEqual({ forced_conclusion: true });
-    const llmRows = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { createdAt: "asc" },
+    const llmRows = await listLLMInteractions(env.db.prisma, {
+      executionId: request.execution_id,
     });
     expect(llmRows.map((r) => [r.interactionType, r.iteration])).toEqual([
       ["iteration", 1],
@@ -232,14 +233,10 @@ describe("function calling loop", () => {
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => [e.eventType, e.status])).toEqual([["error", "completed"]]);
     expect(timeline[0]?.content).toContain("quota exceeded for project demo-123");
-    const row = await env.db.prisma.lLMInteraction.findFirstOrThrow({
-      where: { executionId: request.execution_id },
-    });
-    expect(row.errorMessage).toContain("quota exceeded for project demo-123");
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
-    expect(execution.status).toBe("failed");
-    expect(execution.errorMessage).toContain("quota exceeded for project demo-123");
+    const [row] = await listLLMInteractions(env.db.prisma, { executionId: request.execution_id });
+    expect(row?.errorMessage).toContain("quota exceeded for project demo-123");
+    const execution = await getExecution(env.db.prisma, request.execution_id);
+    expect(execution?.status).toBe("failed");
+    expect(execution?.errorMessage).toContain("quota exceeded for project demo-123");
   });
 });

@@ -1,4 +1,5 @@
-import { listMessages, listSessionTimeline } from "@tarsy/db";
+import { getSessionRunbook, listMessages, listSessionTimeline } from "@tarsy/db";
+import { forceExecutionStatus } from "@tarsy/db/testing";
 import { createRunbookClient } from "@tarsy/runbooks";
 import { type FakeGithub, startFakeGithub } from "@tarsy/testkit";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -47,10 +48,6 @@ async function llm(answers: number) {
   return started.client;
 }
 
-async function withRunbookUrl(sessionId: string, url: string) {
-  await env.db.prisma.alertSession.update({ where: { id: sessionId }, data: { runbookUrl: url } });
-}
-
 async function userPrompt(executionId: string): Promise<string> {
   const messages = await listMessages(env.db.prisma, executionId);
   return messages.find((m) => m.role === "user")?.content ?? "";
@@ -64,8 +61,11 @@ describe("the session's runbook", () => {
     const key = "acme/runbooks/main/parallel.md";
     let served = 0;
     gh.files.set(key, "# Version 1");
-    const request = await seedExecution(env, { agents: 2, stageName: "parallel" });
-    await withRunbookUrl(request.session_id, `${gh.url}/acme/runbooks/blob/main/parallel.md`);
+    const request = await seedExecution(env, {
+      agents: 2,
+      stageName: "parallel",
+      runbookUrl: `${gh.url}/acme/runbooks/blob/main/parallel.md`,
+    });
     const client = await llm(3);
     // Each execution has a client of its own (as on separate runners) and the file changes
     // after every request, so a second fetch would show a different text.
@@ -95,18 +95,13 @@ describe("the session's runbook", () => {
     ).toBe(true);
     expect(new Set(texts).size, JSON.stringify(texts)).toBe(1);
     expect(texts[0]).toMatch(/^# Version \d$/);
-    const session = await env.db.prisma.alertSession.findUniqueOrThrow({
-      where: { id: request.session_id },
-    });
-    expect(session.runbookSource).toBe("fetched");
-    expect(session.runbookContent).toBe(texts[0]);
+    const runbook = await getSessionRunbook(env.db.prisma, request.session_id);
+    expect(runbook?.source).toBe("fetched");
+    expect(runbook?.content).toBe(texts[0]);
 
     // A later execution of the session (a redelivery, the next stage) does not fetch again.
     const before = gh.hits("/acme/runbooks/blob/main/parallel.md");
-    await env.db.prisma.agentExecution.updateMany({
-      where: { id: request.executions[0] },
-      data: { status: "active" },
-    });
+    await forceExecutionStatus(env.db.prisma, request.execution_id, "active");
     await runExecution(
       runnerDeps(env, await llm(1), tools, { runbooks: changing }),
       request,
@@ -117,9 +112,8 @@ describe("the session's runbook", () => {
   });
 
   test("a fetch failure falls back to defaults.runbook and says why on the timeline", async () => {
-    const request = await seedExecution(env);
     const url = `${gh.url}/acme/runbooks/blob/main/missing.md`;
-    await withRunbookUrl(request.session_id, url);
+    const request = await seedExecution(env, { runbookUrl: url });
     const finished = await runExecution(
       runnerDeps(env, await llm(1), tools, { runbooks: freshClient() }),
       request,
@@ -134,16 +128,15 @@ describe("the session's runbook", () => {
     );
     expect(note?.metadata).toMatchObject({ kind: "runbook_fallback", runbook_source: "default" });
     expect(note?.executionId).toBe(request.execution_id);
-    const session = await env.db.prisma.alertSession.findUniqueOrThrow({
-      where: { id: request.session_id },
-    });
-    expect(session.runbookSource).toBe("default");
-    expect(session.runbookError).toMatch(/answered 404/);
+    const runbook = await getSessionRunbook(env.db.prisma, request.session_id);
+    expect(runbook?.source).toBe("default");
+    expect(runbook?.error).toMatch(/answered 404/);
   });
 
   test("a URL outside the allowlist (config changed since submit) falls back as well", async () => {
-    const request = await seedExecution(env);
-    await withRunbookUrl(request.session_id, "https://git.internal.example/runbooks/x.md");
+    const request = await seedExecution(env, {
+      runbookUrl: "https://git.internal.example/runbooks/x.md",
+    });
     await runExecution(
       runnerDeps(env, await llm(1), tools, { runbooks: freshClient() }),
       request,
@@ -173,8 +166,9 @@ describe("the session's runbook", () => {
       "acme/runbooks/main/secret.md",
       "Log in with\npassword: Sup3rS3cretValue!\nthen check the pods.",
     );
-    const request = await seedExecution(env);
-    await withRunbookUrl(request.session_id, `${gh.url}/acme/runbooks/blob/main/secret.md`);
+    const request = await seedExecution(env, {
+      runbookUrl: `${gh.url}/acme/runbooks/blob/main/secret.md`,
+    });
     await runExecution(
       runnerDeps(env, await llm(1), tools, { runbooks: freshClient() }),
       request,
@@ -183,9 +177,8 @@ describe("the session's runbook", () => {
     const text = between(await userPrompt(request.execution_id)) ?? "";
     expect(text).toContain("then check the pods.");
     expect(text).not.toContain("Sup3rS3cretValue!");
-    const stored = await env.db.prisma.alertSession.findUniqueOrThrow({
-      where: { id: request.session_id },
-    });
-    expect(stored.runbookContent).not.toContain("Sup3rS3cretValue!");
+    const stored = await getSessionRunbook(env.db.prisma, request.session_id);
+    expect(stored?.content).toBeTypeOf("string");
+    expect(stored?.content).not.toContain("Sup3rS3cretValue!");
   });
 });

@@ -13,7 +13,14 @@ import type {
   PersistentEvent,
   StreamChunk,
 } from "@tarsy/contracts";
-import { createSession, type Db, ensureExecutiveSummaryExecution, ensureStage } from "@tarsy/db";
+import {
+  createSession,
+  type Db,
+  ensureExecutiveSummaryExecution,
+  ensureStage,
+  type LLMInteraction,
+  listLLMInteractions,
+} from "@tarsy/db";
 import { createLlmClient, type LlmClient } from "@tarsy/llm-client";
 import { createLlmServer, type LlmServer, parseScript } from "@tarsy/llm-service";
 import { createMaskingService } from "@tarsy/masking";
@@ -247,6 +254,18 @@ export function runnerDeps(
 }
 
 /** A session with one stage and one pending execution, and the request for it. */
+/** The session's first LLM interaction of `type` (any type when omitted); throws when there is none. */
+export async function firstLLMInteraction(
+  env: Env,
+  sessionId: string,
+  type?: LLMInteraction["interactionType"],
+): Promise<LLMInteraction> {
+  const rows = await listLLMInteractions(env.db.prisma, { sessionId });
+  const row = rows.find((r) => type === undefined || r.interactionType === type);
+  if (!row) throw new Error(`no ${type ?? ""} LLM interaction in session ${sessionId}`);
+  return row;
+}
+
 export async function seedExecution(
   env: Env,
   options: {
@@ -257,6 +276,7 @@ export async function seedExecution(
     context?: string;
     question?: string;
     deadlineAt?: Date;
+    runbookUrl?: string;
   } = {},
 ): Promise<ExecutionRequested & { executions: string[] }> {
   const kind = options.kind ?? "investigation";
@@ -264,6 +284,7 @@ export async function seedExecution(
     alertData: options.alertData ?? '{"alert":"PodCrashLooping","pod":"web-1"}',
     alertType: "test-alert",
     chainId: "test-chain",
+    runbookUrl: options.runbookUrl ?? null,
   });
   const now = new Date().toISOString();
   if (kind === "executive_summary") {

@@ -1,4 +1,4 @@
-import { listSessionTimeline } from "@tarsy/db";
+import { getExecution, listLLMInteractions, listSessionTimeline } from "@tarsy/db";
 import { describe, expect } from "vitest";
 import { ExecutionAbortedError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
@@ -27,10 +27,7 @@ describe("iteration timeouts", () => {
     ]);
     expect(timeline[0]?.content).toBe("LLM call timed out after 1000 ms");
     expect(timeline[0]?.metadata).toMatchObject({ kind: "iteration_timeout", iteration: 1 });
-    const rows = await env.db.prisma.lLMInteraction.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { createdAt: "asc" },
-    });
+    const rows = await listLLMInteractions(env.db.prisma, { executionId: request.execution_id });
     expect(rows.map((r) => [r.interactionType, r.iteration, r.errorMessage])).toEqual([
       ["iteration", 1, "LLM call timed out after 1000 ms"],
       ["final_analysis", 2, null],
@@ -92,10 +89,8 @@ describe("cancellation", () => {
     const partial = timeline[0]?.content ?? "";
     expect(partial.length).toBeGreaterThan(0);
     expect(text.startsWith(partial) && partial.length < text.length).toBe(true);
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
-    expect(execution.status).toBe("cancelled");
+    const execution = await getExecution(env.db.prisma, request.execution_id);
+    expect(execution?.status).toBe("cancelled");
     const completed = rec.events.filter((e) => e.type === "timeline_event.completed");
     expect(completed).toHaveLength(1);
     // No more deltas after the cancel.

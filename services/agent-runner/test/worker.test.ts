@@ -1,5 +1,5 @@
 import type { ExecutionRequested } from "@tarsy/contracts";
-import { listSessionTimeline } from "@tarsy/db";
+import { getExecution, listMessages, listSessionTimeline } from "@tarsy/db";
 import { afterEach, describe, expect, test } from "vitest";
 import { ExecutionTakenOverError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
@@ -138,19 +138,14 @@ describe("runner worker", () => {
       status: "completed",
       final_analysis: "Finished by the second runner.",
     });
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({ status: "completed", attempt: 2, runnerId: "runner-b" });
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => [e.eventType, e.status])).toEqual([
       ["llm_response", "failed"],
       ["final_analysis", "completed"],
     ]);
-    const messages = await env.db.prisma.message.findMany({
-      where: { executionId: request.execution_id },
-      orderBy: { sequenceNumber: "asc" },
-    });
+    const messages = await listMessages(env.db.prisma, request.execution_id);
     expect(messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
   });
 
@@ -193,9 +188,7 @@ describe("runner worker", () => {
       final_analysis: "Recovered by the surviving runner.",
     });
     expect(Date.now() - killedAt).toBeLessThan(10_000);
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({
       attempt: 2,
       runnerId: "runner-survivor",
@@ -238,9 +231,7 @@ describe("runner worker", () => {
       status: "completed",
       final_analysis: "finished during the grace period",
     });
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({ attempt: 1, runnerId: "runner-graceful" });
     // The execution was still running when the signal came, and finished before the exit.
     const log = runner.output.join("");
@@ -268,9 +259,7 @@ describe("runner worker", () => {
     const second = await runExecution(deps, strip(request), new AbortController().signal);
     expect(second).toMatchObject({ status: "completed", final_analysis: "attempt two" });
     expect(await firstOutcome).toBe("taken over");
-    const execution = await env.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: request.execution_id },
-    });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({
       attempt: 2,
       status: "completed",

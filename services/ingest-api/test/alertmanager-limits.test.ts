@@ -1,3 +1,4 @@
+import { countSessionsWithFingerprintPrefix, countStoredRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ErrorBody, eventually, type Harness, request, startHarness } from "./support.ts";
 
@@ -25,7 +26,7 @@ const send = (h: Harness, body: unknown) =>
   });
 
 const sessionsOf = (h: Harness, tag: string) =>
-  h.db.prisma.alertSession.count({ where: { alertFingerprint: { startsWith: `${tag}-` } } });
+  countSessionsWithFingerprintPrefix(h.db.prisma, `${tag}-`);
 
 describe("Alertmanager alert cap, default setting", () => {
   let h: Harness;
@@ -43,8 +44,7 @@ describe("Alertmanager alert cap, default setting", () => {
     expect(res.body.error.code).toBe("payload_too_large");
     expect(res.body.error.details).toEqual({ limit: 1000, count: 10_000 });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(await h.db.prisma.alertSession.count()).toBe(0);
-    expect(await h.db.prisma.outboxMessage.count()).toBe(0);
+    expect(await countStoredRows(h.db.prisma)).toMatchObject({ sessions: 0, outbox: 0 });
     expect(h.received.sessionSubmitted).toHaveLength(0);
   });
 

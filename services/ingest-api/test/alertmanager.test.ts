@@ -3,6 +3,8 @@ import {
   type AlertmanagerIntakeResponse,
   AlertmanagerIntakeResponseSchema,
 } from "@tarsy/contracts";
+import { getSession, listAlertSessions } from "@tarsy/db";
+import { backdateSession, countStoredRows, forceSessionStatus } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   conforms,
@@ -53,6 +55,12 @@ function resolved(hook: Hook, count = hook.alerts.length): Hook {
   return copy;
 }
 
+/** The stored sessions with these ids (missing ones left out). */
+async function sessionsById(h: Harness, ids: string[]) {
+  const rows = await Promise.all(ids.map((id) => getSession(h.db.prisma, id)));
+  return rows.filter((row) => row !== null);
+}
+
 const send = (h: Harness, body: unknown, headers?: Record<string, string>) =>
   request<AlertmanagerIntakeResponse>(`${h.url}/api/v1/alerts/alertmanager`, {
     method: "POST",
@@ -80,9 +88,10 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
     expect(res.body.sessions_created.map((s) => s.fingerprints[0])).toEqual(
       hook.alerts.map((a) => a.fingerprint),
     );
-    const rows = await h.db.prisma.alertSession.findMany({
-      where: { id: { in: res.body.sessions_created.map((s) => s.session_id) } },
-    });
+    const rows = await sessionsById(
+      h,
+      res.body.sessions_created.map((s) => s.session_id),
+    );
     expect(rows).toHaveLength(3);
     for (const row of rows) {
       expect(row).toMatchObject({
@@ -122,12 +131,10 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
       })),
     );
     // One investigation completed 5 hours ago (window 4h): only that alert starts again.
-    await h.db.prisma.alertSession.update({
-      where: { id: ids[0] },
-      data: { status: "completed", createdAt: new Date(Date.now() - 5 * 3600_000) },
-    });
+    await forceSessionStatus(h.db.prisma, ids[0] as string, "completed");
+    await backdateSession(h.db.prisma, ids[0] as string, new Date(Date.now() - 5 * 3600_000));
     // Another completed just now: still inside the window.
-    await h.db.prisma.alertSession.update({ where: { id: ids[1] }, data: { status: "completed" } });
+    await forceSessionStatus(h.db.prisma, ids[1] as string, "completed");
     const later = await send(h, hook);
     expect(later.body.sessions_created.map((s) => s.fingerprints)).toEqual([
       [hook.alerts[0]?.fingerprint],
@@ -142,17 +149,17 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
     expect(b?.status).toBe(200);
     const created = [...(a?.body.sessions_created ?? []), ...(b?.body.sessions_created ?? [])];
     expect(created).toHaveLength(3);
-    const rows = await h.db.prisma.alertSession.count({
-      where: { alertFingerprint: { in: hook.alerts.map((x) => x.fingerprint) } },
-    });
-    expect(rows).toBe(3);
+    const perAlert = await Promise.all(
+      hook.alerts.map((x) => listAlertSessions(h.db.prisma, { alertFingerprint: x.fingerprint })),
+    );
+    expect(perAlert.flat()).toHaveLength(3);
   });
 
   it("records a resolved notification on the existing sessions and starts nothing", async () => {
     const hook = notification("res");
     const first = await send(h, hook);
     const ids = first.body.sessions_created.map((s) => s.session_id);
-    const before = await h.db.prisma.alertSession.count();
+    const before = (await countStoredRows(h.db.prisma)).sessions;
     const done = resolved(hook, 2);
     done.alerts.push({ ...done.alerts[0], fingerprint: "res-never-seen" } as Hook["alerts"][0]);
     const res = await send(h, done);
@@ -173,8 +180,8 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
       },
       { fingerprint: "res-never-seen", status: "resolved", reason: "resolved", session_id: null },
     ]);
-    expect(await h.db.prisma.alertSession.count()).toBe(before);
-    const rows = await h.db.prisma.alertSession.findMany({ where: { id: { in: ids } } });
+    expect((await countStoredRows(h.db.prisma)).sessions).toBe(before);
+    const rows = await sessionsById(h, ids);
     const resolvedAt = new Map(rows.map((r) => [r.id, r.alertResolvedAt?.toISOString() ?? null]));
     expect(resolvedAt.get(ids[0] as string)).toBe("2026-11-22T03:30:00.000Z");
     expect(resolvedAt.get(ids[1] as string)).toBe("2026-11-22T03:30:00.000Z");
@@ -192,9 +199,7 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
     const res = await send(h, hook);
     expect(res.status).toBe(200);
     expect(res.body.truncated_alerts).toBe(7);
-    const row = await h.db.prisma.alertSession.findUnique({
-      where: { id: res.body.sessions_created[0]?.session_id },
-    });
+    const row = await getSession(h.db.prisma, res.body.sessions_created[0]?.session_id as string);
     const data = JSON.parse(row?.alertData ?? "{}");
     expect(data.truncated_alerts).toBe(7);
     expect(data.note).toContain("7 more alert(s)");
@@ -254,7 +259,7 @@ describe("Alertmanager webhook with bearer auth", () => {
     expect(missing.headers.get("www-authenticate")).toBe("Bearer");
     const wrong = await send(h, hook, { authorization: "Bearer nope" });
     expect(wrong.status).toBe(401);
-    expect(await h.db.prisma.alertSession.count()).toBe(0);
+    expect((await countStoredRows(h.db.prisma)).sessions).toBe(0);
     const right = await send(h, hook, { authorization: "Bearer s3cret-token" });
     expect(right.status).toBe(200);
     expect(right.body.sessions_created).toHaveLength(3);
@@ -296,7 +301,7 @@ describe("Alertmanager webhook with basic auth, one session per group", () => {
     expect(res.body.sessions_created).toHaveLength(1);
     const created = res.body.sessions_created[0];
     expect(created?.fingerprints).toEqual(hook.alerts.map((a) => a.fingerprint));
-    const row = await h.db.prisma.alertSession.findUnique({ where: { id: created?.session_id } });
+    const row = await getSession(h.db.prisma, created?.session_id as string);
     expect(row).toMatchObject({ alertGroupKey: hook.groupKey, chainId: "crashloop-chain" });
     const data = JSON.parse(row?.alertData ?? "{}");
     expect(data.alerts).toHaveLength(3);
@@ -311,8 +316,8 @@ describe("Alertmanager webhook with basic auth, one session per group", () => {
     const done = await send(h, resolved(hook), basic("am", "pw"));
     expect(done.body.sessions_created).toEqual([]);
     expect(done.body.alerts_skipped.every((s) => s.reason === "resolved")).toBe(true);
-    const after = await h.db.prisma.alertSession.findUnique({ where: { id: created?.session_id } });
+    const after = await getSession(h.db.prisma, created?.session_id as string);
     expect(after?.alertResolvedAt?.toISOString()).toBe("2026-11-22T03:30:00.000Z");
-    expect(await h.db.prisma.alertSession.count()).toBe(1);
+    expect((await countStoredRows(h.db.prisma)).sessions).toBe(1);
   });
 });

@@ -1,3 +1,5 @@
+import { getSession } from "@tarsy/db";
+import { countStoredRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import { type ErrorBody, eventually, type Harness, request, startHarness } from "./support.ts";
@@ -13,7 +15,8 @@ afterAll(async () => {
 const post = <T = Record<string, unknown>>(body: unknown, headers?: Record<string, string>) =>
   request<T>(`${h.url}/api/v1/alerts`, { method: "POST", body, ...(headers ? { headers } : {}) });
 
-const stored = (id: string) => h.db.prisma.alertSession.findUnique({ where: { id } });
+const stored = (id: string) => getSession(h.db.prisma, id);
+const sessionCount = async () => (await countStoredRows(h.db.prisma)).sessions;
 
 describe("POST /api/v1/alerts", () => {
   it("stores a queued session and tells the orchestrator over NATS", async () => {
@@ -81,11 +84,11 @@ describe("POST /api/v1/alerts", () => {
     expect(atLimit.status).toBe(202);
     expect((await stored(atLimit.body.session_id))?.alertData.length).toBe(limit);
 
-    const before = await h.db.prisma.alertSession.count();
+    const before = await sessionCount();
     const over = await post<ErrorBody>({ data: "a".repeat(limit + 1) });
     expect(over.status).toBe(413);
     expect(over.body.error.code).toBe("payload_too_large");
-    expect(await h.db.prisma.alertSession.count()).toBe(before);
+    expect(await sessionCount()).toBe(before);
 
     // Multi-byte characters count as bytes, not characters.
     const wide = await post<ErrorBody>({ data: "é".repeat(limit / 2 + 1) });
@@ -152,7 +155,7 @@ describe("POST /api/v1/alerts", () => {
   });
 
   it("answers 400 with field paths for an invalid body and stores nothing", async () => {
-    const before = await h.db.prisma.alertSession.count();
+    const before = await sessionCount();
     const res = await post<{ error: { code: string; details: { fields: { path: string }[] } } }>({
       data: "",
       runbook: "not a url",
@@ -165,7 +168,7 @@ describe("POST /api/v1/alerts", () => {
     expect(paths.some((p) => p.startsWith("data"))).toBe(true);
     const missing = await post<{ error: { details: { fields: { path: string }[] } } }>({});
     expect(missing.body.error.details.fields.map((f) => f.path)).toContain("data");
-    expect(await h.db.prisma.alertSession.count()).toBe(before);
+    expect(await sessionCount()).toBe(before);
   });
 
   it("answers unknown routes with the error shape", async () => {

@@ -1,3 +1,4 @@
+import { countStoredRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import { finishSession, seedSession } from "./seed.ts";
@@ -18,11 +19,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-const counts = async () => ({
-  sessions: await h.db.prisma.alertSession.count(),
-  messages: await h.db.prisma.chatUserMessage.count(),
-  outbox: await h.db.prisma.outboxMessage.count(),
-});
+const counts = async () => {
+  const { sessions, chatUserMessages, outbox } = await countStoredRows(h.db.prisma);
+  return { sessions, messages: chatUserMessages, outbox };
+};
 
 const postRaw = (path: string, body: string | Uint8Array, contentType = "application/json") =>
   fetch(`${h.url}${path}`, { method: "POST", headers: { "content-type": contentType }, body });

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Bus, connectBus } from "@tarsy/bus";
 import type { PayloadOf } from "@tarsy/contracts";
+import { countStoredRows, insertSessionRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ErrorBody,
@@ -96,32 +97,34 @@ describe("when NATS is down", () => {
     await eventually(() => submitted.some((m) => m.session_id === ok.body.session_id));
 
     // A finished session to chat on, and one running to cancel, while NATS is down.
-    const done = await h.db.prisma.alertSession.create({
-      data: {
-        alertData: "x",
-        alertType: "kubernetes",
-        chainId: "kubernetes-agent-chain",
-        status: "completed",
-      },
+    const [doneId] = await insertSessionRows(h.db.prisma, {
+      count: 1,
+      alertData: "x",
+      alertType: "kubernetes",
+      chainId: "kubernetes-agent-chain",
+      status: "completed",
     });
     await killNats();
     await eventually(() => !bus.isConnected(), 10_000);
-    const sessionsBefore = await h.db.prisma.alertSession.count();
-    const outboxBefore = await h.db.prisma.outboxMessage.count();
+    const { sessions: sessionsBefore, outbox: outboxBefore } = await countStoredRows(h.db.prisma);
 
     const down = await request<ErrorBody>(`${h.url}/api/v1/alerts`, { body: { data: "during" } });
     expect(down.status).toBe(503);
     expect(down.body.error.code).toBe("unavailable");
-    expect(await h.db.prisma.alertSession.count()).toBe(sessionsBefore);
-    expect(await h.db.prisma.outboxMessage.count()).toBe(outboxBefore);
+    expect(await countStoredRows(h.db.prisma)).toMatchObject({
+      sessions: sessionsBefore,
+      outbox: outboxBefore,
+    });
 
-    const chat = await request<ErrorBody>(`${h.url}/api/v1/sessions/${done.id}/chat/messages`, {
+    const chat = await request<ErrorBody>(`${h.url}/api/v1/sessions/${doneId}/chat/messages`, {
       body: { content: "why?" },
     });
     expect(chat.status).toBe(503);
-    expect(await h.db.prisma.chatUserMessage.count()).toBe(0);
-    expect(await h.db.prisma.chat.count()).toBe(0);
-    expect(await h.db.prisma.outboxMessage.count()).toBe(outboxBefore);
+    expect(await countStoredRows(h.db.prisma)).toMatchObject({
+      chatUserMessages: 0,
+      chats: 0,
+      outbox: outboxBefore,
+    });
 
     const am = await request<ErrorBody>(`${h.url}/api/v1/alerts/alertmanager`, {
       body: {
@@ -131,7 +134,7 @@ describe("when NATS is down", () => {
       },
     });
     expect(am.status).toBe(503);
-    expect(await h.db.prisma.alertSession.count()).toBe(sessionsBefore);
+    expect((await countStoredRows(h.db.prisma)).sessions).toBe(sessionsBefore);
 
     await startNats();
     await eventually(() => bus.isConnected(), 15_000);

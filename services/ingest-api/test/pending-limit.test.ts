@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { AlertmanagerIntakeResponse } from "@tarsy/contracts";
+import { countPendingSessions, listAlertSessions, listSessions } from "@tarsy/db";
+import { forceSessionStatusOfType, insertSessionRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ErrorBody,
@@ -22,20 +24,19 @@ afterAll(async () => {
 
 /** `count` pending sessions of a type, inserted directly (as if submitted earlier). */
 async function fill(alertType: string, count: number) {
-  await h.db.prisma.$executeRaw`
-    INSERT INTO alert_sessions (alert_data, alert_type, chain_id)
-    SELECT 'earlier', ${alertType}, 'quiet-chain' FROM generate_series(1, ${count}::int)`;
+  await insertSessionRows(h.db.prisma, {
+    count,
+    alertData: "earlier",
+    alertType,
+    chainId: "quiet-chain",
+  });
 }
 
-const pending = (alertType: string) =>
-  h.db.prisma.alertSession.count({ where: { alertType, status: "pending" } });
+const pending = (alertType: string) => countPendingSessions(h.db.prisma, alertType);
 
 /** Admission took every pending session of the type (they no longer count). */
 const admitAll = (alertType: string) =>
-  h.db.prisma.alertSession.updateMany({
-    where: { alertType, status: "pending" },
-    data: { status: "in_progress" },
-  });
+  forceSessionStatusOfType(h.db.prisma, alertType, "pending", "in_progress");
 
 const post = <T = Record<string, unknown>>(body: unknown) =>
   request<T>(`${h.url}/api/v1/alerts`, { method: "POST", body });
@@ -58,7 +59,7 @@ describe("per-alert-type pending limit, REST", () => {
       details: { alert_type: "quiet", max_pending: LIMIT },
     });
     expect(await pending("quiet")).toBe(LIMIT);
-    expect(await h.db.prisma.alertSession.count({ where: { alertData: "one too many" } })).toBe(0);
+    expect((await listSessions(h.db.prisma, { search: "one too many" })).total).toBe(0);
 
     // Another type is accepted, and its message is the only one published since.
     const other = await post<{ session_id: string }>({ alert_type: "kubernetes", data: "x" });
@@ -110,10 +111,8 @@ describe("per-alert-type pending limit, Alertmanager webhook", () => {
     ]);
     expect(await pending(type)).toBe(LIMIT);
     expect(
-      await h.db.prisma.alertSession.count({
-        where: { alertFingerprint: hook.alerts[1]?.fingerprint },
-      }),
-    ).toBe(0);
+      await listAlertSessions(h.db.prisma, { alertFingerprint: hook.alerts[1]?.fingerprint ?? "" }),
+    ).toEqual([]);
 
     // Alertmanager resends the whole notification: still full, still 503, nothing doubled.
     const again = await send(hook);

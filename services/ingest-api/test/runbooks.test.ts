@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import { RunbooksResponseSchema, SystemWarningsResponseSchema } from "@tarsy/contracts";
+import { getSession, listAlertSessions } from "@tarsy/db";
+import { countStoredRows } from "@tarsy/db/testing";
 import { createRunbookClient, type RunbookSettingsInput } from "@tarsy/runbooks";
 import { type FakeGithub, startFakeGithub } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,7 +51,7 @@ const submit = (body: unknown) =>
 describe("runbook URL on submit", () => {
   it("refuses a URL outside the allowlist with 400 invalid runbook URL and stores nothing", async () => {
     useRunbooks();
-    const sessionsBefore = await h.db.prisma.alertSession.count();
+    const sessionsBefore = (await countStoredRows(h.db.prisma)).sessions;
     const announcedBefore = h.received.sessionSubmitted.length;
     const refused = await submit({
       data: { pod: "api-1" },
@@ -78,12 +80,10 @@ describe("runbook URL on submit", () => {
     await eventually(() =>
       h.received.sessionSubmitted.some((m) => m.session_id === accepted.body.session_id),
     );
-    expect(await h.db.prisma.alertSession.count()).toBe(sessionsBefore + 1);
+    expect((await countStoredRows(h.db.prisma)).sessions).toBe(sessionsBefore + 1);
     expect(h.received.sessionSubmitted.length).toBe(announcedBefore + 1);
-    const row = await h.db.prisma.alertSession.findUniqueOrThrow({
-      where: { id: accepted.body.session_id },
-    });
-    expect(row.runbookUrl).toBe("https://www.github.com/acme/runbooks/blob/main/sre/oom.md");
+    const row = await getSession(h.db.prisma, accepted.body.session_id);
+    expect(row?.runbookUrl).toBe("https://www.github.com/acme/runbooks/blob/main/sre/oom.md");
   });
 });
 
@@ -170,9 +170,13 @@ describe("Alertmanager runbook annotation", () => {
     );
     expect(res.status).toBe(200);
     expect(res.body.sessions_created).toHaveLength(2);
-    const rows = await h.db.prisma.alertSession.findMany({
-      where: { alertFingerprint: { in: ["rb-allowed", "rb-foreign"] } },
-    });
+    const rows = (
+      await Promise.all(
+        ["rb-allowed", "rb-foreign"].map((fp) =>
+          listAlertSessions(h.db.prisma, { alertFingerprint: fp }),
+        ),
+      )
+    ).flat();
     const byFp = new Map(rows.map((r) => [r.alertFingerprint, r.runbookUrl]));
     expect(byFp.get("rb-allowed")).toBe(`${gh.url}/acme/runbooks/blob/main/sre/oom.md`);
     expect(byFp.get("rb-foreign")).toBeNull();

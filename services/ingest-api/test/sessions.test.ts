@@ -12,6 +12,7 @@ import {
   SessionListResponseSchema,
   TimelineResponseSchema,
 } from "@tarsy/contracts";
+import { refreshSessionTokens, transitionExecutionStatus } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   finishSession,
@@ -132,14 +133,12 @@ describe("session list, active sessions, filter options", () => {
 describe("session detail and timeline", () => {
   it("returns stages, executions, analysis, summary, chat and token usage", async () => {
     const { session, stage, execution } = await seedInvestigation(h.db.prisma);
-    await h.db.prisma.agentExecution.update({
-      where: { id: execution.id },
-      data: { inputTokens: 120, outputTokens: 30, totalTokens: 150, status: "completed" },
+    await transitionExecutionStatus(h.db.prisma, execution.id, ["pending"], "completed", {
+      inputTokens: 120,
+      outputTokens: 30,
+      totalTokens: 150,
     });
-    await h.db.prisma.alertSession.update({
-      where: { id: session.id },
-      data: { inputTokens: 120, outputTokens: 30, totalTokens: 150 },
-    });
+    await refreshSessionTokens(h.db.prisma, session.id);
     const res = await request<SessionDetail>(`${h.url}/api/v1/sessions/${session.id}`);
     expect(res.status).toBe(200);
     conforms(SessionDetailSchema, res.body);

@@ -1,4 +1,6 @@
 import type { Db } from "@tarsy/db";
+import { getSession, listActiveSessions } from "@tarsy/db";
+import { countStoredRows, insertSessionRows } from "@tarsy/db/testing";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -17,15 +19,19 @@ const config = (maxConcurrent: number) =>
 
 /** `count` pending sessions of one type created `minutesAgo` minutes ago, inserted in one statement. */
 async function storm(db: Db, alertType: string, count: number, minutesAgo: number) {
-  await db.prisma.$executeRaw`
-    INSERT INTO alert_sessions (alert_data, alert_type, chain_id, created_at)
-    SELECT '{"alert":"storm"}', ${alertType}, 'simple',
-           now() - make_interval(mins => ${minutesAgo}::int) + make_interval(secs => i / 1000.0)
-    FROM generate_series(1, ${count}::int) AS i`;
+  await insertSessionRows(db.prisma, {
+    count,
+    alertData: '{"alert":"storm"}',
+    alertType,
+    chainId: "simple",
+    ageMs: minutesAgo * 60_000,
+  });
 }
 
 async function typeOfSession(db: Db, id: string) {
-  return (await db.prisma.alertSession.findUniqueOrThrow({ where: { id } })).alertType;
+  const session = await getSession(db.prisma, id);
+  if (!session) throw new Error(`session ${id} not found`);
+  return session.alertType;
 }
 
 const done = { status: "completed" as const, analysis: "done" };
@@ -49,7 +55,7 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     const lone = await submit(t.db, "lone-b", "simple");
     // Its submission was handled (an admission pass ran) and found no free slot.
     await waitFor(
-      async () => (await t.db.prisma.outboxMessage.count({ where: { publishedAt: null } })) === 0,
+      async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0,
       5_000,
       "the submission to be published",
     );
@@ -61,12 +67,10 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     await waitFor(async () => peer.held.length === 2, 15_000, "the freed slot to be taken");
     const third = peer.requests.filter((r) => r.kind === "investigation")[2];
     expect(third?.session_id).toBe(lone);
-    const running = await t.db.prisma.alertSession.groupBy({
-      by: ["alertType"],
-      where: { status: { in: ["in_progress", "cancelling"] } },
-      _count: true,
-    });
-    expect(running.map((r) => [r.alertType, r._count]).sort()).toEqual([
+    const { active } = await listActiveSessions(t.db.prisma);
+    const running = new Map<string, number>();
+    for (const s of active) running.set(s.alertType, (running.get(s.alertType) ?? 0) + 1);
+    expect([...running].sort()).toEqual([
       ["lone-b", 1],
       ["storm-a", 1],
     ]);

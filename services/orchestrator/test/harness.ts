@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Bus, WorkConsumer } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
-import { createSession, createTimelineEvent, type Db } from "@tarsy/db";
+import { createSession, createTimelineEvent, type Db, getSession } from "@tarsy/db";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, natsTest, type TestBus, type TestDb } from "@tarsy/testkit";
@@ -329,7 +329,7 @@ export async function waitFor<T>(
 export async function waitForSession(db: Db, id: string, statuses: string[], timeoutMs = 15_000) {
   return waitFor(
     async () => {
-      const s = await db.prisma.alertSession.findUnique({ where: { id } });
+      const s = await getSession(db.prisma, id);
       return s && statuses.includes(s.status) ? s : null;
     },
     timeoutMs,

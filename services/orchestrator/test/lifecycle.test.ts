@@ -1,5 +1,16 @@
-import { cancelControlSubject } from "@tarsy/contracts";
-import { ChatTurnActiveError, ChatUnavailableError, submitChatMessage } from "@tarsy/db";
+import { cancelControlSubject, type ExecutionStatus } from "@tarsy/contracts";
+import {
+  ChatTurnActiveError,
+  ChatUnavailableError,
+  type Db,
+  getSession,
+  listActiveSessions,
+  listSessionExecutions,
+  listSessionStages,
+  listSessions,
+  listSessionTimeline,
+  submitChatMessage,
+} from "@tarsy/db";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -15,6 +26,12 @@ import {
 /** Two stages and chat, under the given queue settings. */
 const config = (queue: SimpleChainOptions["queue"]) =>
   simpleChainConfig({ queue, stages: ["investigate", "confirm"], chat: true });
+
+/** The session's chat stage in `status`, if there is one. */
+async function chatStage(db: Db, sessionId: string, status: ExecutionStatus) {
+  const stages = await listSessionStages(db.prisma, sessionId);
+  return stages.find((s) => s.kind === "chat" && s.status === status);
+}
 
 describe("orchestrator lifecycle (real Postgres and NATS)", () => {
   it("holds the concurrency cap across two orchestrators and starts waiting sessions FIFO", async ({
@@ -34,10 +51,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     let maxRunning = 0;
     const startedOrder: string[] = [];
     while (startedOrder.length < 6) {
-      const running = await t.db.prisma.alertSession.findMany({
-        where: { status: { in: ["in_progress", "cancelling"] } },
-        select: { id: true },
-      });
+      const running = (await listActiveSessions(t.db.prisma)).active;
       maxRunning = Math.max(maxRunning, running.length);
       for (const { id } of running) if (!startedOrder.includes(id)) startedOrder.push(id);
       if (peer.held.length > 0) {
@@ -48,7 +62,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await waitFor(
       async () => {
         await peer.release((r) => ({ status: "completed", analysis: `done ${r.execution_id}` }));
-        return (await t.db.prisma.alertSession.count({ where: { status: "completed" } })) === 6;
+        return (await listSessions(t.db.prisma, { status: ["completed"] })).total === 6;
       },
       30_000,
       "all sessions to complete",
@@ -57,13 +71,14 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(maxRunning).toBeLessThanOrEqual(2);
     expect(maxRunning).toBe(2);
     // FIFO: sessions started in the order they arrived (one admission pass may start several).
-    const started = await t.db.prisma.alertSession.findMany({
-      orderBy: [{ startedAt: "asc" }, { createdAt: "asc" }],
-      select: { id: true },
-    });
+    const all = (await listSessions(t.db.prisma, { pageSize: 200 })).items;
+    const time = (d: Date | null) => d?.getTime() ?? Number.POSITIVE_INFINITY;
+    const started = all.toSorted(
+      (a, b) =>
+        time(a.startedAt) - time(b.startedAt) || a.createdAt.getTime() - b.createdAt.getTime(),
+    );
     expect(started.map((s) => s.id)).toEqual(ids);
-    const pods = await t.db.prisma.alertSession.findMany({ select: { podId: true } });
-    expect(pods.every((p) => p.podId === "orch-a" || p.podId === "orch-b")).toBe(true);
+    expect(all.every((p) => p.podId === "orch-a" || p.podId === "orch-b")).toBe(true);
   }, 60_000);
 
   it("cancels a running session: runners are told, open work ends, no later stage runs", async ({
@@ -91,15 +106,13 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(done.errorMessage).toBe("cancelled by alice");
     await waitFor(async () => controls.length === 1, 5_000, "cancel control");
     expect(controls[0]).toMatchObject({ session_id: id, scope: "session", reason: "cancelled" });
-    const executions = await t.db.prisma.agentExecution.findMany({ where: { sessionId: id } });
+    const executions = await listSessionExecutions(t.db.prisma, id);
     expect(executions.map((e) => e.status)).toEqual(["cancelled"]);
     // The runner's late answer changes nothing.
     await peer.release(() => ({ status: "completed", analysis: "too late" }));
     await new Promise((r) => setTimeout(r, 500));
-    expect((await t.db.prisma.alertSession.findUnique({ where: { id } }))?.status).toBe(
-      "cancelled",
-    );
-    expect(await t.db.prisma.stage.count({ where: { sessionId: id } })).toBe(1);
+    expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
+    expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
     const statuses = (
       await nats.bus.replayEvents({ subject: `events.session.${id}`, afterSeq: 0, limit: 100 })
     ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
@@ -116,7 +129,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.stop(); // the runner disappears with the work in hand
     const done = await waitForSession(t.db, id, ["timed_out"], 15_000);
     expect(done.errorMessage).toBe("session timed out");
-    const executions = await t.db.prisma.agentExecution.findMany({ where: { sessionId: id } });
+    const executions = await listSessionExecutions(t.db.prisma, id);
     expect(executions.map((e) => e.status)).toEqual(["timed_out"]);
   });
 
@@ -157,10 +170,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     ).rejects.toBeInstanceOf(ChatTurnActiveError);
     await peer.release(() => ({ status: "completed", analysis: "payments-7f9 crashed first" }));
     await waitFor(
-      async () =>
-        (await t.db.prisma.stage.findFirst({
-          where: { sessionId: id, kind: "chat", status: "completed" },
-        })) ?? null,
+      async () => (await chatStage(t.db, id, "completed")) ?? null,
       10_000,
       "first turn done",
     );
@@ -174,10 +184,9 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const second = peer.held[0];
     expect(second?.context).toContain("Which pod first?");
     await peer.release(() => ({ status: "completed", analysis: "OOM" }));
-    const questions = await t.db.prisma.timelineEvent.findMany({
-      where: { sessionId: id, eventType: "user_question" },
-      orderBy: { sequenceNumber: "asc" },
-    });
+    const questions = (await listSessionTimeline(t.db.prisma, id)).filter(
+      (e) => e.eventType === "user_question",
+    );
     expect(questions.map((q) => q.content)).toEqual(["Which pod first?", "Why did it crash?"]);
     await peer.stop();
   });
@@ -194,17 +203,14 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q1" });
     await waitFor(async () => peer.held.length === 1, 10_000, "chat turn");
     const timedOut = await waitFor(
-      async () =>
-        t.db.prisma.stage.findFirst({
-          where: { sessionId: id, kind: "chat", status: "timed_out" },
-        }),
+      async () => chatStage(t.db, id, "timed_out"),
       10_000,
       "chat timeout",
     );
     expect(timedOut.stageName).toBe("Chat Response");
     peer.held.splice(0);
 
-    await t.db.prisma.$executeRaw`SELECT 1`;
+    await t.db.ping();
     await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q2" });
     await waitFor(async () => peer.held.length === 1, 10_000, "second chat turn");
     await nats.bus.publish("cancelRequested", {
@@ -213,17 +219,8 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       requested_by: "bob",
       requested_at: new Date().toISOString(),
     });
-    await waitFor(
-      async () =>
-        t.db.prisma.stage.findFirst({
-          where: { sessionId: id, kind: "chat", status: "cancelled" },
-        }),
-      10_000,
-      "chat cancel",
-    );
-    expect((await t.db.prisma.alertSession.findUnique({ where: { id } }))?.status).toBe(
-      "completed",
-    );
+    await waitFor(async () => chatStage(t.db, id, "cancelled"), 10_000, "chat cancel");
+    expect((await getSession(t.db.prisma, id))?.status).toBe("completed");
     await peer.stop();
   });
 
@@ -253,10 +250,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.release(() => ({ status: "completed", analysis: "summary" }));
     const done = await waitForSession(t.db, id, ["completed"], 15_000);
     expect(done.executiveSummary).toBe("summary");
-    const stages = await t.db.prisma.stage.findMany({
-      where: { sessionId: id },
-      orderBy: { stageIndex: "asc" },
-    });
+    const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
     const completedEvents = (
       await nats.bus.replayEvents({ subject: "events.sessions", afterSeq: 0, limit: 500 })

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { getExecution, getSession, listSessionExecutions } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type SharedStack,
@@ -33,9 +34,10 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
     const { t, nats } = stack;
     const sessionId = await submit(t.db, "test-alert", "simple");
     await waitForSession(t.db, sessionId, ["completed"]);
-    const execution = await t.db.prisma.agentExecution.findFirstOrThrow({
-      where: { sessionId, kind: "investigation" },
-    });
+    const execution = (await listSessionExecutions(t.db.prisma, sessionId)).find(
+      (e) => e.kind === "investigation",
+    );
+    if (!execution) throw new Error("no investigation execution");
     done = { sessionId, stageId: execution.stageId ?? "", executionId: execution.id };
     // All that stays in the backlog: the finished session's deadline check, due in 10 minutes.
     await waitFor(
@@ -160,14 +162,10 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
   }
 
   it("leaves the real session as it was and keeps the consumer working", async () => {
-    const session = await stack.t.db.prisma.alertSession.findUniqueOrThrow({
-      where: { id: done.sessionId },
-    });
-    expect(session.status).toBe("completed");
-    const execution = await stack.t.db.prisma.agentExecution.findUniqueOrThrow({
-      where: { id: done.executionId },
-    });
-    expect(execution.status).toBe("completed");
+    const session = await getSession(stack.t.db.prisma, done.sessionId);
+    expect(session?.status).toBe("completed");
+    const execution = await getExecution(stack.t.db.prisma, done.executionId);
+    expect(execution?.status).toBe("completed");
     const next = await submit(stack.t.db, "test-alert", "simple");
     await waitForSession(stack.t.db, next, ["completed"]);
     expect(stack.lines.filter((l) => l.level >= 50)).toEqual([]);

@@ -1,3 +1,4 @@
+import { listSessionStages } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import { describe, expect } from "vitest";
 import type { SagaDeps } from "../src/saga/deps.ts";
@@ -83,11 +84,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     await peer.stop();
     expect(done.status).toBe("completed");
 
-    const stages = await t.db.prisma.stage.findMany({
-      where: { sessionId: id },
-      orderBy: { stageIndex: "asc" },
-      include: { executions: { orderBy: { agentIndex: "asc" } } },
-    });
+    const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => [s.stageIndex, s.stageName, s.kind, s.status])).toEqual([
       [1, "triage", "investigation", "completed"],
       [2, "deep-dive", "investigation", "completed"],
@@ -208,7 +205,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     expect(done.status).toBe("failed");
     expect(done.errorMessage).toContain('stage "both-must-pass" failed');
     expect(done.errorMessage).toContain("LogAgent: failed: log store timeout");
-    const stages = await t.db.prisma.stage.findMany({ where: { sessionId: id } });
+    const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["both-must-pass"]);
     expect(
       peer.requests.some((r) => r.kind === "synthesis" || r.kind === "executive_summary"),
