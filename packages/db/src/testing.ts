@@ -98,15 +98,6 @@ export async function backdateSession(
   await client.alertSession.update({ where: { id }, data: { createdAt } });
 }
 
-/** Sets a stored session's runbook URL (as if it had been submitted with it). */
-export async function setSessionRunbookUrl(
-  client: DbClient,
-  id: string,
-  runbookUrl: string,
-): Promise<void> {
-  await client.alertSession.update({ where: { id }, data: { runbookUrl } });
-}
-
 /** Moves an execution to `status` regardless of where it is (e.g. a finished one back to active). */
 export async function forceExecutionStatus(
   client: DbClient,
