@@ -1,6 +1,6 @@
+import { McpSelectionSchema } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import {
-  McpSelectionSchema,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveMcpSelection,

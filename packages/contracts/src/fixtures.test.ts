@@ -7,9 +7,11 @@ import {
   type MessageKey,
   type PersistentMessageDef,
   STREAMS,
+  SUBJECT_ROOTS,
   type TransientMessageDef,
 } from "./catalog.ts";
 import { HttpErrorBodySchema } from "./http.ts";
+import { MCP_GATEWAY, mcpReplicaSubjectPrefix } from "./mcp.ts";
 import {
   WsChunkFrameSchema,
   WsClientActionSchema,
@@ -109,6 +111,29 @@ describe("message fixtures", () => {
       }
     },
   );
+
+  it("starts every subject with one of SUBJECT_ROOTS (what the CI literal guard looks for)", () => {
+    const subjects = [
+      ...messageKeys.flatMap((key) => {
+        const def = MESSAGES[key] as unknown as TransientMessageDef;
+        return def.subjects(def.schema.parse(load(`${key}.json`)));
+      }),
+      ...Object.values(CONSUMERS).map((c) => c.filterSubject),
+      ...Object.values(MCP_GATEWAY.methods).map((m) => `${MCP_GATEWAY.subjectPrefix}.${m.method}`),
+      mcpReplicaSubjectPrefix("r1"),
+    ];
+    for (const subject of subjects) {
+      expect(SUBJECT_ROOTS, subject).toContain(subject.split(".")[0]);
+    }
+    expect([...SUBJECT_ROOTS].sort()).toEqual([
+      "chunks",
+      "control",
+      "dlq",
+      "events",
+      "mcp",
+      "work",
+    ]);
+  });
 
   it("routes every work message to exactly the one consumer that handles it", () => {
     for (const key of messageKeys) {
