@@ -238,17 +238,18 @@ export type ConsumerKey = keyof typeof CONSUMERS;
 export type ConsumerMessageKey<C extends ConsumerKey> = (typeof CONSUMERS)[C]["messages"][number];
 
 /**
- * The first token of every subject the system uses (streams, core NATS, the mcp-gateway
- * service). Outside this package a string literal starting with `<root>.` is a subject spelled
- * by hand; `scripts/check-wire-literals.sh` fails CI on one.
+ * Every subject the system uses starts with one of these and a dot: the first token of each
+ * stream's and each core NATS subject, and the mcp-gateway service's prefix. Outside this
+ * package a string literal starting so is a subject spelled by hand, which
+ * `scripts/check-wire-literals.sh` fails CI on.
  */
-export const SUBJECT_ROOTS: readonly string[] = [
-  ...new Set(
-    [
+export const SUBJECT_PREFIXES: readonly string[] = [
+  ...new Set([
+    ...[
       ...Object.values(STREAMS).flatMap((stream) => stream.subjects),
       sessionChunksSubject("*"),
       CANCEL_CONTROL_WILDCARD,
-      MCP_GATEWAY.subjectPrefix,
     ].map((subject) => subject.split(".")[0] ?? subject),
-  ),
+    MCP_GATEWAY.subjectPrefix,
+  ]),
 ];

@@ -83,7 +83,7 @@ export {
   STREAMS,
   type StreamDef,
   type StreamKey,
-  SUBJECT_ROOTS,
+  SUBJECT_PREFIXES,
   sessionChunksSubject,
   sessionEventsSubject,
   type TransientMessageDef,

@@ -1,4 +1,8 @@
-import { cancelControlSubject } from "@tarsy/contracts";
+import {
+  cancelControlSubject,
+  SESSIONS_EVENTS_SUBJECT,
+  sessionEventsSubject,
+} from "@tarsy/contracts";
 import { ChatTurnActiveError, ChatUnavailableError, submitChatMessage } from "@tarsy/db";
 import { describe, expect } from "vitest";
 import {
@@ -101,7 +105,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     );
     expect(await t.db.prisma.stage.count({ where: { sessionId: id } })).toBe(1);
     const statuses = (
-      await nats.bus.replayEvents({ subject: `events.session.${id}`, afterSeq: 0, limit: 100 })
+      await nats.bus.replayEvents({ subject: sessionEventsSubject(id), afterSeq: 0, limit: 100 })
     ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
     expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]);
     sub.unsubscribe();
@@ -259,7 +263,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     });
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
     const completedEvents = (
-      await nats.bus.replayEvents({ subject: "events.sessions", afterSeq: 0, limit: 500 })
+      await nats.bus.replayEvents({ subject: SESSIONS_EVENTS_SUBJECT, afterSeq: 0, limit: 500 })
     ).events.filter(
       (e) =>
         e.payload.session_id === id &&

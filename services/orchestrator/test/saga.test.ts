@@ -1,3 +1,4 @@
+import { sessionEventsSubject } from "@tarsy/contracts";
 import { createMetrics } from "@tarsy/metrics";
 import { describe, expect } from "vitest";
 import type { SagaDeps } from "../src/saga/deps.ts";
@@ -142,7 +143,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
 
     // The session channel tells the same story, in order.
     const replay = await nats.bus.replayEvents({
-      subject: `events.session.${id}`,
+      subject: sessionEventsSubject(id),
       afterSeq: 0,
       limit: 500,
     });
