@@ -6,10 +6,8 @@ export {
   claimNextPendingSession,
   countPendingSessions,
   countRunningSessions,
-  RUNNING_SESSION_STATUSES,
 } from "./admission.ts";
 export {
-  CHAT_SESSION_STATUSES,
   deleteChatUserMessage,
   getChatBySession,
   getChatUserMessage,

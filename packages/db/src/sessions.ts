@@ -1,5 +1,5 @@
 /** AlertSession: creation (with its outbox message), lookups, lists and status transitions. */
-import type { SessionStatus } from "@tarsy/contracts";
+import { type SessionStatus, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
 import { SessionNotFoundError } from "./errors.ts";
 import type { AlertSession, Prisma } from "./generated/prisma/client.ts";
@@ -219,7 +219,7 @@ export async function softDeleteSessionsBefore(client: DbClient, before: Date): 
     where: {
       deletedAt: null,
       completedAt: { lt: before },
-      status: { in: ["completed", "failed", "cancelled", "timed_out"] },
+      status: { in: [...TERMINAL_SESSION_STATUSES] },
     },
     data: { deletedAt: new Date() },
   });

@@ -1,5 +1,11 @@
 /** Stage and AgentExecution rows: idempotent creation and conditional status transitions. */
-import type { ExecutionKind, ExecutionStatus, ParallelType, SuccessPolicy } from "@tarsy/contracts";
+import {
+  ACTIVE_EXECUTION_STATUSES,
+  type ExecutionKind,
+  type ExecutionStatus,
+  type ParallelType,
+  type SuccessPolicy,
+} from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import type { AgentExecution, Prisma, Stage, StageKind } from "./generated/prisma/client.ts";
 
@@ -163,7 +169,7 @@ export async function startExecution(
 ): Promise<AgentExecution | null> {
   const now = new Date();
   const { count } = await client.agentExecution.updateMany({
-    where: { id, status: { in: ["pending", "active"] } },
+    where: { id, status: { in: [...ACTIVE_EXECUTION_STATUSES] } },
     data: {
       status: "active",
       runnerId,

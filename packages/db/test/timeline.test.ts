@@ -125,7 +125,7 @@ describe("timeline", () => {
       ),
     ).toBe(1);
     const statuses = (await listSessionTimeline(db.prisma, session.id)).map((e) => e.status);
-    expect(statuses).toEqual(["completed", "cancelled", "streaming"]);
+    expect(statuses).toEqual(["completed", "cancelled", "streaming"]); // wire-literal: expected outcome
   });
 });
 

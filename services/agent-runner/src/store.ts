@@ -1,4 +1,4 @@
-import type { TimelineEventStatus } from "@tarsy/contracts";
+import { ACTIVE_EXECUTION_STATUSES, type TimelineEventStatus } from "@tarsy/contracts";
 import {
   appendMessages,
   claimSessionRunbook,
@@ -216,7 +216,7 @@ export function createPostgresStore(db: Db): RunnerStore {
 
     async finishExecution(executionId, attempt, outcome) {
       const { count } = await prisma.agentExecution.updateMany({
-        where: { id: executionId, attempt, status: { in: ["pending", "active"] } },
+        where: { id: executionId, attempt, status: { in: [...ACTIVE_EXECUTION_STATUSES] } },
         data: {
           status: outcome.status,
           finalAnalysis: outcome.finalAnalysis,

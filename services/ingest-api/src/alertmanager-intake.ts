@@ -3,9 +3,8 @@ import type {
   AlertmanagerAlert,
   AlertmanagerIntakeResponse,
   AlertmanagerWebhook,
-  SessionStatus,
 } from "@tarsy/contracts";
-import { FetchableUrlSchema } from "@tarsy/contracts";
+import { ACTIVE_SESSION_STATUSES, FetchableUrlSchema } from "@tarsy/contracts";
 import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
 import type { AppDeps } from "./deps.ts";
 import { HttpError } from "./errors.ts";
@@ -23,8 +22,6 @@ import { deliverSession, maskAlertData } from "./submit.ts";
 
 type Created = AlertmanagerIntakeResponse["sessions_created"][number];
 type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
-
-const ACTIVE: SessionStatus[] = ["pending", "in_progress", "cancelling"];
 
 /**
  * Ingests one notification. `signal` aborts when the client has gone: per-alert intake then
@@ -223,7 +220,10 @@ async function createUnlessDuplicate(
       where: {
         ...match,
         deletedAt: null,
-        OR: [{ status: { in: ACTIVE } }, { status: "completed", createdAt: { gte: cutoff } }],
+        OR: [
+          { status: { in: [...ACTIVE_SESSION_STATUSES] } },
+          { status: "completed", createdAt: { gte: cutoff } },
+        ],
       },
       orderBy: { createdAt: "desc" },
       select: { id: true },

@@ -1,4 +1,4 @@
-import type { SessionListQuery, SessionStatus } from "@tarsy/contracts";
+import { RUNNING_SESSION_STATUSES, type SessionListQuery } from "@tarsy/contracts";
 import type { AlertSession, Prisma, PrismaClient } from "@tarsy/db";
 import type { ChatRow, StageRow } from "./present.ts";
 
@@ -60,12 +60,10 @@ export async function querySessions(
   return { items, total };
 }
 
-const ACTIVE: SessionStatus[] = ["in_progress", "cancelling"];
-
 export async function queryActiveSessions(prisma: PrismaClient) {
   const [active, queued] = await Promise.all([
     prisma.alertSession.findMany({
-      where: { deletedAt: null, status: { in: ACTIVE } },
+      where: { deletedAt: null, status: { in: [...RUNNING_SESSION_STATUSES] } },
       orderBy: [{ startedAt: "asc" }, { createdAt: "asc" }],
     }),
     prisma.alertSession.findMany({

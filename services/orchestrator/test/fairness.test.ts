@@ -1,3 +1,4 @@
+import { RUNNING_SESSION_STATUSES } from "@tarsy/contracts";
 import type { Db } from "@tarsy/db";
 import { describe, expect } from "vitest";
 import {
@@ -63,7 +64,7 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     expect(third?.session_id).toBe(lone);
     const running = await t.db.prisma.alertSession.groupBy({
       by: ["alertType"],
-      where: { status: { in: ["in_progress", "cancelling"] } },
+      where: { status: { in: [...RUNNING_SESSION_STATUSES] } },
       _count: true,
     });
     expect(running.map((r) => [r.alertType, r._count]).sort()).toEqual([

@@ -1,5 +1,6 @@
 import {
   cancelControlSubject,
+  RUNNING_SESSION_STATUSES,
   SESSIONS_EVENTS_SUBJECT,
   sessionEventsSubject,
 } from "@tarsy/contracts";
@@ -39,7 +40,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const startedOrder: string[] = [];
     while (startedOrder.length < 6) {
       const running = await t.db.prisma.alertSession.findMany({
-        where: { status: { in: ["in_progress", "cancelling"] } },
+        where: { status: { in: [...RUNNING_SESSION_STATUSES] } },
         select: { id: true },
       });
       maxRunning = Math.max(maxRunning, running.length);
@@ -107,7 +108,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const statuses = (
       await nats.bus.replayEvents({ subject: sessionEventsSubject(id), afterSeq: 0, limit: 100 })
     ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
-    expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]);
+    expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]); // wire-literal: expected order
     sub.unsubscribe();
     await peer.stop();
   });

@@ -1,4 +1,4 @@
-import { sessionEventsSubject } from "@tarsy/contracts";
+import { sessionEventsSubject, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { createMetrics } from "@tarsy/metrics";
 import { describe, expect } from "vitest";
 import type { SagaDeps } from "../src/saga/deps.ts";
@@ -80,7 +80,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     }));
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
 
@@ -182,7 +182,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
     const synthesis = peer.requests.find((r) => r.kind === "synthesis");
@@ -204,7 +204,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db, "strict-alert", "strict");
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("failed");
     expect(done.errorMessage).toContain('stage "both-must-pass" failed');
@@ -229,7 +229,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
     expect(done.executiveSummary).toBeNull();
@@ -275,7 +275,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
       await startTestOrchestrator(t.db, nats.bus, testConfig(CONFIG), "orch-m", metrics),
     );
     const id = await submit(t.db, "strict-alert", "strict");
-    await waitForSession(t.db, id, ["completed", "failed"]);
+    await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(await value(metrics.sessions, { status: "failed" })).toBe(1);
     expect(await value(metrics.sessions, { status: "completed" })).toBe(0);

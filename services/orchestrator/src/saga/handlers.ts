@@ -1,4 +1,5 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
+import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
 import { type Tx, transitionExecutionStatus } from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
@@ -32,7 +33,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         await transitionExecutionStatus(
           tx,
           message.execution_id,
-          ["pending", "active"],
+          ACTIVE_EXECUTION_STATUSES,
           message.status,
           {
             completedAt: now,
