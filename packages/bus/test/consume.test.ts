@@ -171,7 +171,7 @@ describe("consume", () => {
     await eventually(() => (done.length ? true : undefined), 5_000, "redriven work");
     expect(done).toEqual([payload.execution_id]);
     expect((await h.bus.listDeadLetters()).items).toEqual([]);
-    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "bus_not_found" });
   });
 
   it("runs at most `concurrency` handlers at once", async () => {
@@ -330,7 +330,7 @@ describe("consume", () => {
     open.push(h);
     await expect(
       h.bus.consume("runner", { executionRequested: async () => {} }),
-    ).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    ).rejects.toMatchObject({ code: "bus_not_found" });
     // Compile-time: leaving out a message kind of the consumer is a type error.
     const incomplete = () =>
       // @ts-expect-error executionFinished (and others) have no handler

@@ -77,7 +77,7 @@ describe("publish", () => {
     const attempt = h.bus.publish("executionRequested", bad);
     await expect(attempt).rejects.toBeInstanceOf(BusInvalidPayloadError);
     await expect(attempt).rejects.toMatchObject({
-      code: "BUS_INVALID_PAYLOAD",
+      code: "bus_invalid_payload",
       messageKey: "executionRequested",
     });
     const error = (await attempt.catch((e: unknown) => e)) as BusInvalidPayloadError;
@@ -192,7 +192,7 @@ describe("publish", () => {
     expect(h.bus.isConnected()).toBe(false);
     expect((await h.bus.health()).connected).toBe(false);
     await expect(h.bus.publish("executionRequested", executionRequested())).rejects.toMatchObject({
-      code: "BUS_NOT_CONNECTED",
+      code: "bus_not_connected",
     });
   });
 });
