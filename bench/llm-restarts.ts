@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type SessionStatus, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { type RunningProcess, startStack } from "@tarsy/stack";
 import postgres from "postgres";
 import { parse, stringify } from "yaml";
@@ -66,8 +67,8 @@ async function investigate(): Promise<string> {
     body: JSON.stringify({ alert_type: "Narrate", data: { namespace: "payments" } }),
   });
   for (;;) {
-    const d = await api<{ status: string }>(`/api/v1/sessions/${session_id}`);
-    if (["completed", "failed", "cancelled", "timed_out"].includes(d.status)) return d.status;
+    const d = await api<{ status: SessionStatus }>(`/api/v1/sessions/${session_id}`);
+    if (TERMINAL_SESSION_STATUSES.includes(d.status)) return d.status;
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -143,7 +143,7 @@ forEachOverlay((objects) => {
     // The stream the runners' consumer reads, with the deployment's suffix, and its durable.
     expect(trigger?.metadata.stream).toBe(`${STREAMS.work.name}${env.TARSY_STREAM_SUFFIX ?? ""}`);
     expect(trigger?.metadata.consumer).toBe(CONSUMERS.runner.durable);
-    expect(CONSUMERS.runner.filterSubject).toBe("work.runner.>");
+    expect(CONSUMERS.runner.filterSubject).toBe("work.runner.>"); // wire-literal: KEDA's trigger assumes this filter
     // One replica absorbs as many waiting executions as it has slots.
     expect(trigger?.metadata.lagThreshold).toBe(env.RUNNER_CONCURRENCY);
     // KEDA reaches the consumer's leader as <server_name>.<endpoint>: the headless Service of

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,7 +8,6 @@ import {
   saveLogs,
   sleep,
   submitAlert,
-  TERMINAL,
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
@@ -69,7 +69,7 @@ async function expectCompletedOnce(
   live: TestClient,
   sessions: TestClient,
 ): Promise<{ answerEventId: string; attempts: Record<string, number> }> {
-  const done = await waitStatus(sys, id, TERMINAL, 150_000);
+  const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 150_000);
   expect(done.status).toBe("completed");
   expect(done.final_analysis).toBe(ANSWER);
   expect(done.executive_summary).toBe(SUMMARY);

@@ -119,7 +119,7 @@ describe("e2e: Metrics", () => {
         f.channel === `session:${sessionId}` &&
         f.payload.type === "stage.status" &&
         f.payload.chat_id != null &&
-        ["completed", "failed"].includes(f.payload.status),
+        ["completed", "failed"].includes(f.payload.status), // wire-literal: the turn ended on its own
       60_000,
     );
     detail = await until(

@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
-import type {
-  LLMInteractionDetail,
-  SessionDetail,
-  TimelineResponse,
-  TraceListResponse,
+import {
+  type LLMInteractionDetail,
+  type SessionDetail,
+  TERMINAL_SESSION_STATUSES,
+  type TimelineResponse,
+  type TraceListResponse,
 } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +22,6 @@ import {
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/pipeline");
 const GOLDEN = resolve(ROOT, "test/e2e/golden/pipeline");
-const TERMINAL = ["completed", "failed", "cancelled", "timed_out"];
 
 /**
  * Pipeline: one alert through every real service and every kind of step — a triage that runs
@@ -77,7 +77,7 @@ describe("e2e: Pipeline", () => {
     const detail = await until(
       async () => {
         const r = await api<SessionDetail>(`/api/v1/sessions/${sessionId}`);
-        return TERMINAL.includes(r.body.status) ? r.body : null;
+        return TERMINAL_SESSION_STATUSES.includes(r.body.status) ? r.body : null;
       },
       120_000,
       "the session to finish",

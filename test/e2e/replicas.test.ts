@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +9,6 @@ import {
   REPLICAS_DIR,
   saveLogs,
   submitAlert,
-  TERMINAL,
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
@@ -83,7 +83,7 @@ describe("e2e: MultiReplica", () => {
     // Ingest B serves the session submitted on A.
     const viaB = await fetch(`${apiB}/api/v1/sessions/${id}`);
     expect(viaB.status).toBe(200);
-    const done = await waitStatus(sys, id, TERMINAL, 150_000);
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 150_000);
     expect(done.status).toBe("completed");
     expect(done.executive_summary).toContain("JVM heap exceeds");
     await onB.waitFor(
@@ -196,7 +196,7 @@ describe("e2e: CrashRecovery", () => {
     back.send({ action: "catchup", channel, last_event_id: lastSeen });
     await back.waitFor((f) => f.type === "subscription.confirmed" && f.channel === channel);
 
-    const done = await waitStatus(sys, id, TERMINAL, 240_000);
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 240_000);
     expect(done.status).toBe("completed");
     expect(done.stages.map((s) => [s.stage_name, s.status])).toEqual([
       ["triage", "completed"],

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
-import type {
-  LLMInteractionDetail,
-  SessionDetail,
-  TimelineResponse,
-  TraceListResponse,
+import {
+  type LLMInteractionDetail,
+  type SessionDetail,
+  TERMINAL_SESSION_STATUSES,
+  type TimelineResponse,
+  type TraceListResponse,
 } from "@tarsy/contracts";
 import { type FakeGithub, startFakeGithub } from "@tarsy/testkit";
 import postgres from "postgres";
@@ -96,7 +97,7 @@ describe("e2e: Runbooks", () => {
     });
     expect(res.status).toBe(202);
     const id = res.body.session_id;
-    const done = await waitStatus(sys, id, ["completed", "failed"], 90_000);
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
     expect(done.status).toBe("completed");
     const chat = await ask(sys, id, "What is the first step?");
     await until(chat.id, id);
@@ -133,7 +134,7 @@ describe("e2e: Runbooks", () => {
     for (;;) {
       const detail = (await api<SessionDetail>(`/api/v1/sessions/${sessionId}`)).body;
       const stage = detail.stages.find((s) => s.id === stageId);
-      if (stage && ["completed", "failed"].includes(stage.status)) return stage;
+      if (stage && ["completed", "failed"].includes(stage.status)) return stage; // wire-literal: the turn ended on its own
       if (Date.now() > deadline) throw new Error("chat turn did not finish");
       await new Promise((r) => setTimeout(r, 100));
     }

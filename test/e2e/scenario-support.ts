@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
 import type { TestClient } from "@tarsy/testkit";
 import { type E2E, ROOT, until } from "./support.ts";
 
@@ -8,19 +9,17 @@ import { type E2E, ROOT, until } from "./support.ts";
 export const SCENARIOS_DIR = resolve(ROOT, "test/e2e/testdata/scenarios");
 export const REPLICAS_DIR = resolve(ROOT, "test/e2e/testdata/replicas");
 
-export const TERMINAL = ["completed", "failed", "cancelled", "timed_out"];
-
 export interface Stage {
   id: string;
   stage_name: string;
   kind: string;
-  status: string;
+  status: ExecutionStatus;
   error_message?: string | null;
-  executions: { agent_name: string; status: string; error_message?: string | null }[];
+  executions: { agent_name: string; status: ExecutionStatus; error_message?: string | null }[];
 }
 export interface Detail {
   id: string;
-  status: string;
+  status: SessionStatus;
   error_message: string | null;
   final_analysis: string | null;
   executive_summary: string | null;
@@ -67,7 +66,7 @@ export async function detail(sys: E2E, id: string): Promise<Detail> {
 export async function waitStatus(
   sys: E2E,
   id: string,
-  statuses: string[],
+  statuses: readonly string[],
   timeoutMs: number,
 ): Promise<Detail> {
   return until(

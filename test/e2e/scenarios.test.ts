@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { TERMINAL_EXECUTION_STATUSES, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,6 @@ import {
   saveLogs,
   sleep,
   submitAlert,
-  TERMINAL,
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
@@ -59,13 +59,13 @@ describe("e2e: Concurrency", () => {
         maxActive = Math.max(maxActive, r.body.active.length);
         if (r.body.queued.length > 0) sawQueued = true;
         const done = await Promise.all(ids.map((id) => detail(sys, id)));
-        return done.every((d) => TERMINAL.includes(d.status)) ? done : null;
+        return done.every((d) => TERMINAL_SESSION_STATUSES.includes(d.status)) ? done : null;
       },
       90_000,
       "three sessions to complete",
     );
     const statuses = (await Promise.all(ids.map((id) => detail(sys, id)))).map((d) => d.status);
-    expect(statuses).toEqual(["completed", "completed", "completed"]);
+    expect(statuses).toEqual(["completed", "completed", "completed"]); // wire-literal: expected outcome
     expect(maxActive).toBe(1);
     expect(sawQueued).toBe(true);
     const sessions = await Promise.all(ids.map((id) => detail(sys, id)));
@@ -95,7 +95,7 @@ describe("e2e: Concurrency", () => {
 describe("e2e: FailureResilience", () => {
   it("completes under policy any when one parallel agent fails", async () => {
     const id = await submitAlert(sys, "ResilienceAny");
-    const d = await waitStatus(sys, id, ["completed", "failed", "cancelled", "timed_out"], 60_000);
+    const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 60_000);
     expect(d.status).toBe("completed");
     const parallel = d.stages.find((s) => s.stage_name === "parallel");
     expect(parallel?.status).toBe("completed");
@@ -112,7 +112,7 @@ describe("e2e: FailureResilience", () => {
 
   it("completes with executive_summary_error when the executive summary fails", async () => {
     const id = await submitAlert(sys, "SummaryFails");
-    const d = await waitStatus(sys, id, ["completed", "failed", "cancelled", "timed_out"], 60_000);
+    const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 60_000);
     expect(d.status).toBe("completed");
     expect(d.final_analysis).toContain("SUMMARY-WILL-FAIL");
     expect(d.executive_summary).toBeNull();
@@ -125,7 +125,7 @@ describe("e2e: FailureResilience", () => {
 describe("e2e: FailurePropagation", () => {
   it("fails the session under policy all when one agent fails, without a later stage", async () => {
     const id = await submitAlert(sys, "PropagationAll");
-    const d = await waitStatus(sys, id, ["completed", "failed", "cancelled", "timed_out"], 60_000);
+    const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 60_000);
     expect(d.status).toBe("failed");
     expect(d.error_message).toContain("broken agent cannot reach its model");
     expect(d.stages.map((s) => s.stage_name)).toEqual(["parallel"]);
@@ -157,7 +157,7 @@ describe("e2e: Cancellation", () => {
     });
     expect(r.status).toBe(202);
     expect(r.body.status).toBe("cancel_requested");
-    const d = await waitStatus(sys, id, ["completed", "failed", "cancelled", "timed_out"], 30_000);
+    const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 30_000);
     expect(d.status).toBe("cancelled");
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(d.stages[0]?.status).toBe("cancelled");
@@ -190,7 +190,7 @@ describe("e2e: Cancellation", () => {
     const ended = await until(
       async () => {
         const s = await chatStage(sys, id, stage.id);
-        return ["completed", "failed", "cancelled", "timed_out"].includes(s.status) ? s : null;
+        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
       },
       30_000,
       "the chat stage to end",
@@ -203,7 +203,7 @@ describe("e2e: Cancellation", () => {
     const answered = await until(
       async () => {
         const s = await chatStage(sys, id, next.id);
-        return TERMINAL.includes(s.status) ? s : null;
+        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
       },
       30_000,
       "the next chat answer",
@@ -220,7 +220,7 @@ describe("e2e: Timeout", () => {
   it("times out a session that outlives queue.session_timeout", async () => {
     const id = await submitAlert(sys, "Stuck");
     const running = await waitStatus(sys, id, ["in_progress"], 30_000);
-    const d = await waitStatus(sys, id, ["completed", "failed", "cancelled", "timed_out"], 60_000);
+    const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 60_000);
     expect(d.status).toBe("timed_out");
     const took = Date.parse(d.completed_at ?? "") - Date.parse(running.started_at ?? "");
     expect(took).toBeGreaterThanOrEqual(19_000);
@@ -238,7 +238,7 @@ describe("e2e: Timeout", () => {
     const ended = await until(
       async () => {
         const s = await chatStage(sys, id, stage.id);
-        return ["completed", "failed", "cancelled", "timed_out"].includes(s.status) ? s : null;
+        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
       },
       45_000,
       "the chat stage to end",

@@ -75,7 +75,7 @@ export interface Script {
 }
 
 export class ScriptFormatError extends Error {
-  readonly code = "SCRIPT_INVALID" as const;
+  readonly code = "script_invalid" as const;
 }
 
 export function parseScript(source: string, origin: string): Script {

@@ -3,7 +3,11 @@
  * Uses its own prefix and streams and deletes them at the end.
  */
 import { randomBytes } from "node:crypto";
-import type { ExecutionRequested, TimelineEventCreated } from "@tarsy/contracts";
+import {
+  type ExecutionRequested,
+  sessionEventsSubject,
+  type TimelineEventCreated,
+} from "@tarsy/contracts";
 import { createLogger } from "@tarsy/runtime";
 import { connectBus, deprovision } from "../src/index.ts";
 
@@ -94,7 +98,7 @@ try {
   for (const round of ["first", "second"]) {
     t = at();
     const replay = await bus.replayEvents({
-      subject: "events.session.s42",
+      subject: sessionEventsSubject("s42"),
       afterSeq: 0,
       limit: 200,
     });
@@ -102,7 +106,7 @@ try {
       `${(at() - t).toFixed(1)} ms (${replay.events.length} events, more=${replay.more})`;
   }
 
-  const feed = await bus.followEvents({ subject: "events.session.live", fromNow: true });
+  const feed = await bus.followEvents({ subject: sessionEventsSubject("live"), fromNow: true });
   const latencies: number[] = [];
   const reading = (async () => {
     for await (const e of feed) {

@@ -1,5 +1,5 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { type DeadLetter, DeadLetterSchema } from "@tarsy/contracts";
+import { DEAD_LETTER_WILDCARD, type DeadLetter, DeadLetterSchema } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import { BusNotFoundError, BusPublishError } from "./errors.ts";
 import type { Naming } from "./naming.ts";
@@ -37,7 +37,7 @@ export async function listDeadLetters(
   const range = await readRange(
     deps.js,
     stream,
-    deps.naming.subject("dlq.>"),
+    deps.naming.subject(DEAD_LETTER_WILDCARD),
     { afterSeq: options.afterSeq ?? 0 },
     options.limit ?? 100,
     last,

@@ -1,11 +1,11 @@
 /** Every error the bus raises; `code` tells them apart (switch over it, exhaustively). */
 export type BusErrorCode =
-  | "BUS_INVALID_OPTIONS"
-  | "BUS_INVALID_PAYLOAD"
-  | "BUS_NOT_CONNECTED"
-  | "BUS_PUBLISH_FAILED"
-  | "BUS_PROVISION_FAILED"
-  | "BUS_NOT_FOUND";
+  | "bus_invalid_options"
+  | "bus_invalid_payload"
+  | "bus_not_connected"
+  | "bus_publish_failed"
+  | "bus_provision_failed"
+  | "bus_not_found";
 
 export abstract class BusError extends Error {
   abstract readonly code: BusErrorCode;
@@ -16,12 +16,12 @@ export abstract class BusError extends Error {
 }
 
 export class BusInvalidOptionsError extends BusError {
-  readonly code = "BUS_INVALID_OPTIONS" as const;
+  readonly code = "bus_invalid_options" as const;
 }
 
 /** A payload failed its catalog schema; nothing was published. */
 export class BusInvalidPayloadError extends BusError {
-  readonly code = "BUS_INVALID_PAYLOAD" as const;
+  readonly code = "bus_invalid_payload" as const;
   constructor(
     readonly messageKey: string,
     readonly issues: readonly string[],
@@ -32,11 +32,11 @@ export class BusInvalidPayloadError extends BusError {
 }
 
 export class BusNotConnectedError extends BusError {
-  readonly code = "BUS_NOT_CONNECTED" as const;
+  readonly code = "bus_not_connected" as const;
 }
 
 export class BusPublishError extends BusError {
-  readonly code = "BUS_PUBLISH_FAILED" as const;
+  readonly code = "bus_publish_failed" as const;
   constructor(
     readonly subject: string,
     options?: { cause?: unknown },
@@ -46,7 +46,7 @@ export class BusPublishError extends BusError {
 }
 
 export class BusProvisionError extends BusError {
-  readonly code = "BUS_PROVISION_FAILED" as const;
+  readonly code = "bus_provision_failed" as const;
   constructor(
     readonly resource: string,
     options?: { cause?: unknown },
@@ -56,7 +56,7 @@ export class BusProvisionError extends BusError {
 }
 
 export class BusNotFoundError extends BusError {
-  readonly code = "BUS_NOT_FOUND" as const;
+  readonly code = "bus_not_found" as const;
 }
 
 /** One line describing any thrown value (for dead letters and logs). */

@@ -1,3 +1,4 @@
+import { sessionEventsSubject, WORK_SUBJECTS } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import { backoffDelay, DEFAULT_BACKOFF } from "./consume.ts";
 import { BusInvalidOptionsError } from "./errors.ts";
@@ -6,10 +7,10 @@ import { Naming } from "./naming.ts";
 describe("Naming", () => {
   it("prefixes subjects, suffixes stream names and maps subjects back", () => {
     const naming = new Naming("acme.tarsy", "_STAGING");
-    expect(naming.subject("work.runner.execution_requested")).toBe(
+    expect(naming.subject(WORK_SUBJECTS.executionRequested)).toBe(
       "acme.tarsy.work.runner.execution_requested",
     );
-    expect(naming.relative("acme.tarsy.events.session.a")).toBe("events.session.a");
+    expect(naming.relative("acme.tarsy.events.session.a")).toBe(sessionEventsSubject("a"));
     expect(naming.relative("other.events.session.a")).toBeUndefined();
     expect(naming.stream("work")).toBe("TARSY_WORK_STAGING");
     expect(naming.streamKeyOf("TARSY_DLQ_STAGING")).toBe("dlq");

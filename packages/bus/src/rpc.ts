@@ -11,12 +11,12 @@ import type { Bus } from "./bus.ts";
  */
 
 export type RpcErrorCode =
-  | "RPC_NO_RESPONDERS"
-  | "RPC_TIMEOUT"
-  | "RPC_REMOTE_ERROR"
-  | "RPC_INVALID_REQUEST"
-  | "RPC_INVALID_REPLY"
-  | "RPC_REQUEST_FAILED";
+  | "rpc_no_responders"
+  | "rpc_timeout"
+  | "rpc_remote_error"
+  | "rpc_invalid_request"
+  | "rpc_invalid_reply"
+  | "rpc_request_failed";
 
 export abstract class RpcError extends Error {
   abstract readonly code: RpcErrorCode;
@@ -28,14 +28,14 @@ export abstract class RpcError extends Error {
 
 /** Nobody listens on the subject (e.g. the replica that held an execution is gone). */
 export class RpcNoRespondersError extends RpcError {
-  readonly code = "RPC_NO_RESPONDERS" as const;
+  readonly code = "rpc_no_responders" as const;
   constructor(readonly subject: string) {
     super(`no service answers on ${subject}`);
   }
 }
 
 export class RpcTimeoutError extends RpcError {
-  readonly code = "RPC_TIMEOUT" as const;
+  readonly code = "rpc_timeout" as const;
   constructor(
     readonly subject: string,
     readonly timeoutMs: number,
@@ -46,7 +46,7 @@ export class RpcTimeoutError extends RpcError {
 
 /** The service answered with an error. `remoteCode` is the service's own string code. */
 export class RpcRemoteError extends RpcError {
-  readonly code = "RPC_REMOTE_ERROR" as const;
+  readonly code = "rpc_remote_error" as const;
   constructor(
     readonly subject: string,
     readonly status: number,
@@ -58,20 +58,20 @@ export class RpcRemoteError extends RpcError {
 }
 
 export class RpcInvalidRequestError extends RpcError {
-  readonly code = "RPC_INVALID_REQUEST" as const;
+  readonly code = "rpc_invalid_request" as const;
 }
 
 export class RpcInvalidReplyError extends RpcError {
-  readonly code = "RPC_INVALID_REPLY" as const;
+  readonly code = "rpc_invalid_reply" as const;
 }
 
 export class RpcRequestFailedError extends RpcError {
-  readonly code = "RPC_REQUEST_FAILED" as const;
+  readonly code = "rpc_request_failed" as const;
 }
 
 /** Thrown by a handler to answer with a specific status and string code. */
 export class RpcHandlerError extends Error {
-  readonly code = "RPC_HANDLER_ERROR" as const;
+  readonly code = "rpc_handler_error" as const;
   constructor(
     readonly status: number,
     readonly remoteCode: string,

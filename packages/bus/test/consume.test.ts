@@ -1,5 +1,5 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import type { ExecutionRequested } from "@tarsy/contracts";
+import { type ExecutionRequested, WORK_SUBJECTS } from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConsumeContext, WorkConsumer } from "../src/index.ts";
 import {
@@ -49,7 +49,7 @@ describe("consume", () => {
     expect(seen[0]?.ctx).toMatchObject({
       deliveryCount: 1,
       streamSeq: 1,
-      subject: "work.runner.execution_requested",
+      subject: WORK_SUBJECTS.executionRequested,
     });
     expect(await eventually(async () => ((await workLeft(h)) === 0 ? 0 : undefined))).toBe(0);
   });
@@ -88,7 +88,7 @@ describe("consume", () => {
     expect(page.items).toHaveLength(1);
     const letter = page.items[0]!.letter;
     expect(letter).toMatchObject({
-      original_subject: "work.runner.execution_requested",
+      original_subject: WORK_SUBJECTS.executionRequested,
       stream: `TARSY_WORK${h.streamSuffix}`,
       stream_seq: 1,
       deliveries: 3,
@@ -117,9 +117,9 @@ describe("consume", () => {
     workers.push(worker);
     // Raw publishes that bypass the typed API, as a buggy or foreign producer would.
     const js = (await import("@nats-io/jetstream")).jetstream(h.bus.connection);
-    await js.publish(`${h.prefix}.work.orchestrator.session_submitted`, "{not json");
+    await js.publish(`${h.prefix}.${WORK_SUBJECTS.sessionSubmitted}`, "{not json");
     await js.publish(
-      `${h.prefix}.work.orchestrator.session_submitted`,
+      `${h.prefix}.${WORK_SUBJECTS.sessionSubmitted}`,
       JSON.stringify({ v: 1, session_id: "s-bad", submitted_at: now() }),
     );
     await h.bus.publish("sessionSubmitted", {
@@ -141,7 +141,7 @@ describe("consume", () => {
     expect(letters[0]?.error).toMatch(/^invalid JSON/);
     expect(letters[0]?.data).toBe("{not json");
     expect(letters[1]?.error).toMatch(/^invalid sessionSubmitted payload: .*alert_type/);
-    expect(letters[1]?.original_subject).toBe("work.orchestrator.session_submitted");
+    expect(letters[1]?.original_subject).toBe(WORK_SUBJECTS.sessionSubmitted);
   });
 
   it("redrives a dead letter to its original subject and removes it from the dead letters", async () => {
@@ -171,7 +171,7 @@ describe("consume", () => {
     await eventually(() => (done.length ? true : undefined), 5_000, "redriven work");
     expect(done).toEqual([payload.execution_id]);
     expect((await h.bus.listDeadLetters()).items).toEqual([]);
-    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "bus_not_found" });
   });
 
   it("runs at most `concurrency` handlers at once", async () => {
@@ -330,7 +330,7 @@ describe("consume", () => {
     open.push(h);
     await expect(
       h.bus.consume("runner", { executionRequested: async () => {} }),
-    ).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    ).rejects.toMatchObject({ code: "bus_not_found" });
     // Compile-time: leaving out a message kind of the consumer is a type error.
     const incomplete = () =>
       // @ts-expect-error executionFinished (and others) have no handler

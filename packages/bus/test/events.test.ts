@@ -1,4 +1,5 @@
 import { jetstream } from "@nats-io/jetstream";
+import { sessionEventsSubject } from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventRecord } from "../src/index.ts";
 import { type Harness, harness, sessionStatus, sleep, timelineCreated } from "./support.ts";
@@ -27,7 +28,7 @@ describe("events stream reading", () => {
     const seqs = await interleaved(h.bus, 10);
     const from = seqs[3]!; // the 4th event of session a
     const replay = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: from,
       limit: 100,
     });
@@ -37,20 +38,20 @@ describe("events stream reading", () => {
         (e) => e.payload.type === "timeline_event.created" && e.payload.sequence_number,
       ),
     ).toEqual([5, 6, 7, 8, 9, 10]);
-    expect(replay.events.every((e) => e.subject === "events.session.a")).toBe(true);
+    expect(replay.events.every((e) => e.subject === sessionEventsSubject("a"))).toBe(true);
     expect(replay.more).toBe(false);
     expect(replay.lastSeq).toBe(seqs[9]);
     expect(Date.parse(replay.events[0]!.timestamp)).toBeGreaterThan(Date.now() - 60_000);
 
-    expect(await h.bus.lastSequence("events.session.a")).toBe(seqs[9]);
+    expect(await h.bus.lastSequence(sessionEventsSubject("a"))).toBe(seqs[9]);
     const atEnd = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: seqs[9]!,
       limit: 5,
     });
     expect(atEnd).toEqual({ events: [], more: false, lastSeq: seqs[9] });
     const unknown = await h.bus.replayEvents({
-      subject: "events.session.zzz",
+      subject: sessionEventsSubject("zzz"),
       afterSeq: 0,
       limit: 5,
     });
@@ -60,25 +61,29 @@ describe("events stream reading", () => {
   it("bounds a replay and says when more exists", async () => {
     h = await harness();
     const seqs = await interleaved(h.bus, 7);
-    const first = await h.bus.replayEvents({ subject: "events.session.a", afterSeq: 0, limit: 3 });
+    const first = await h.bus.replayEvents({
+      subject: sessionEventsSubject("a"),
+      afterSeq: 0,
+      limit: 3,
+    });
     expect(first.events.map((e) => e.seq)).toEqual(seqs.slice(0, 3));
     expect(first.more).toBe(true);
     const second = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: first.lastSeq,
       limit: 3,
     });
     expect(second.events.map((e) => e.seq)).toEqual(seqs.slice(3, 6));
     expect(second.more).toBe(true);
     const third = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: second.lastSeq,
       limit: 3,
     });
     expect(third.events.map((e) => e.seq)).toEqual(seqs.slice(6));
     expect(third.more).toBe(false);
     const exact = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: seqs[3]!,
       limit: 3,
     });
@@ -94,13 +99,13 @@ describe("events stream reading", () => {
     await sleep(50);
     const [late] = await h.bus.publish("timelineEventCreated", timelineCreated("a", 4));
     const replay = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       startTime: cut,
       limit: 10,
     });
     expect(replay.events.map((e) => e.seq)).toEqual([late!.seq]);
     const none = await h.bus.replayEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       startTime: new Date(),
       limit: 10,
     });
@@ -110,7 +115,11 @@ describe("events stream reading", () => {
   it("follows a subject from a replayed sequence with no gap and no repeat while others publish", async () => {
     h = await harness();
     await interleaved(h.bus, 5);
-    const replay = await h.bus.replayEvents({ subject: "events.session.a", afterSeq: 0, limit: 3 });
+    const replay = await h.bus.replayEvents({
+      subject: sessionEventsSubject("a"),
+      afterSeq: 0,
+      limit: 3,
+    });
     expect(replay.more).toBe(true);
 
     // A second connection keeps publishing to both sessions while we switch to live.
@@ -124,7 +133,7 @@ describe("events stream reading", () => {
     })();
 
     const feed = await h.bus.followEvents({
-      subject: "events.session.a",
+      subject: sessionEventsSubject("a"),
       afterSeq: replay.lastSeq,
     });
     const live: EventRecord[] = [];
@@ -146,16 +155,20 @@ describe("events stream reading", () => {
     const seqs = [...replay.events, ...live].map((e) => e.seq);
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     expect(new Set(seqs).size).toBe(total);
-    expect(live.every((e) => e.subject === "events.session.a")).toBe(true);
+    expect(live.every((e) => e.subject === sessionEventsSubject("a"))).toBe(true);
   });
 
   it("skips unreadable events in a replay but moves past them", async () => {
     h = await harness();
     await h.bus.publish("timelineEventCreated", timelineCreated("a", 1));
     const js = jetstream(h.bus.connection);
-    const bad = await js.publish(`${h.prefix}.events.session.a`, "{}");
+    const bad = await js.publish(`${h.prefix}.${sessionEventsSubject("a")}`, "{}");
     await h.bus.publish("timelineEventCreated", timelineCreated("a", 2));
-    const replay = await h.bus.replayEvents({ subject: "events.session.a", afterSeq: 0, limit: 2 });
+    const replay = await h.bus.replayEvents({
+      subject: sessionEventsSubject("a"),
+      afterSeq: 0,
+      limit: 2,
+    });
     expect(replay.events.map((e) => e.seq)).toEqual([1]);
     expect(replay.lastSeq).toBe(bad.seq);
     expect(replay.more).toBe(true);

@@ -1,4 +1,5 @@
 import { jetstreamManager } from "@nats-io/jetstream";
+import { CONSUMERS, STREAMS } from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectBus } from "../src/index.ts";
 import { type Harness, harness } from "./support.ts";
@@ -22,7 +23,7 @@ describe("provision", () => {
 
     const jsm = await jetstreamManager(h.bus.connection);
     const work = await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`);
-    expect(work.config.subjects).toEqual([`${h.prefix}.work.>`]);
+    expect(work.config.subjects).toEqual([`${h.prefix}.${STREAMS.work.subjects[0]}`]);
     expect(work.config.retention).toBe("workqueue");
     expect(work.config.storage).toBe("file");
     expect(work.config.duplicate_window).toBe(120_000_000_000);
@@ -31,7 +32,7 @@ describe("provision", () => {
     expect(events.config.max_age).toBe(7 * 24 * 3600 * 1e9);
 
     const runner = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, "agent-runner");
-    expect(runner.config.filter_subject).toBe(`${h.prefix}.work.runner.>`);
+    expect(runner.config.filter_subject).toBe(`${h.prefix}.${CONSUMERS.runner.filterSubject}`);
     expect(runner.config.ack_policy).toBe("explicit");
     expect(runner.config.ack_wait).toBe(7_000_000_000);
     // one spare delivery so a message whose last attempt died still reaches the dead letters

@@ -1,5 +1,12 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import type { StreamChunk } from "@tarsy/contracts";
+import {
+  CANCEL_CONTROL_WILDCARD,
+  SESSIONS_EVENTS_SUBJECT,
+  type StreamChunk,
+  sessionChunksSubject,
+  sessionEventsSubject,
+  WORK_SUBJECTS,
+} from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import { BusInvalidPayloadError } from "../src/index.ts";
 import {
@@ -38,7 +45,7 @@ describe("publish", () => {
     const [again] = await h.bus.publish("executionRequested", payload);
 
     expect(first).toEqual({
-      subject: `${h.prefix}.work.runner.execution_requested`,
+      subject: `${h.prefix}.${WORK_SUBJECTS.executionRequested}`,
       seq: 1,
       duplicate: false,
     });
@@ -48,7 +55,7 @@ describe("publish", () => {
     const jsm = await jetstreamManager(h.bus.connection);
     const stored = await jsm.streams.getMessage(`TARSY_WORK${h.streamSuffix}`, { seq: 1 });
     expect(stored?.header.get("Nats-Msg-Id")).toBe(
-      `work.runner.execution_requested:execution-requested.${payload.execution_id}`,
+      `${WORK_SUBJECTS.executionRequested}:execution-requested.${payload.execution_id}`,
     );
     expect(stored?.json()).toEqual(payload);
   });
@@ -57,8 +64,8 @@ describe("publish", () => {
     const h = await fresh();
     const results = await h.bus.publish("sessionStatus", sessionStatus("abc", "in_progress"));
     expect(results.map((r) => r.subject)).toEqual([
-      `${h.prefix}.events.session.abc`,
-      `${h.prefix}.events.sessions`,
+      `${h.prefix}.${sessionEventsSubject("abc")}`,
+      `${h.prefix}.${SESSIONS_EVENTS_SUBJECT}`,
     ]);
     expect(results.map((r) => r.seq)).toEqual([1, 2]);
   });
@@ -70,7 +77,7 @@ describe("publish", () => {
     const attempt = h.bus.publish("executionRequested", bad);
     await expect(attempt).rejects.toBeInstanceOf(BusInvalidPayloadError);
     await expect(attempt).rejects.toMatchObject({
-      code: "BUS_INVALID_PAYLOAD",
+      code: "bus_invalid_payload",
       messageKey: "executionRequested",
     });
     const error = (await attempt.catch((e: unknown) => e)) as BusInvalidPayloadError;
@@ -87,9 +94,13 @@ describe("publish", () => {
   it("delivers valid transient messages of one session and drops invalid ones", async () => {
     const h = await fresh();
     const got: { delta: string; subject: string }[] = [];
-    const sub = h.bus.subscribeTransient("streamChunk", "chunks.session.s1", (chunk, meta) => {
-      got.push({ delta: chunk.delta, subject: meta.subject });
-    });
+    const sub = h.bus.subscribeTransient(
+      "streamChunk",
+      sessionChunksSubject("s1"),
+      (chunk, meta) => {
+        got.push({ delta: chunk.delta, subject: meta.subject });
+      },
+    );
     const chunk = (sessionId: string, delta: string): StreamChunk => ({
       v: 1,
       type: "stream.chunk",
@@ -103,14 +114,17 @@ describe("publish", () => {
     await h.bus.connection.flush();
     h.bus.publishTransient("streamChunk", chunk("s1", "Hel"));
     h.bus.publishTransient("streamChunk", chunk("s2", "other session"));
-    h.bus.connection.publish(`${h.prefix}.chunks.session.s1`, '{"v":1,"delta":"no ids"}');
-    h.bus.connection.publish(`${h.prefix}.chunks.session.s1`, "not json");
+    h.bus.connection.publish(
+      `${h.prefix}.${sessionChunksSubject("s1")}`,
+      '{"v":1,"delta":"no ids"}',
+    );
+    h.bus.connection.publish(`${h.prefix}.${sessionChunksSubject("s1")}`, "not json");
     h.bus.publishTransient("streamChunk", chunk("s1", "lo"));
     await eventually(() => (got.length >= 2 ? true : undefined), 5_000, "two chunks");
     await sleep(100);
     expect(got).toEqual([
-      { delta: "Hel", subject: "chunks.session.s1" },
-      { delta: "lo", subject: "chunks.session.s1" },
+      { delta: "Hel", subject: sessionChunksSubject("s1") },
+      { delta: "lo", subject: sessionChunksSubject("s1") },
     ]);
     sub.unsubscribe();
   });
@@ -119,7 +133,7 @@ describe("publish", () => {
     const a = await fresh();
     const b = await fresh();
     const seenByB: string[] = [];
-    b.bus.subscribeTransient("cancelControl", "control.cancel.*", (p) => {
+    b.bus.subscribeTransient("cancelControl", CANCEL_CONTROL_WILDCARD, (p) => {
       seenByB.push(p.session_id);
     });
     const workerB = await b.bus.consume(
@@ -160,10 +174,10 @@ describe("publish", () => {
 
     expect(seenByB).toEqual([]);
     expect(
-      await b.bus.replayEvents({ subject: "events.session.shared", afterSeq: 0, limit: 10 }),
+      await b.bus.replayEvents({ subject: sessionEventsSubject("shared"), afterSeq: 0, limit: 10 }),
     ).toMatchObject({ events: [], more: false });
-    expect(await b.bus.lastSequence("events.session.shared")).toBe(0);
-    expect(await a.bus.lastSequence("events.session.shared")).toBe(1);
+    expect(await b.bus.lastSequence(sessionEventsSubject("shared"))).toBe(0);
+    expect(await a.bus.lastSequence(sessionEventsSubject("shared"))).toBe(1);
     expect(await storedCount(a, "TARSY_WORK")).toBe(1);
     await workerB.stop();
   });
@@ -178,7 +192,7 @@ describe("publish", () => {
     expect(h.bus.isConnected()).toBe(false);
     expect((await h.bus.health()).connected).toBe(false);
     await expect(h.bus.publish("executionRequested", executionRequested())).rejects.toMatchObject({
-      code: "BUS_NOT_CONNECTED",
+      code: "bus_not_connected",
     });
   });
 });

@@ -134,14 +134,14 @@ describe("rpc: typed request/reply over a NATS service", () => {
       { timeoutMs: 1_000 },
     ).catch((e) => e);
     expect(crashed).toMatchObject({
-      code: "RPC_REMOTE_ERROR",
+      code: "rpc_remote_error",
       status: 500,
       remoteCode: "internal",
     });
     const invalidReply = await requestRpc(bus, BadReplyDef, "calc", {}, { timeoutMs: 1_000 }).catch(
       (e) => e,
     );
-    expect(invalidReply).toMatchObject({ code: "RPC_REMOTE_ERROR", remoteCode: "internal" });
+    expect(invalidReply).toMatchObject({ code: "rpc_remote_error", remoteCode: "internal" });
     // A body the server cannot parse is refused with bad_request.
     const raw = await bus.connection.request(
       bus.subject("calc.math.add"),

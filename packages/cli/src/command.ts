@@ -26,7 +26,7 @@ export interface Command {
 
 /** Thrown by commands for bad arguments; printed with the usage, exit code 2. */
 export class UsageError extends Error {
-  readonly code = "CLI_USAGE" as const;
+  readonly code = "cli_usage" as const;
   constructor(message: string) {
     super(message);
     this.name = "UsageError";

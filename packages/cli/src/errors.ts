@@ -5,7 +5,7 @@ export abstract class CliError extends Error {
 
 /** The API answered 4xx/5xx; `apiCode` and the message come from its `{error:{code,message}}`. */
 export class ApiRequestError extends CliError {
-  readonly code = "CLI_API_ERROR" as const;
+  readonly code = "cli_api_error" as const;
   constructor(
     readonly status: number,
     readonly apiCode: string,
@@ -18,7 +18,7 @@ export class ApiRequestError extends CliError {
 
 /** The API or WebSocket could not be reached at all. */
 export class UnreachableError extends CliError {
-  readonly code = "CLI_UNREACHABLE" as const;
+  readonly code = "cli_unreachable" as const;
   constructor(what: string, url: string, cause: unknown) {
     super(`cannot reach ${what} at ${url}: ${describe(cause)}`, { cause });
     this.name = "UnreachableError";
@@ -27,7 +27,7 @@ export class UnreachableError extends CliError {
 
 /** A server answered with something that is not what the contract says. */
 export class BadResponseError extends CliError {
-  readonly code = "CLI_BAD_RESPONSE" as const;
+  readonly code = "cli_bad_response" as const;
   constructor(message: string) {
     super(message);
     this.name = "BadResponseError";
@@ -36,7 +36,7 @@ export class BadResponseError extends CliError {
 
 /** An input file could not be read or is empty. */
 export class InputError extends CliError {
-  readonly code = "CLI_INPUT" as const;
+  readonly code = "cli_input" as const;
   constructor(message: string) {
     super(message);
     this.name = "InputError";

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SESSIONS_EVENTS_SUBJECT, sessionEventsSubject, WORK_SUBJECTS } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootSystem, DEMO_ALERT, type Run, type System, tarsy } from "./support.ts";
 
@@ -144,7 +145,7 @@ describe("tarsy against the running system", () => {
     const seqs = lines.map((l) => l.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
-    expect(lines.every((l) => l.subject === `events.session.${sessionId}`)).toBe(true);
+    expect(lines.every((l) => l.subject === sessionEventsSubject(sessionId))).toBe(true);
     expect(lines.every((l) => l.event.session_id === sessionId)).toBe(true);
     expect(lines.at(-1)?.event).toMatchObject({ type: "session.status", status: "completed" });
     // Every timeline event the API knows was published on the stream.
@@ -183,7 +184,7 @@ describe("tarsy against the running system", () => {
     expect(
       sessions.some((l) => l.event.session_id === sessionId && l.event.status === "completed"),
     ).toBe(true);
-    expect(sessions.every((l) => l.subject === "events.sessions")).toBe(true);
+    expect(sessions.every((l) => l.subject === SESSIONS_EVENTS_SUBJECT)).toBe(true);
   }, 90_000);
 
   it("chat asks a question and streams the answer until its stage completes; events replay --follow sees the turn live", async () => {
@@ -266,7 +267,7 @@ describe("tarsy against the running system", () => {
       prefix: sys.stack.prefix,
       streamSuffix: sys.stack.streamSuffix,
     });
-    const subject = `${sys.stack.prefix}.work.orchestrator.session_submitted`;
+    const subject = `${sys.stack.prefix}.${WORK_SUBJECTS.sessionSubmitted}`;
     try {
       // A buggy producer: one body that is not JSON, one without alert_type.
       bus.connection.publish(subject, "{not json");
@@ -297,7 +298,7 @@ describe("tarsy against the running system", () => {
       expect.stringContaining('"s-bad"'),
     ]);
     expect(items[0]?.letter.error).toMatch(/^invalid JSON/);
-    expect(items[1]?.letter.original_subject).toBe("work.orchestrator.session_submitted");
+    expect(items[1]?.letter.original_subject).toBe(WORK_SUBJECTS.sessionSubmitted);
 
     const table = await tarsy(["dlq", "list"], { env: sys.env });
     expect(table.stdout).toMatch(/^SEQ +SUBJECT +DELIV +FAILED AT +ERROR\n/);

@@ -20,7 +20,7 @@ export abstract class TarsyConfigError extends Error {
 
 /** Loading failed; `issues` lists every problem found, not just the first. */
 export class ConfigError extends TarsyConfigError {
-  readonly code = "CONFIG_INVALID" as const;
+  readonly code = "config_invalid" as const;
   constructor(readonly issues: readonly ConfigIssue[]) {
     super(
       `invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"}):\n  ${issues
@@ -33,7 +33,7 @@ export class ConfigError extends TarsyConfigError {
 
 /** No chain handles the alert type (and the default alert type did not help). */
 export class ChainNotFoundError extends TarsyConfigError {
-  readonly code = "CHAIN_NOT_FOUND" as const;
+  readonly code = "chain_not_found" as const;
   constructor(readonly alertType: string) {
     super(`no chain handles alert type "${alertType}"`);
     this.name = "ChainNotFoundError";
@@ -44,7 +44,7 @@ export type ReferenceKind = "agent" | "chain" | "stage" | "llm_provider" | "mcp_
 
 /** A name used at run time is not in the loaded registries. */
 export class UnknownReferenceError extends TarsyConfigError {
-  readonly code = "UNKNOWN_REFERENCE" as const;
+  readonly code = "unknown_reference" as const;
   constructor(
     readonly kind: ReferenceKind,
     readonly names: readonly string[],
@@ -57,7 +57,7 @@ export class UnknownReferenceError extends TarsyConfigError {
 
 /** A chat was requested for a chain whose chat is disabled. */
 export class ChatDisabledError extends TarsyConfigError {
-  readonly code = "CHAT_DISABLED" as const;
+  readonly code = "chat_disabled" as const;
   constructor(readonly chainId: string) {
     super(`chat is disabled for chain "${chainId}"`);
     this.name = "ChatDisabledError";

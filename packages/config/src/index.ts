@@ -64,8 +64,6 @@ export {
   resolveSynthesisConfig,
 } from "./resolve.ts";
 export {
-  type McpSelection,
-  McpSelectionSchema,
   type ResolvedMcpSelection,
   resolveMcpSelection,
   unknownSelectionServers,

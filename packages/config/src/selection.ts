@@ -1,27 +1,6 @@
-import { z } from "zod";
+import type { McpSelection } from "@tarsy/contracts";
 import { UnknownReferenceError } from "./errors.ts";
 import type { NativeToolsConfig, TarsyConfig } from "./types.ts";
-
-/** An alert's `mcp_selection`: the complete server set for this alert, with optional tool filters. */
-export const McpSelectionSchema = z.object({
-  servers: z
-    .array(
-      z.object({
-        name: z.string().min(1),
-        /** Empty or absent: every tool of the server. */
-        tools: z.array(z.string().min(1)).optional(),
-      }),
-    )
-    .min(1),
-  native_tools: z
-    .object({
-      google_search: z.boolean().optional(),
-      code_execution: z.boolean().optional(),
-      url_context: z.boolean().optional(),
-    })
-    .optional(),
-});
-export type McpSelection = z.infer<typeof McpSelectionSchema>;
 
 export interface ResolvedMcpSelection {
   server_ids: string[];

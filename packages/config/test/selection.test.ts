@@ -1,6 +1,6 @@
+import { McpSelectionSchema } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import {
-  McpSelectionSchema,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveMcpSelection,
@@ -61,7 +61,7 @@ describe("per-alert MCP selection", () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(UnknownReferenceError);
-    expect((caught as UnknownReferenceError).code).toBe("UNKNOWN_REFERENCE");
+    expect((caught as UnknownReferenceError).code).toBe("unknown_reference");
     expect((caught as UnknownReferenceError).names).toEqual(["ghost", "phantom"]);
     expect((caught as Error).message).toBe('mcp_selection: unknown mcp_server "ghost", "phantom"');
   });

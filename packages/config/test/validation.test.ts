@@ -355,7 +355,7 @@ ${chainWith("{ name: Ghost }")}`,
     }
     expect(caught).toBeInstanceOf(ConfigError);
     const error = caught as ConfigError;
-    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.code).toBe("config_invalid");
     expect(error.message).toContain("invalid configuration (2 problems)");
     expect(error.message).toContain(`${dir}/tarsy.yaml: defaults.max_iterations:`);
     expect(error.message).toContain(

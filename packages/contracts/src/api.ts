@@ -9,8 +9,11 @@ import { FetchableUrlSchema } from "./url.ts";
 
 // --- alert submission ---
 
-/** Per-alert MCP override: the complete server set for this alert (replaces, never merges). */
-export const McpSelectionRequestSchema = z.object({
+/**
+ * Per-alert MCP override (`mcp` / `mcp_selection`): the complete server set for this alert
+ * (replaces, never merges). Stored with the session; `@tarsy/config` resolves it per execution.
+ */
+export const McpSelectionSchema = z.object({
   servers: z
     .array(
       z.object({
@@ -28,7 +31,7 @@ export const McpSelectionRequestSchema = z.object({
     })
     .optional(),
 });
-export type McpSelectionRequest = z.infer<typeof McpSelectionRequestSchema>;
+export type McpSelection = z.infer<typeof McpSelectionSchema>;
 
 export const AlertSubmitRequestSchema = z
   .object({
@@ -42,9 +45,9 @@ export const AlertSubmitRequestSchema = z
     }),
     /** Runbook URL for this alert: http(s), no credentials, not link-local or metadata. */
     runbook: FetchableUrlSchema.optional(),
-    mcp: McpSelectionRequestSchema.optional(),
+    mcp: McpSelectionSchema.optional(),
     /** Alias of `mcp` (TARSy's field name). */
-    mcp_selection: McpSelectionRequestSchema.optional(),
+    mcp_selection: McpSelectionSchema.optional(),
   })
   .refine((body) => !(body.mcp && body.mcp_selection), {
     message: "give either mcp or mcp_selection, not both",

@@ -9,6 +9,7 @@ import {
   TimelineEventCompletedSchema,
   TimelineEventCreatedSchema,
 } from "./events.ts";
+import { MCP_GATEWAY } from "./mcp.ts";
 import {
   CancelRequestedSchema,
   ChatSubmittedSchema,
@@ -18,6 +19,25 @@ import {
   ExecutionRequestedSchema,
   SessionSubmittedSchema,
 } from "./work.ts";
+
+/** Subject of one session's channel (relative). */
+export const sessionEventsSubject = (sessionId: string): string => `events.session.${sessionId}`;
+/** Subject of the global sessions list channel (relative). */
+export const SESSIONS_EVENTS_SUBJECT = "events.sessions";
+export const sessionChunksSubject = (sessionId: string): string => `chunks.session.${sessionId}`;
+export const cancelControlSubject = (sessionId: string): string => `control.cancel.${sessionId}`;
+/** Every session's cancel controls: what a runner subscribes to. */
+export const CANCEL_CONTROL_WILDCARD = cancelControlSubject("*");
+/** Where a poison message from `originalSubject` is parked (relative). */
+export const deadLetterSubject = (originalSubject: string): string => `dlq.${originalSubject}`;
+/** Every dead letter: the DLQ stream's subjects and a reader's filter. */
+export const DEAD_LETTER_WILDCARD = deadLetterSubject(">");
+
+/** The service whose durable consumer reads a work subject (its second token). */
+export type WorkConsumerToken = "orchestrator" | "runner";
+/** Subject of a work item for one consumer (relative), e.g. `work.runner.execution_requested`. */
+export const workSubject = <C extends WorkConsumerToken, K extends string>(consumer: C, kind: K) =>
+  `work.${consumer}.${kind}` as const;
 
 /**
  * Subjects here are relative: the bus puts the deployment's prefix (default `tarsy`) in front,
@@ -42,7 +62,7 @@ export const STREAMS = {
   },
   dlq: {
     name: "TARSY_DLQ",
-    subjects: ["dlq.>"],
+    subjects: [DEAD_LETTER_WILDCARD],
     retention: "limits",
     duplicateWindowMs: 2 * 60_000,
     maxAgeMs: 14 * 24 * 3600_000,
@@ -76,20 +96,13 @@ const persistent = <S extends z.ZodType>(def: Omit<PersistentMessageDef<S>, "tra
 const transient = <S extends z.ZodType>(def: Omit<TransientMessageDef<S>, "transport">) =>
   ({ transport: "core", ...def }) as const satisfies TransientMessageDef<S>;
 
-/** Subject of one session's channel (relative). */
-export const sessionEventsSubject = (sessionId: string): string => `events.session.${sessionId}`;
-/** Subject of the global sessions list channel (relative). */
-export const SESSIONS_EVENTS_SUBJECT = "events.sessions";
-export const sessionChunksSubject = (sessionId: string): string => `chunks.session.${sessionId}`;
-export const cancelControlSubject = (sessionId: string): string => `control.cancel.${sessionId}`;
-
 export const WORK_SUBJECTS = {
-  sessionSubmitted: "work.orchestrator.session_submitted",
-  chatSubmitted: "work.orchestrator.chat_submitted",
-  cancelRequested: "work.orchestrator.cancel_requested",
-  deadline: "work.orchestrator.deadline",
-  executionFinished: "work.orchestrator.execution_finished",
-  executionRequested: "work.runner.execution_requested",
+  sessionSubmitted: workSubject("orchestrator", "session_submitted"),
+  chatSubmitted: workSubject("orchestrator", "chat_submitted"),
+  cancelRequested: workSubject("orchestrator", "cancel_requested"),
+  deadline: workSubject("orchestrator", "deadline"),
+  executionFinished: workSubject("orchestrator", "execution_finished"),
+  executionRequested: workSubject("runner", "execution_requested"),
 } as const;
 
 /** The single source of truth for every message that crosses NATS. */
@@ -173,7 +186,7 @@ export const MESSAGES = {
   deadLetter: persistent({
     stream: "dlq",
     schema: DeadLetterSchema,
-    subjects: (p) => [`dlq.${p.original_subject}`],
+    subjects: (p) => [deadLetterSubject(p.original_subject)],
     msgId: (p) => `dead-letter.${p.stream}.${p.stream_seq}`,
   }),
   // --- transient (core NATS) ---
@@ -202,7 +215,7 @@ export const CONSUMERS = {
   orchestrator: {
     stream: "work",
     durable: "orchestrator",
-    filterSubject: "work.orchestrator.>",
+    filterSubject: workSubject("orchestrator", ">"),
     messages: [
       "sessionSubmitted",
       "chatSubmitted",
@@ -214,7 +227,7 @@ export const CONSUMERS = {
   runner: {
     stream: "work",
     durable: "agent-runner",
-    filterSubject: "work.runner.>",
+    filterSubject: workSubject("runner", ">"),
     messages: ["executionRequested"],
   },
 } as const satisfies Record<
@@ -223,3 +236,20 @@ export const CONSUMERS = {
 >;
 export type ConsumerKey = keyof typeof CONSUMERS;
 export type ConsumerMessageKey<C extends ConsumerKey> = (typeof CONSUMERS)[C]["messages"][number];
+
+/**
+ * Every subject the system uses starts with one of these and a dot: the first token of each
+ * stream's and each core NATS subject, and the mcp-gateway service's prefix. Outside this
+ * package a string literal starting so is a subject spelled by hand, which
+ * `scripts/check-wire-literals.sh` fails CI on.
+ */
+export const SUBJECT_PREFIXES: readonly string[] = [
+  ...new Set([
+    ...[
+      ...Object.values(STREAMS).flatMap((stream) => stream.subjects),
+      sessionChunksSubject("*"),
+      CANCEL_CONTROL_WILDCARD,
+    ].map((subject) => subject.split(".")[0] ?? subject),
+    MCP_GATEWAY.subjectPrefix,
+  ]),
+];

@@ -10,12 +10,23 @@ export const SessionStatusSchema = z.enum([
   "timed_out",
 ]);
 export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+/** Ended: nothing runs for the session any more. */
 export const TERMINAL_SESSION_STATUSES: readonly SessionStatus[] = [
   "completed",
   "failed",
   "cancelled",
   "timed_out",
 ];
+/** Not ended: waiting for admission, running, or being cancelled. */
+export const ACTIVE_SESSION_STATUSES: readonly SessionStatus[] = [
+  "pending",
+  "in_progress",
+  "cancelling",
+];
+/** Admitted and not ended: these occupy an admission slot. */
+export const RUNNING_SESSION_STATUSES: readonly SessionStatus[] = ["in_progress", "cancelling"];
+/** Ended sessions that accept follow-up chat (a cancelled one does not). */
+export const CHAT_SESSION_STATUSES: readonly SessionStatus[] = ["completed", "failed", "timed_out"];
 
 /** Status of a Stage or an AgentExecution. */
 export const ExecutionStatusSchema = z.enum([
@@ -29,12 +40,15 @@ export const ExecutionStatusSchema = z.enum([
 export type ExecutionStatus = z.infer<typeof ExecutionStatusSchema>;
 export const StageStatusSchema = ExecutionStatusSchema;
 export type StageStatus = ExecutionStatus;
+/** Ended: the stage or execution will not run again. */
 export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
   "completed",
   "failed",
   "cancelled",
   "timed_out",
 ];
+/** Not ended: waiting for a runner, or running. */
+export const ACTIVE_EXECUTION_STATUSES: readonly ExecutionStatus[] = ["pending", "active"];
 
 /** The `status` field of a `stage.status` event. */
 export const StageEventStatusSchema = z.enum([

@@ -7,9 +7,11 @@ import {
   type MessageKey,
   type PersistentMessageDef,
   STREAMS,
+  SUBJECT_PREFIXES,
   type TransientMessageDef,
 } from "./catalog.ts";
 import { HttpErrorBodySchema } from "./http.ts";
+import { MCP_GATEWAY, mcpReplicaSubjectPrefix } from "./mcp.ts";
 import {
   WsChunkFrameSchema,
   WsClientActionSchema,
@@ -109,6 +111,32 @@ describe("message fixtures", () => {
       }
     },
   );
+
+  it("starts every subject with one of SUBJECT_PREFIXES (what the CI literal guard looks for)", () => {
+    const subjects = [
+      ...messageKeys.flatMap((key) => {
+        const def = MESSAGES[key] as unknown as TransientMessageDef;
+        return def.subjects(def.schema.parse(load(`${key}.json`)));
+      }),
+      ...Object.values(CONSUMERS).map((c) => c.filterSubject),
+      ...Object.values(MCP_GATEWAY.methods).map((m) => `${MCP_GATEWAY.subjectPrefix}.${m.method}`),
+      `${mcpReplicaSubjectPrefix("r1")}.${MCP_GATEWAY.methods.callTool.method}`,
+    ];
+    for (const subject of subjects) {
+      expect(
+        SUBJECT_PREFIXES.some((prefix) => subject.startsWith(`${prefix}.`)),
+        subject,
+      ).toBe(true);
+    }
+    expect([...SUBJECT_PREFIXES].sort()).toEqual([
+      "chunks",
+      "control",
+      "dlq",
+      "events",
+      "mcp.gateway",
+      "work",
+    ]);
+  });
 
   it("routes every work message to exactly the one consumer that handles it", () => {
     for (const key of messageKeys) {

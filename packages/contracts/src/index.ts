@@ -19,8 +19,8 @@ export {
   FilterOptionsResponseSchema,
   type HealthResponse,
   HealthResponseSchema,
-  type McpSelectionRequest,
-  McpSelectionRequestSchema,
+  type McpSelection,
+  McpSelectionSchema,
   type McpServersResponse,
   McpServersResponseSchema,
   type RunbooksResponse,
@@ -66,10 +66,13 @@ export {
   TraceListResponseSchema,
 } from "./api-sessions.ts";
 export {
+  CANCEL_CONTROL_WILDCARD,
   CONSUMERS,
   type ConsumerKey,
   type ConsumerMessageKey,
   cancelControlSubject,
+  DEAD_LETTER_WILDCARD,
+  deadLetterSubject,
   MESSAGES,
   type MessageDef,
   type MessageKey,
@@ -80,11 +83,14 @@ export {
   STREAMS,
   type StreamDef,
   type StreamKey,
+  SUBJECT_PREFIXES,
   sessionChunksSubject,
   sessionEventsSubject,
   type TransientMessageDef,
   type TransientMessageKey,
   WORK_SUBJECTS,
+  type WorkConsumerToken,
+  workSubject,
 } from "./catalog.ts";
 export {
   IdSchema,
@@ -95,6 +101,9 @@ export {
   V1,
 } from "./common.ts";
 export {
+  ACTIVE_EXECUTION_STATUSES,
+  ACTIVE_SESSION_STATUSES,
+  CHAT_SESSION_STATUSES,
   type ExecutionKind,
   ExecutionKindSchema,
   type ExecutionStatus,
@@ -107,6 +116,7 @@ export {
   MessageRoleSchema,
   type ParallelType,
   ParallelTypeSchema,
+  RUNNING_SESSION_STATUSES,
   type SessionStatus,
   SessionStatusSchema,
   type StageEventStatus,

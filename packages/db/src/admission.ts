@@ -11,12 +11,11 @@
  * another: a type with nothing running is always served before a type with sessions running,
  * and two storming types alternate.
  */
+import { RUNNING_SESSION_STATUSES } from "@tarsy/contracts";
 import type { DbClient, Tx } from "./client.ts";
 import { inTransaction } from "./client.ts";
 import type { AlertSession } from "./generated/prisma/client.ts";
 
-/** Statuses that occupy an admission slot. */
-export const RUNNING_SESSION_STATUSES = ["in_progress", "cancelling"] as const;
 const ADMISSION_LOCK_KEY = 0x7a5_ad01;
 /** Pending sessions locked by another handler that one pass steps over before giving up. */
 const MAX_SKIPPED = 50;
@@ -59,7 +58,7 @@ async function nextCandidate(tx: Tx, skip: readonly string[]): Promise<string | 
     LEFT JOIN LATERAL (
       SELECT count(*) AS n FROM alert_sessions r
       WHERE r.alert_type = h.alert_type AND r.deleted_at IS NULL
-        AND r.status IN ('in_progress', 'cancelling')
+        AND r.status IN ('in_progress', 'cancelling') -- wire-literal: RUNNING_SESSION_STATUSES, as the partial index alert_sessions_running_by_type_idx spells it
     ) running ON true
     LEFT JOIN LATERAL (
       SELECT max(started_at) AS at FROM alert_sessions a

@@ -3,7 +3,7 @@
  * message whose chat stage is missing (not yet started) or pending/active. Submissions are
  * serialized by the chat row lock; a partial unique index on stages backs this up.
  */
-import type { SessionStatus } from "@tarsy/contracts";
+import { ACTIVE_EXECUTION_STATUSES, CHAT_SESSION_STATUSES } from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import { ChatTurnActiveError, ChatUnavailableError, SessionNotFoundError } from "./errors.ts";
 import type { Chat, ChatUserMessage } from "./generated/prisma/client.ts";
@@ -14,9 +14,6 @@ import {
   nextStageIndex,
   type StageWithExecutions,
 } from "./stages.ts";
-
-/** Session statuses that allow follow-up chat. */
-export const CHAT_SESSION_STATUSES: readonly SessionStatus[] = ["completed", "failed", "timed_out"];
 
 /** Returns the session's chat, creating it on first use. */
 export function getOrCreateChat(
@@ -42,7 +39,7 @@ export async function hasOpenChatTurn(client: DbClient, chatId: string): Promise
   const open = await client.chatUserMessage.count({
     where: {
       chatId,
-      OR: [{ stage: null }, { stage: { status: { in: ["pending", "active"] } } }],
+      OR: [{ stage: null }, { stage: { status: { in: [...ACTIVE_EXECUTION_STATUSES] } } }],
     },
   });
   return open > 0;

@@ -2,7 +2,11 @@
  * AgentExecution rows (attempts, heartbeats, conditional status transitions) and each
  * execution's conversation (Message: linear and numbered 1, 2, 3, …).
  */
-import type { ExecutionStatus, MessageRole } from "@tarsy/contracts";
+import {
+  ACTIVE_EXECUTION_STATUSES,
+  type ExecutionStatus,
+  type MessageRole,
+} from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import type { AgentExecution, Message, Prisma, TimelineEvent } from "./generated/prisma/client.ts";
 import type { ExecutionInput } from "./stages.ts";
@@ -71,7 +75,7 @@ export async function startExecution(
 ): Promise<AgentExecution | null> {
   const now = new Date();
   const { count } = await client.agentExecution.updateMany({
-    where: { id, status: { in: ["pending", "active"] } },
+    where: { id, status: { in: [...ACTIVE_EXECUTION_STATUSES] } },
     data: {
       status: "active",
       runnerId,
@@ -141,7 +145,7 @@ export async function finishExecutionAttempt(
   set: ExecutionUpdate = {},
 ): Promise<boolean> {
   const { count } = await client.agentExecution.updateMany({
-    where: { id, attempt, status: { in: ["pending", "active"] } },
+    where: { id, attempt, status: { in: [...ACTIVE_EXECUTION_STATUSES] } },
     data: { ...set, status: to },
   });
   return count === 1;

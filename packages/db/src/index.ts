@@ -14,7 +14,6 @@ export {
   withAlertLock,
 } from "./alerts.ts";
 export {
-  CHAT_SESSION_STATUSES,
   getChatBySession,
   getChatUserMessage,
   hasOpenChatTurn,

@@ -2,8 +2,7 @@
  * AlertSession: creation (with its outbox message), lookups, the API's lists and detail,
  * status transitions, the session row lock and the session's runbook.
  */
-import type { SessionStatus } from "@tarsy/contracts";
-import { RUNNING_SESSION_STATUSES } from "./admission.ts";
+import { RUNNING_SESSION_STATUSES, type SessionStatus } from "@tarsy/contracts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
 import { SessionNotFoundError } from "./errors.ts";
 import type {

@@ -1,3 +1,4 @@
+import { ACTIVE_SESSION_STATUSES } from "@tarsy/contracts";
 import { describe, expect } from "vitest";
 import {
   claimSessionRunbook,
@@ -70,7 +71,7 @@ describe("session bookkeeping", () => {
     });
     await newSession(db.prisma);
     const since = new Date(Date.now() - 60_000);
-    const open = ["pending", "in_progress"] as const;
+    const open = ACTIVE_SESSION_STATUSES;
     const match = { alertFingerprint: "abc123" };
     expect(await findDuplicateAlertSession(db.prisma, match, open, since)).toBe(firing.id);
     expect(

@@ -153,7 +153,7 @@ describe("timeline", () => {
       [open.id, "failed", { interrupted: true, attempt: 1 }],
     ]);
     const statuses = (await listSessionTimeline(db.prisma, session.id)).map((e) => e.status);
-    expect(statuses).toEqual(["completed", "failed", "streaming"]);
+    expect(statuses).toEqual(["completed", "failed", "streaming"]); // wire-literal: expected outcome
     expect(await listMessages(db.prisma, a!.id)).toEqual([]);
     expect(await listMessages(db.prisma, b!.id)).toHaveLength(1);
   });

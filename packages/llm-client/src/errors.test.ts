@@ -12,11 +12,11 @@ import { GenerateInputSchema } from "./types.ts";
 
 describe("gRPC status → typed errors", () => {
   it.each([
-    [status.UNAVAILABLE, LlmUnavailableError, "LLM_UNAVAILABLE"],
-    [status.DEADLINE_EXCEEDED, LlmDeadlineExceededError, "LLM_DEADLINE_EXCEEDED"],
-    [status.CANCELLED, LlmCancelledError, "LLM_CANCELLED"],
-    [status.INVALID_ARGUMENT, LlmInvalidArgumentError, "LLM_INVALID_ARGUMENT"],
-    [status.INTERNAL, LlmRpcError, "LLM_RPC_FAILED"],
+    [status.UNAVAILABLE, LlmUnavailableError, "llm_unavailable"],
+    [status.DEADLINE_EXCEEDED, LlmDeadlineExceededError, "llm_deadline_exceeded"],
+    [status.CANCELLED, LlmCancelledError, "llm_cancelled"],
+    [status.INVALID_ARGUMENT, LlmInvalidArgumentError, "llm_invalid_argument"],
+    [status.INTERNAL, LlmRpcError, "llm_rpc_failed"],
   ])("status %i", (code, cls, name) => {
     const err = fromGrpcError({ code, details: "why" });
     expect(err).toBeInstanceOf(cls);

@@ -16,41 +16,41 @@ export abstract class LlmClientError extends Error {
 }
 
 export type LlmClientErrorCode =
-  | "LLM_UNAVAILABLE"
-  | "LLM_DEADLINE_EXCEEDED"
-  | "LLM_CANCELLED"
-  | "LLM_INVALID_ARGUMENT"
-  | "LLM_INVALID_RESPONSE"
-  | "LLM_STREAM_INCOMPLETE"
-  | "LLM_RPC_FAILED";
+  | "llm_unavailable"
+  | "llm_deadline_exceeded"
+  | "llm_cancelled"
+  | "llm_invalid_argument"
+  | "llm_invalid_response"
+  | "llm_stream_incomplete"
+  | "llm_rpc_failed";
 
 /** llm-service cannot be reached (down, restarting, connection refused). Retry later. */
 export class LlmUnavailableError extends LlmClientError {
-  readonly code = "LLM_UNAVAILABLE" as const;
+  readonly code = "llm_unavailable" as const;
 }
 /** The deadline passed before the stream finished; llm-service aborted the provider call. */
 export class LlmDeadlineExceededError extends LlmClientError {
-  readonly code = "LLM_DEADLINE_EXCEEDED" as const;
+  readonly code = "llm_deadline_exceeded" as const;
 }
 /** The caller's AbortSignal fired; llm-service aborted the provider call. */
 export class LlmCancelledError extends LlmClientError {
-  readonly code = "LLM_CANCELLED" as const;
+  readonly code = "llm_cancelled" as const;
 }
 /** llm-service rejected the request (bad messages, unknown backend). Not retryable. */
 export class LlmInvalidArgumentError extends LlmClientError {
-  readonly code = "LLM_INVALID_ARGUMENT" as const;
+  readonly code = "llm_invalid_argument" as const;
 }
 /** A response chunk did not match the contract. */
 export class LlmInvalidResponseError extends LlmClientError {
-  readonly code = "LLM_INVALID_RESPONSE" as const;
+  readonly code = "llm_invalid_response" as const;
 }
 /** The stream ended (the server went away) before its final chunk: the answer is partial. */
 export class LlmStreamIncompleteError extends LlmClientError {
-  readonly code = "LLM_STREAM_INCOMPLETE" as const;
+  readonly code = "llm_stream_incomplete" as const;
 }
 /** Any other gRPC failure (INTERNAL, UNKNOWN …). */
 export class LlmRpcError extends LlmClientError {
-  readonly code = "LLM_RPC_FAILED" as const;
+  readonly code = "llm_rpc_failed" as const;
 }
 
 /**

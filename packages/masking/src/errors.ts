@@ -4,15 +4,15 @@ export abstract class MaskingError extends Error {
 }
 
 export type MaskingErrorCode =
-  | "MASKING_INVALID_PATTERN"
-  | "MASKING_UNKNOWN_PATTERN"
-  | "MASKING_UNKNOWN_GROUP"
-  | "MASKING_INVALID_CONFIG"
-  | "MASKING_INPUT_TOO_DEEP";
+  | "masking_invalid_pattern"
+  | "masking_unknown_pattern"
+  | "masking_unknown_group"
+  | "masking_invalid_config"
+  | "masking_input_too_deep";
 
 /** A regular expression (built-in override or custom pattern) that does not compile. */
 export class InvalidPatternError extends MaskingError {
-  readonly code = "MASKING_INVALID_PATTERN" as const;
+  readonly code = "masking_invalid_pattern" as const;
   constructor(
     readonly patternName: string,
     readonly reason: string,
@@ -25,7 +25,7 @@ export class InvalidPatternError extends MaskingError {
 
 /** A config names a pattern that is neither a built-in regex nor a code masker. */
 export class UnknownPatternError extends MaskingError {
-  readonly code = "MASKING_UNKNOWN_PATTERN" as const;
+  readonly code = "masking_unknown_pattern" as const;
   constructor(readonly patternName: string) {
     super(`unknown masking pattern "${patternName}"`);
     this.name = "UnknownPatternError";
@@ -34,7 +34,7 @@ export class UnknownPatternError extends MaskingError {
 
 /** A config names a pattern group that does not exist. */
 export class UnknownGroupError extends MaskingError {
-  readonly code = "MASKING_UNKNOWN_GROUP" as const;
+  readonly code = "masking_unknown_group" as const;
   constructor(readonly groupName: string) {
     super(`unknown masking pattern group "${groupName}"`);
     this.name = "UnknownGroupError";
@@ -43,7 +43,7 @@ export class UnknownGroupError extends MaskingError {
 
 /** A masking config object that does not have the expected shape. */
 export class InvalidMaskingConfigError extends MaskingError {
-  readonly code = "MASKING_INVALID_CONFIG" as const;
+  readonly code = "masking_invalid_config" as const;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "InvalidMaskingConfigError";
@@ -55,7 +55,7 @@ export class InvalidMaskingConfigError extends MaskingError {
  * the bound: thrown instead of letting that Secret through (tool results then fail closed).
  */
 export class MaskingInputTooDeepError extends MaskingError {
-  readonly code = "MASKING_INPUT_TOO_DEEP" as const;
+  readonly code = "masking_input_too_deep" as const;
   constructor(readonly maxDepth: number) {
     super(`Kubernetes Lists nested deeper than ${maxDepth} levels hold a Secret`);
     this.name = "MaskingInputTooDeepError";

@@ -54,7 +54,7 @@ describe("validateCustomPattern", () => {
     try {
       attempt();
     } catch (error) {
-      expect((error as InvalidPatternError).code).toBe("MASKING_INVALID_PATTERN");
+      expect((error as InvalidPatternError).code).toBe("masking_invalid_pattern");
       expect((error as InvalidPatternError).patternName).toBe("bad");
     }
   });

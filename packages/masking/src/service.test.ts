@@ -71,27 +71,27 @@ describe("maskToolResult (fail-closed)", () => {
     {
       name: "a code masker throws",
       config: basic({ patterns: ["exploding"] }),
-      code: "MASKING_INTERNAL_ERROR",
+      code: "masking_internal_error",
     },
     {
       name: "a custom regex does not compile",
       config: basic({ custom_patterns: [{ name: "broken", pattern: "([a-z", replacement: "x" }] }),
-      code: "MASKING_INVALID_PATTERN",
+      code: "masking_invalid_pattern",
     },
     {
       name: "a group is unknown",
       config: basic({ pattern_groups: ["kubernetes", "typo"] }),
-      code: "MASKING_UNKNOWN_GROUP",
+      code: "masking_unknown_group",
     },
     {
       name: "a pattern is unknown",
       config: basic({ patterns: ["tokn"] }),
-      code: "MASKING_UNKNOWN_PATTERN",
+      code: "masking_unknown_pattern",
     },
     {
       name: "the config is malformed",
       config: { enabled: true, pattern_groups: "basic" } as unknown as ServerMaskingConfig,
-      code: "MASKING_INVALID_CONFIG",
+      code: "masking_invalid_config",
     },
   ])(
     "redacts the whole result when $name, and logs why without the content",

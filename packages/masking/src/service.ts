@@ -198,5 +198,5 @@ export function createMaskingService(options: CreateMaskingServiceOptions = {}):
 function describe(error: unknown): { error_code: string; error: string } {
   if (error instanceof MaskingError) return { error_code: error.code, error: error.message };
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return { error_code: "MASKING_INTERNAL_ERROR", error: message.slice(0, 500) };
+  return { error_code: "masking_internal_error", error: message.slice(0, 500) };
 }

@@ -245,7 +245,7 @@ describe("Secrets nested in List / SecretList items (kubernetes group)", () => {
       const result = logging.maskToolResult(input, KUBERNETES);
       expect(result.failed).toBe(true);
       expect(result.content).toBe(TOOL_RESULT_REDACTED_NOTICE);
-      expect(logged).toEqual([expect.objectContaining({ error_code: "MASKING_INPUT_TOO_DEEP" })]);
+      expect(logged).toEqual([expect.objectContaining({ error_code: "masking_input_too_deep" })]);
       expect(JSON.stringify(logged)).not.toContain(S.deep);
     },
   );

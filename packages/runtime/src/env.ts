@@ -1,7 +1,7 @@
 import type { z } from "zod";
 
 export class EnvError extends Error {
-  readonly code = "ENV_INVALID" as const;
+  readonly code = "env_invalid" as const;
   constructor(readonly issues: string[]) {
     super(`invalid environment:\n  ${issues.join("\n  ")}`);
     this.name = "EnvError";

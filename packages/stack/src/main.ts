@@ -13,6 +13,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { ACTIVE_SESSION_STATUSES, type SessionStatus } from "@tarsy/contracts";
 import { loadStartEnv, PROVIDER_KEYS } from "./env.ts";
 import { watchLauncher } from "./launcher.ts";
 import { type Stack, startStack } from "./stack.ts";
@@ -100,11 +101,11 @@ if (demo) {
   for (;;) {
     await new Promise((r) => setTimeout(r, 1000));
     const detail = (await (await fetch(`${stack.apiUrl}/api/v1/sessions/${id}`)).json()) as {
-      status?: string;
+      status?: SessionStatus;
       final_analysis?: string | null;
       executive_summary?: string | null;
     };
-    if (detail.status && !["pending", "in_progress", "cancelling"].includes(detail.status)) {
+    if (detail.status && !ACTIVE_SESSION_STATUSES.includes(detail.status)) {
       say(`demo investigation ${detail.status}.`);
       if (detail.executive_summary) say(`executive summary: ${detail.executive_summary}`);
       if (detail.final_analysis) process.stdout.write(`\n${detail.final_analysis}\n\n`);

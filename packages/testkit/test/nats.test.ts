@@ -1,5 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { SESSIONS_EVENTS_SUBJECT, WORK_SUBJECTS } from "@tarsy/contracts";
 import { afterAll, describe, expect, it } from "vitest";
 import { createTestBus, natsTest, natsUrl } from "../src/nats.ts";
 
@@ -29,7 +30,7 @@ describe("nats test fixture", () => {
       submitted_at: new Date().toISOString(),
     });
     expect(stored).toMatchObject({
-      subject: `${nats.prefix}.work.orchestrator.session_submitted`,
+      subject: `${nats.prefix}.${WORK_SUBJECTS.sessionSubmitted}`,
       seq: 1,
     });
     expect(await streamNames()).toContain(`TARSY_WORK${nats.streamSuffix}`);
@@ -38,7 +39,7 @@ describe("nats test fixture", () => {
   natsTest("gives the next test another prefix", async ({ nats }) => {
     seen.push({ prefix: nats.prefix, suffix: nats.streamSuffix });
     expect(seen[0]?.prefix).not.toBe(nats.prefix);
-    expect(await nats.bus.lastSequence("events.sessions")).toBe(0);
+    expect(await nats.bus.lastSequence(SESSIONS_EVENTS_SUBJECT)).toBe(0);
   });
 
   it("cleans up the streams of a finished test", async () => {

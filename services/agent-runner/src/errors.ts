@@ -1,15 +1,15 @@
 /** Errors of the agent runner. Each has a readonly string-literal `code`. */
 export type RunnerErrorCode =
-  | "EXECUTION_ABORTED"
-  | "ITERATION_TIMEOUT"
-  | "LLM_PROVIDER_ERROR"
-  | "LLM_CALL_FAILED"
-  | "LLM_FIRST_CHUNK_TIMEOUT"
-  | "LLM_STREAM_STALLED"
-  | "EXECUTION_NOT_FOUND"
-  | "EXECUTION_CONFIG_INVALID"
-  | "TOOL_GATEWAY_FAILED"
-  | "EXECUTION_TAKEN_OVER";
+  | "execution_aborted"
+  | "iteration_timeout"
+  | "llm_provider_error"
+  | "llm_call_failed"
+  | "llm_first_chunk_timeout"
+  | "llm_stream_stalled"
+  | "execution_not_found"
+  | "execution_config_invalid"
+  | "tool_gateway_failed"
+  | "execution_taken_over";
 
 export abstract class RunnerError extends Error {
   abstract readonly code: RunnerErrorCode;
@@ -27,7 +27,7 @@ export type AbortReason = "cancelled" | "timed_out" | "shutdown" | "superseded";
 
 /** The reason of an execution's AbortSignal. */
 export class ExecutionAbortedError extends RunnerError {
-  readonly code = "EXECUTION_ABORTED" as const;
+  readonly code = "execution_aborted" as const;
   constructor(readonly reason: AbortReason) {
     super(
       reason === "cancelled"
@@ -43,7 +43,7 @@ export class ExecutionAbortedError extends RunnerError {
 
 /** One LLM call took longer than the per-iteration timeout. */
 export class IterationTimeoutError extends RunnerError {
-  readonly code = "ITERATION_TIMEOUT" as const;
+  readonly code = "iteration_timeout" as const;
   constructor(readonly timeoutMs: number) {
     super(`LLM call timed out after ${timeoutMs} ms`);
   }
@@ -51,7 +51,7 @@ export class IterationTimeoutError extends RunnerError {
 
 /** The provider answered with an error (its message is kept as is). */
 export class LlmProviderError extends RunnerError {
-  readonly code = "LLM_PROVIDER_ERROR" as const;
+  readonly code = "llm_provider_error" as const;
   constructor(
     readonly providerMessage: string,
     readonly providerCode: string,
@@ -70,7 +70,7 @@ export class LlmProviderError extends RunnerError {
  * `cause` (a log line would repeat it); `failureCode` keeps its code.
  */
 export class LlmCallError extends RunnerError {
-  readonly code = "LLM_CALL_FAILED" as const;
+  readonly code = "llm_call_failed" as const;
   constructor(
     message: string,
     readonly failureCode: string,
@@ -82,7 +82,7 @@ export class LlmCallError extends RunnerError {
 
 /** llm-service sent nothing within the first-chunk timeout (the call is retried). */
 export class LlmFirstChunkTimeoutError extends RunnerError {
-  readonly code = "LLM_FIRST_CHUNK_TIMEOUT" as const;
+  readonly code = "llm_first_chunk_timeout" as const;
   constructor(readonly timeoutMs: number) {
     super(`no answer from llm-service within ${timeoutMs} ms`);
   }
@@ -90,7 +90,7 @@ export class LlmFirstChunkTimeoutError extends RunnerError {
 
 /** The stream stopped for longer than the stall timeout between chunks (the call is retried). */
 export class LlmStreamStalledError extends RunnerError {
-  readonly code = "LLM_STREAM_STALLED" as const;
+  readonly code = "llm_stream_stalled" as const;
   constructor(readonly timeoutMs: number) {
     super(`the llm-service stream stalled for ${timeoutMs} ms`);
   }
@@ -98,7 +98,7 @@ export class LlmStreamStalledError extends RunnerError {
 
 /** The requested execution does not exist (or not in the session the request names). */
 export class ExecutionNotFoundError extends RunnerError {
-  readonly code = "EXECUTION_NOT_FOUND" as const;
+  readonly code = "execution_not_found" as const;
   constructor(readonly executionId: string) {
     super(`agent execution ${executionId} does not exist`);
   }
@@ -106,7 +106,7 @@ export class ExecutionNotFoundError extends RunnerError {
 
 /** A newer attempt (after a redelivery) owns the execution; this one must not report. */
 export class ExecutionTakenOverError extends RunnerError {
-  readonly code = "EXECUTION_TAKEN_OVER" as const;
+  readonly code = "execution_taken_over" as const;
   constructor(
     readonly executionId: string,
     readonly attempt: number,
@@ -116,11 +116,11 @@ export class ExecutionTakenOverError extends RunnerError {
 }
 
 export class ExecutionConfigError extends RunnerError {
-  readonly code = "EXECUTION_CONFIG_INVALID" as const;
+  readonly code = "execution_config_invalid" as const;
 }
 
 export class ToolGatewayError extends RunnerError {
-  readonly code = "TOOL_GATEWAY_FAILED" as const;
+  readonly code = "tool_gateway_failed" as const;
 }
 
 /** The execution's abort reason, when its signal fired. */

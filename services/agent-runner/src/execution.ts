@@ -1,6 +1,10 @@
 import type { Bus } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
-import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
+import {
+  type ExecutionFinished,
+  type ExecutionRequested,
+  TERMINAL_EXECUTION_STATUSES,
+} from "@tarsy/contracts";
 import type { LlmClient } from "@tarsy/llm-client";
 import type { MaskingService } from "@tarsy/masking";
 import { createMetrics, secondsSince } from "@tarsy/metrics";
@@ -53,8 +57,6 @@ export interface RunnerDeps {
   /** Default: a registry of its own that nobody scrapes (tests). */
   metrics?: RunnerMetrics;
 }
-
-const TERMINAL = new Set(["completed", "failed", "cancelled", "timed_out"]);
 
 function finishedMessage(
   request: ExecutionRequested,
@@ -167,7 +169,7 @@ export async function runExecution(
   if (!record || record.sessionId !== request.session_id || record.stageId !== request.stage_id) {
     throw new ExecutionNotFoundError(request.execution_id);
   }
-  if (TERMINAL.has(record.status)) {
+  if (TERMINAL_EXECUTION_STATUSES.includes(record.status)) {
     const finished = finishedMessage(request, outcomeOf(record), record.completedAt ?? new Date());
     await deps.bus.publish("executionFinished", finished);
     logger.info({ status: record.status }, "execution already finished; outcome re-published");

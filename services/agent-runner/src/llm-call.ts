@@ -24,7 +24,7 @@ import type { RunContext } from "./run-context.ts";
 export type { CodeExecution, Grounding, LlmCallOptions, LlmResponse } from "./llm-attempt.ts";
 
 function failureCode(error: Error): string {
-  return error instanceof LlmClientError || error instanceof RunnerError ? error.code : "UNKNOWN";
+  return error instanceof LlmClientError || error instanceof RunnerError ? error.code : "unknown";
 }
 
 /** What to do after a failed attempt. */

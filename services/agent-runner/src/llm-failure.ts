@@ -21,16 +21,16 @@ export type LlmFailureKind = "transport" | "provider" | "rejected" | "aborted";
 
 function clientFailureKind(code: LlmClientErrorCode): LlmFailureKind {
   switch (code) {
-    case "LLM_UNAVAILABLE":
-    case "LLM_STREAM_INCOMPLETE":
-    case "LLM_DEADLINE_EXCEEDED":
+    case "llm_unavailable":
+    case "llm_stream_incomplete":
+    case "llm_deadline_exceeded":
     // The runner's own cancellations are classified before this (as `aborted`): a
     // cancellation that reaches here came from llm-service shutting down.
-    case "LLM_CANCELLED":
+    case "llm_cancelled":
       return "transport";
-    case "LLM_INVALID_ARGUMENT":
-    case "LLM_INVALID_RESPONSE":
-    case "LLM_RPC_FAILED":
+    case "llm_invalid_argument":
+    case "llm_invalid_response":
+    case "llm_rpc_failed":
       return "rejected";
     default: {
       const unreachable: never = code;

@@ -1,7 +1,7 @@
 import type { LlmClient } from "@tarsy/llm-client";
 
 export class LlmNotServingError extends Error {
-  readonly code = "LLM_NOT_SERVING" as const;
+  readonly code = "llm_not_serving" as const;
 }
 
 /**

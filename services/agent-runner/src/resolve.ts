@@ -1,7 +1,6 @@
 import {
   type ChainConfig,
   type LlmProviderConfig,
-  McpSelectionSchema,
   type NativeToolsConfig,
   type ResolvedAgentConfig,
   resolveAgentConfig,
@@ -11,7 +10,7 @@ import {
   resolveSynthesisConfig,
   type TarsyConfig,
 } from "@tarsy/config";
-import type { ExecutionRequested } from "@tarsy/contracts";
+import { type ExecutionRequested, McpSelectionSchema } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 import { ExecutionConfigError } from "./errors.ts";
 import type {

@@ -1,4 +1,5 @@
 import type { Bus, StopReport } from "@tarsy/bus";
+import { CANCEL_CONTROL_WILDCARD } from "@tarsy/contracts";
 import { createMetrics } from "@tarsy/metrics";
 import { ActiveExecutions } from "./active.ts";
 import {
@@ -36,15 +37,19 @@ export async function startWorker(
   const active = new ActiveExecutions();
   const log = deps.logger.child({ component: "worker" });
   const metrics = deps.metrics ?? createMetrics("agent-runner", { processMetrics: false });
-  const cancels = deps.bus.subscribeTransient("cancelControl", "control.cancel.*", (control) => {
-    const aborted = active.cancel(control);
-    if (aborted > 0) {
-      log.info(
-        { session_id: control.session_id, reason: control.reason, aborted },
-        "cancel received",
-      );
-    }
-  });
+  const cancels = deps.bus.subscribeTransient(
+    "cancelControl",
+    CANCEL_CONTROL_WILDCARD,
+    (control) => {
+      const aborted = active.cancel(control);
+      if (aborted > 0) {
+        log.info(
+          { session_id: control.session_id, reason: control.reason, aborted },
+          "cancel received",
+        );
+      }
+    },
+  );
 
   const consumer = await deps.bus.consume(
     "runner",

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ExecutionRequestedSchema } from "@tarsy/contracts";
+import { ExecutionRequestedSchema, WORK_SUBJECTS, workSubject } from "@tarsy/contracts";
 import { getExecution } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import { createLogger } from "@tarsy/runtime";
@@ -24,7 +24,7 @@ interface Line {
   missing_id?: string;
 }
 
-const SUBJECT = "work.runner.execution_requested";
+const SUBJECT = WORK_SUBJECTS.executionRequested;
 
 let env: Env;
 let stops: (() => Promise<unknown> | unknown)[] = [];
@@ -168,7 +168,7 @@ describe("payload fuzz on the runner's work subjects", () => {
     await fc.assert(
       fc.asyncProperty(
         bodies,
-        fc.constantFrom(SUBJECT, "work.runner.no_such_kind"),
+        fc.constantFrom(SUBJECT, workSubject("runner", "no_such_kind")),
         async (body, subject) => {
           const letters = (await deadLetters()).length;
           const drops = await orphaned();

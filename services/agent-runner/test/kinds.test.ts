@@ -185,7 +185,7 @@ describe("events of the loop", () => {
       runExecution(deps, request, never),
       runExecution(deps, { ...request, execution_id: second!, agent_index: 2 }, never),
     ]);
-    expect(results.map((r) => r.status)).toEqual(["completed", "completed"]);
+    expect(results.map((r) => r.status)).toEqual(["completed", "completed"]); // wire-literal: expected outcome
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     const numbers = timeline.map((e) => e.sequenceNumber);
     expect(numbers).toEqual(Array.from({ length: timeline.length }, (_, i) => i + 1));

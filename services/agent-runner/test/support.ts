@@ -6,12 +6,14 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Bus } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
-import type {
-  ExecutionFinished,
-  ExecutionKind,
-  ExecutionRequested,
-  PersistentEvent,
-  StreamChunk,
+import {
+  type ExecutionFinished,
+  type ExecutionKind,
+  type ExecutionRequested,
+  type PersistentEvent,
+  type StreamChunk,
+  sessionChunksSubject,
+  sessionEventsSubject,
 } from "@tarsy/contracts";
 import {
   createSession,
@@ -143,12 +145,12 @@ export interface Recorded {
 export function record(bus: Bus, sessionId: string): Recorded {
   const events: PersistentEvent[] = [];
   const chunks: StreamChunk[] = [];
-  const sub = bus.connection.subscribe(bus.subject(`events.session.${sessionId}`), {
+  const sub = bus.connection.subscribe(bus.subject(sessionEventsSubject(sessionId)), {
     callback: (_err, msg) => {
       if (msg) events.push(msg.json() as PersistentEvent);
     },
   });
-  const chunkSub = bus.subscribeTransient("streamChunk", `chunks.session.${sessionId}`, (c) => {
+  const chunkSub = bus.subscribeTransient("streamChunk", sessionChunksSubject(sessionId), (c) => {
     chunks.push(c);
   });
   return {

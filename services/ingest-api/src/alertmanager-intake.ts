@@ -3,9 +3,8 @@ import type {
   AlertmanagerAlert,
   AlertmanagerIntakeResponse,
   AlertmanagerWebhook,
-  SessionStatus,
 } from "@tarsy/contracts";
-import { FetchableUrlSchema } from "@tarsy/contracts";
+import { ACTIVE_SESSION_STATUSES, FetchableUrlSchema } from "@tarsy/contracts";
 import {
   type AlertMatch,
   type CreatedSession,
@@ -31,8 +30,6 @@ import { deliverSession, maskAlertData } from "./submit.ts";
 
 type Created = AlertmanagerIntakeResponse["sessions_created"][number];
 type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
-
-const ACTIVE: SessionStatus[] = ["pending", "in_progress", "cancelling"];
 
 /**
  * Ingests one notification. `signal` aborts when the client has gone: per-alert intake then
@@ -224,7 +221,7 @@ async function createUnlessDuplicate(
 ): Promise<CreatedSession | { duplicateOf: string } | { pendingLimit: true }> {
   const cutoff = new Date(now(deps).getTime() - deps.settings.alertmanager.dedupeWindowMs);
   const outcome = await withAlertLock(deps.prisma, lockKey, async (tx) => {
-    const duplicateOf = await findDuplicateAlertSession(tx, match, ACTIVE, cutoff);
+    const duplicateOf = await findDuplicateAlertSession(tx, match, ACTIVE_SESSION_STATUSES, cutoff);
     if (duplicateOf) return { duplicateOf };
     if (await pendingLimitReached(deps, tx, alertType)) return { pendingLimit: true as const };
     return create(tx);

@@ -36,7 +36,7 @@ const pending = (alertType: string) => countPendingSessions(h.db.prisma, alertTy
 
 /** Admission took every pending session of the type (they no longer count). */
 const admitAll = (alertType: string) =>
-  forceSessionStatusOfType(h.db.prisma, alertType, "pending", "in_progress");
+  forceSessionStatusOfType(h.db.prisma, alertType, "pending", "in_progress"); // wire-literal: one transition, from and to
 
 const post = <T = Record<string, unknown>>(body: unknown) =>
   request<T>(`${h.url}/api/v1/alerts`, { method: "POST", body });

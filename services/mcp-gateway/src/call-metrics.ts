@@ -25,15 +25,15 @@ export type CallFailure =
 export function failureOf(err: unknown): CallFailure {
   if (!(err instanceof GatewayError)) return "call_failed";
   switch (err.code) {
-    case "MCP_OPERATION_TIMEOUT":
+    case "mcp_operation_timeout":
       return "timeout";
-    case "MCP_INIT_FAILED":
+    case "mcp_init_failed":
       return "init_failed";
-    case "MCP_SESSION_CLOSED":
+    case "mcp_session_closed":
       return "session_closed";
-    case "MCP_TRANSPORT_CONFIG":
+    case "mcp_transport_config":
       return "transport_config";
-    case "MCP_SERVER_NOT_CONFIGURED":
+    case "mcp_server_not_configured":
       return "server_not_configured";
     default: {
       const unreachable: never = err.code;

@@ -1,10 +1,10 @@
 /** Errors raised inside the gateway; tool-level problems never escape as these, they become content. */
 export type GatewayErrorCode =
-  | "MCP_SERVER_NOT_CONFIGURED"
-  | "MCP_TRANSPORT_CONFIG"
-  | "MCP_INIT_FAILED"
-  | "MCP_OPERATION_TIMEOUT"
-  | "MCP_SESSION_CLOSED";
+  | "mcp_server_not_configured"
+  | "mcp_transport_config"
+  | "mcp_init_failed"
+  | "mcp_operation_timeout"
+  | "mcp_session_closed";
 
 export abstract class GatewayError extends Error {
   abstract readonly code: GatewayErrorCode;
@@ -15,18 +15,18 @@ export abstract class GatewayError extends Error {
 }
 
 export class ServerNotConfiguredError extends GatewayError {
-  readonly code = "MCP_SERVER_NOT_CONFIGURED" as const;
+  readonly code = "mcp_server_not_configured" as const;
   constructor(readonly serverId: string) {
     super(`MCP server "${serverId}" is not configured`);
   }
 }
 
 export class TransportConfigError extends GatewayError {
-  readonly code = "MCP_TRANSPORT_CONFIG" as const;
+  readonly code = "mcp_transport_config" as const;
 }
 
 export class InitFailedError extends GatewayError {
-  readonly code = "MCP_INIT_FAILED" as const;
+  readonly code = "mcp_init_failed" as const;
   constructor(
     readonly serverId: string,
     options: { cause?: unknown },
@@ -36,7 +36,7 @@ export class InitFailedError extends GatewayError {
 }
 
 export class OperationTimeoutError extends GatewayError {
-  readonly code = "MCP_OPERATION_TIMEOUT" as const;
+  readonly code = "mcp_operation_timeout" as const;
   constructor(
     readonly operation: string,
     readonly timeoutMs: number,
@@ -48,7 +48,7 @@ export class OperationTimeoutError extends GatewayError {
 }
 
 export class SessionClosedError extends GatewayError {
-  readonly code = "MCP_SESSION_CLOSED" as const;
+  readonly code = "mcp_session_closed" as const;
 }
 
 export function describe(err: unknown): string {

@@ -1,3 +1,4 @@
+import { MCP_GATEWAY, mcpReplicaSubjectPrefix } from "@tarsy/contracts";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -42,8 +43,11 @@ describe("replica affinity over the NATS service", { timeout: 90_000 }, () => {
     expect(info.name).toBe("tarsy-mcp-gateway");
     expect(info.metadata.replica_id).toBe("replica-a");
     const subjects = info.endpoints.map((e) => e.subject);
-    expect(subjects).toContain(`${testBus.prefix}.mcp.gateway.tools.call`);
-    expect(subjects).toContain(`${testBus.prefix}.mcp.gateway.replica.replica-a.tools.call`);
+    const callTool = MCP_GATEWAY.methods.callTool.method;
+    expect(subjects).toContain(`${testBus.prefix}.${MCP_GATEWAY.subjectPrefix}.${callTool}`);
+    expect(subjects).toContain(
+      `${testBus.prefix}.${mcpReplicaSubjectPrefix("replica-a")}.${callTool}`,
+    );
   });
 
   it("an execution's calls stay on the replica that opened it; when it is gone, another opens it again", async () => {

@@ -1,4 +1,4 @@
-import { MESSAGES, type MessageKey, WORK_SUBJECTS } from "@tarsy/contracts";
+import { MESSAGES, type MessageKey, WORK_SUBJECTS, workSubject } from "@tarsy/contracts";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -76,7 +76,7 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
     const seen = { dead_letter: 0, orphaned: 0 };
     await fc.assert(
       fc.asyncProperty(cases, async ({ kind, body }) => {
-        const subject = kind === "bogus" ? "work.orchestrator.bogus" : subjectOf(kind);
+        const subject = kind === "bogus" ? workSubject("orchestrator", "bogus") : subjectOf(kind);
         const letters = (await deadLetters()).length;
         const drops = await orphaned();
         stack.nats.bus.connection.publish(stack.nats.bus.subject(subject), body);

@@ -326,7 +326,12 @@ export async function waitFor<T>(
   }
 }
 
-export async function waitForSession(db: Db, id: string, statuses: string[], timeoutMs = 15_000) {
+export async function waitForSession(
+  db: Db,
+  id: string,
+  statuses: readonly string[],
+  timeoutMs = 15_000,
+) {
   return waitFor(
     async () => {
       const s = await getSession(db.prisma, id);

@@ -1,4 +1,9 @@
-import { cancelControlSubject, type ExecutionStatus } from "@tarsy/contracts";
+import {
+  cancelControlSubject,
+  type ExecutionStatus,
+  SESSIONS_EVENTS_SUBJECT,
+  sessionEventsSubject,
+} from "@tarsy/contracts";
 import {
   ChatTurnActiveError,
   ChatUnavailableError,
@@ -114,9 +119,9 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
     expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
     const statuses = (
-      await nats.bus.replayEvents({ subject: `events.session.${id}`, afterSeq: 0, limit: 100 })
+      await nats.bus.replayEvents({ subject: sessionEventsSubject(id), afterSeq: 0, limit: 100 })
     ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
-    expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]);
+    expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]); // wire-literal: expected order
     sub.unsubscribe();
     await peer.stop();
   });
@@ -253,7 +258,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
     const completedEvents = (
-      await nats.bus.replayEvents({ subject: "events.sessions", afterSeq: 0, limit: 500 })
+      await nats.bus.replayEvents({ subject: SESSIONS_EVENTS_SUBJECT, afterSeq: 0, limit: 500 })
     ).events.filter(
       (e) =>
         e.payload.session_id === id &&

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { workSubject } from "@tarsy/contracts";
 import { getExecution, getSession, listSessionExecutions } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -132,7 +133,7 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
       const payload = c.payload(missingId);
       // Straight onto the subject, as any publisher could (no dedupe id).
       stack.nats.bus.connection.publish(
-        stack.nats.bus.subject(`work.orchestrator.${c.kind}`),
+        stack.nats.bus.subject(workSubject("orchestrator", c.kind)),
         JSON.stringify(payload),
       );
       await stack.nats.bus.connection.flush();
@@ -152,7 +153,7 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
       expect(logged).toEqual([
         expect.objectContaining({
           level: 40,
-          subject: `work.orchestrator.${c.kind}`,
+          subject: workSubject("orchestrator", c.kind),
           kind: c.kind,
           missing: c.missing,
           msg: `work message names a missing ${c.missing}; dropped`,

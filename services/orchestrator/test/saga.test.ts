@@ -1,3 +1,4 @@
+import { sessionEventsSubject, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { listSessionStages } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import { describe, expect } from "vitest";
@@ -80,7 +81,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     }));
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
 
@@ -139,7 +140,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
 
     // The session channel tells the same story, in order.
     const replay = await nats.bus.replayEvents({
-      subject: `events.session.${id}`,
+      subject: sessionEventsSubject(id),
       afterSeq: 0,
       limit: 500,
     });
@@ -178,7 +179,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
     const synthesis = peer.requests.find((r) => r.kind === "synthesis");
@@ -200,7 +201,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db, "strict-alert", "strict");
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("failed");
     expect(done.errorMessage).toContain('stage "both-must-pass" failed');
@@ -225,7 +226,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     );
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config));
     const id = await submit(t.db);
-    const done = await waitForSession(t.db, id, ["completed", "failed"]);
+    const done = await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(done.status).toBe("completed");
     expect(done.executiveSummary).toBeNull();
@@ -271,7 +272,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
       await startTestOrchestrator(t.db, nats.bus, testConfig(CONFIG), "orch-m", metrics),
     );
     const id = await submit(t.db, "strict-alert", "strict");
-    await waitForSession(t.db, id, ["completed", "failed"]);
+    await waitForSession(t.db, id, TERMINAL_SESSION_STATUSES);
     await peer.stop();
     expect(await value(metrics.sessions, { status: "failed" })).toBe(1);
     expect(await value(metrics.sessions, { status: "completed" })).toBe(0);

@@ -26,7 +26,7 @@ export interface K8sObject {
 }
 
 export class KustomizeError extends Error {
-  readonly code = "KUSTOMIZE_UNSUPPORTED" as const;
+  readonly code = "kustomize_unsupported" as const;
 }
 
 const GeneratorSchema = z.strictObject({

@@ -1,4 +1,4 @@
-import type { AlertSubmitRequest, McpSelectionRequest } from "@tarsy/contracts";
+import type { AlertSubmitRequest, McpSelection } from "@tarsy/contracts";
 
 export interface AlertFormInput {
   alertType: string;
@@ -13,13 +13,13 @@ export type AlertFormResult =
   | { ok: true; request: AlertSubmitRequest }
   | { ok: false; errors: Partial<Record<"data" | "runbook" | "mcpOverride", string>> };
 
-function parseMcpOverride(text: string): McpSelectionRequest | string | null {
+function parseMcpOverride(text: string): McpSelection | string | null {
   const lines = text
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
   if (lines.length === 0) return null;
-  const servers: McpSelectionRequest["servers"] = [];
+  const servers: McpSelection["servers"] = [];
   for (const line of lines) {
     const [name = "", tools] = line.split(":", 2).map((p) => p.trim());
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) return `not a server name: "${name}"`;

@@ -5,7 +5,7 @@ const LITERAL = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y;
 
 /** Thrown when the text is not one well-formed JSON value. */
 export class JsonScanError extends Error {
-  readonly code = "JSON_SCAN_ERROR" as const;
+  readonly code = "json_scan_error" as const;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { TimelineScope } from "../timeline.ts";
 export const MAX_CONSECUTIVE_TIMEOUTS = 2;
 
 export class ConsecutiveTimeoutsError extends Error {
-  readonly code = "CONSECUTIVE_TIMEOUTS" as const;
+  readonly code = "consecutive_timeouts" as const;
   constructor(timeoutMs: number) {
     super(
       `LLM call timed out ${MAX_CONSECUTIVE_TIMEOUTS} times in a row (iteration timeout ${timeoutMs} ms)`,

@@ -2,7 +2,7 @@ import { findChainForAlertType, listAlertTypes, type TarsyConfig } from "@tarsy/
 import {
   AlertSubmitRequestSchema,
   type AlertSubmitResponse,
-  type McpSelectionRequest,
+  type McpSelection,
 } from "@tarsy/contracts";
 import { createSession } from "@tarsy/db";
 import { Hono } from "hono";
@@ -95,7 +95,7 @@ export function chainFor(config: TarsyConfig, alertType: string) {
  * are checked against the gateway's tool lists when the gateway answers; the orchestrator
  * checks the selection again at execution time.
  */
-async function validateSelection(deps: AppDeps, selection: McpSelectionRequest): Promise<void> {
+async function validateSelection(deps: AppDeps, selection: McpSelection): Promise<void> {
   const known = [...deps.config.mcpServers.keys()].sort();
   const unknown = selection.servers.map((s) => s.name).filter((name) => !known.includes(name));
   if (unknown.length > 0) {

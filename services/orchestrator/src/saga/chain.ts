@@ -12,6 +12,12 @@ import {
   TarsyConfigError,
 } from "@tarsy/config";
 import {
+  ACTIVE_EXECUTION_STATUSES,
+  type ExecutionStatus,
+  RUNNING_SESSION_STATUSES,
+  TERMINAL_EXECUTION_STATUSES,
+} from "@tarsy/contracts";
+import {
   type AgentExecution,
   type AlertSession,
   enqueueOutbox,
@@ -35,8 +41,7 @@ import { queueSessionStatus, queueStageStatus } from "./events.ts";
 
 export const SYNTHESIS_SUFFIX = " - Synthesis";
 type StageRow = Stage & { executions: AgentExecution[] };
-const ACTIVE = ["pending", "active"] as const;
-const isTerminal = (status: string) => !(ACTIVE as readonly string[]).includes(status);
+const isTerminal = (status: ExecutionStatus) => TERMINAL_EXECUTION_STATUSES.includes(status);
 
 /** What the step did, for the caller (e.g. to run admission when a slot freed). */
 export interface StepOutcome {
@@ -137,7 +142,7 @@ async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {
   const error = status === "completed" ? null : aggregateError(outcomes, policy);
   const now = deps.now();
   if (
-    await transitionStageStatus(tx, stage.id, ACTIVE, status, {
+    await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, {
       completedAt: now,
       errorMessage: error,
     })
@@ -340,7 +345,7 @@ export async function failSession(
   const applied = await transitionSessionStatus(
     tx,
     session.id,
-    ["in_progress", "cancelling"],
+    RUNNING_SESSION_STATUSES,
     sessionStatus,
     {
       errorMessage: reason,
@@ -367,11 +372,17 @@ export async function abortOpenWork(
   for (const stage of stages) {
     for (const execution of stage.executions) {
       if (!isTerminal(execution.status)) {
-        await transitionExecutionStatus(tx, execution.id, ACTIVE, status, { completedAt: now });
+        await transitionExecutionStatus(tx, execution.id, ACTIVE_EXECUTION_STATUSES, status, {
+          completedAt: now,
+        });
       }
     }
     if (!isTerminal(stage.status)) {
-      if (await transitionStageStatus(tx, stage.id, ACTIVE, status, { completedAt: now })) {
+      if (
+        await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, {
+          completedAt: now,
+        })
+      ) {
         await queueStageStatus(tx, stage, status, now);
         deps.metrics.stageEnded(stage, status, now);
       }
@@ -379,6 +390,8 @@ export async function abortOpenWork(
   }
   const summary = await getExecutiveSummaryExecution(tx, stages[0]?.sessionId ?? "");
   if (summary && !isTerminal(summary.status)) {
-    await transitionExecutionStatus(tx, summary.id, ACTIVE, status, { completedAt: now });
+    await transitionExecutionStatus(tx, summary.id, ACTIVE_EXECUTION_STATUSES, status, {
+      completedAt: now,
+    });
   }
 }

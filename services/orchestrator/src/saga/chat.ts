@@ -1,7 +1,10 @@
 import { getChain, resolveChatAgentConfig, TarsyConfigError } from "@tarsy/config";
-import type { ChatSubmitted } from "@tarsy/contracts";
 import {
+  ACTIVE_EXECUTION_STATUSES,
   CHAT_SESSION_STATUSES,
+  type ChatSubmitted,
+} from "@tarsy/contracts";
+import {
   createTimelineEvent,
   enqueueOutbox,
   failStageExecutions,
@@ -162,7 +165,7 @@ export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): 
   const applied = await transitionStageStatus(
     tx,
     stage.id,
-    ["pending", "active"],
+    ACTIVE_EXECUTION_STATUSES,
     execution.status,
     {
       completedAt: now,

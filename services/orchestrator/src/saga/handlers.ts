@@ -1,4 +1,5 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
+import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
 import {
   getSessionExecution,
   getSessionStage,
@@ -34,7 +35,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         await transitionExecutionStatus(
           tx,
           message.execution_id,
-          ["pending", "active"],
+          ACTIVE_EXECUTION_STATUSES,
           message.status,
           {
             completedAt: now,
