@@ -1,9 +1,10 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
-import { createMetrics, natsReadiness, startOpsServer } from "@tarsy/metrics";
-import { createLogger, runService } from "@tarsy/runtime";
-import { inheritedEnvironment, loadEnv } from "./env.ts";
+import { createMetrics, startOpsServer } from "@tarsy/metrics";
+import { natsReadiness } from "@tarsy/metrics/bus";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
+import { configEnv, loadEnv } from "./env.ts";
 import { startGateway } from "./gateway.ts";
 
 const env = loadEnv();
@@ -18,11 +19,8 @@ await runService(
       registry: metrics.registry,
       logger: logger.child({ component: "ops" }),
     });
-    const { config, warnings } = loadConfig({
-      configDir: env.TARSY_CONFIG_DIR,
-      env: inheritedEnvironment(),
-    });
-    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
+    logConfigWarnings(logger, warnings);
     const masking = createMaskingService({
       logger: logger.child({ component: "masking" }),
       onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
@@ -41,7 +39,7 @@ await runService(
       },
       healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
       idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
-      inheritedEnv: inheritedEnvironment(),
+      inheritedEnv: configEnv(),
       replicaId: env.MCP_GATEWAY_REPLICA_ID,
       metrics,
     });
