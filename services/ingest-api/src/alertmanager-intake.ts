@@ -7,7 +7,7 @@ import type {
 } from "@tarsy/contracts";
 import { FetchableUrlSchema } from "@tarsy/contracts";
 import { type CreatedSession, createSession, type PrismaClient, type Tx } from "@tarsy/db";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { pendingLimitReached } from "./pending-limit.ts";
 import { deliverSession, maskAlertData } from "./submit.ts";
@@ -32,7 +32,7 @@ const ACTIVE: SessionStatus[] = ["pending", "in_progress", "cancelling"];
  * the notification and the dedupe skips what was already created).
  */
 export async function ingestNotification(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   signal?: AbortSignal,
@@ -52,7 +52,7 @@ export async function ingestNotification(
 }
 
 async function ingestAlerts(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   created: Created[],
@@ -131,7 +131,7 @@ async function ingestAlerts(
 }
 
 async function ingestGroup(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   created: Created[],
@@ -210,7 +210,7 @@ type Match = { alertFingerprint: string } | { alertGroupKey: string };
  * publishes it.
  */
 async function createUnlessDuplicate(
-  deps: AppDeps,
+  deps: IngestResources,
   lockKey: string,
   match: Match,
   alertType: string,
@@ -239,7 +239,7 @@ async function createUnlessDuplicate(
 
 /** Marks the newest matching session resolved (once). Returns its id, or null when none. */
 async function recordResolved(
-  deps: AppDeps,
+  deps: IngestResources,
   match: Match,
   alert: AlertmanagerAlert | undefined,
 ): Promise<string | null> {
@@ -257,21 +257,21 @@ async function recordResolved(
   return session.id;
 }
 
-function resolvedAt(deps: AppDeps, alert: AlertmanagerAlert | undefined): Date {
+function resolvedAt(deps: IngestResources, alert: AlertmanagerAlert | undefined): Date {
   const ends = alert?.endsAt ? new Date(alert.endsAt) : null;
   return ends && !Number.isNaN(ends.getTime()) && ends.getUTCFullYear() > 1 ? ends : now(deps);
 }
 
-const now = (deps: AppDeps): Date => (deps.clock ? deps.clock() : new Date());
+const now = (deps: IngestResources): Date => (deps.clock ? deps.clock() : new Date());
 
 /** The alert type label's value when a chain handles it, else the default alert type. */
-function alertTypeOf(deps: AppDeps, labels: Record<string, string>): string {
+function alertTypeOf(deps: IngestResources, labels: Record<string, string>): string {
   const value = labels[deps.settings.alertmanager.alertTypeLabel];
   if (value && findChainForAlertType(deps.config, value)) return value;
   return deps.config.defaults.alert_type;
 }
 
-function chainIdOf(deps: AppDeps, alertType: string): string {
+function chainIdOf(deps: IngestResources, alertType: string): string {
   const chain = findChainForAlertType(deps.config, alertType);
   // alertTypeOf only returns handled types or the default, which config validation guarantees.
   if (!chain) throw new HttpError(500, "internal", `no chain handles alert type ${alertType}`);
@@ -282,7 +282,7 @@ function chainIdOf(deps: AppDeps, alertType: string): string {
  * The runbook annotation (`runbook_url` unless configured otherwise) when it is a URL TARSy
  * may fetch (allowlisted host); else the session gets no URL and uses the default runbook.
  */
-function runbookOf(deps: AppDeps, alert: AlertmanagerAlert): string | null {
+function runbookOf(deps: IngestResources, alert: AlertmanagerAlert): string | null {
   const url = alert.annotations[deps.settings.alertmanager.runbookAnnotation];
   if (!url) return null;
   const problem = FetchableUrlSchema.safeParse(url).success

@@ -3,7 +3,7 @@ import { createMetrics, createOpsRoutes } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { checkHealth } from "./health.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -16,7 +16,7 @@ import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
 
 /** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: IngestResources): Hono {
   const metrics = deps.metrics ?? createMetrics("ingest-api", { processMetrics: false });
   const app = new Hono();
   const log = deps.logger.child({ component: "http" });

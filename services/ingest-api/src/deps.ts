@@ -53,7 +53,7 @@ export interface IngestSettings {
   version: string;
 }
 
-export interface AppDeps {
+export interface IngestResources {
   prisma: PrismaClient;
   bus: Bus;
   config: TarsyConfig;

@@ -1,6 +1,6 @@
 import type { DependencyHealth, HealthResponse } from "@tarsy/contracts";
 import { configWarnings } from "./config-warnings.ts";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { withTimeout } from "./timeout.ts";
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -16,7 +16,7 @@ async function timed(fn: () => Promise<DependencyHealth>): Promise<DependencyHea
 }
 
 /** Per-dependency health; `degraded` when any configured dependency is not healthy. */
-export async function checkHealth(deps: AppDeps): Promise<HealthResponse> {
+export async function checkHealth(deps: IngestResources): Promise<HealthResponse> {
   const ms = deps.settings.dependencyTimeoutMs;
   const { gateway, llmHealth } = deps;
   const [postgres, nats, mcp, llm, warnings] = await Promise.all([

@@ -11,7 +11,7 @@ import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks"
 import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
-import type { AlertmanagerAuth, AppDeps } from "./deps.ts";
+import type { AlertmanagerAuth, IngestResources } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
 import { configEnv, type Env, loadEnv } from "./env.ts";
 import { createHttpServer } from "./http-server.ts";
@@ -65,7 +65,7 @@ await runService(
       ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
       ...(env.TARSY_WS_URL ? { wsUrl: env.TARSY_WS_URL } : {}),
     };
-    const deps: AppDeps = {
+    const deps: IngestResources = {
       prisma: db.prisma,
       bus,
       config,

@@ -26,23 +26,22 @@ await runService(
       onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
     });
     const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
-    const gateway = await startGateway({
-      bus,
-      servers: config.mcpServers,
-      masking,
-      logger,
-      timeouts: {
-        initMs: env.MCP_INIT_TIMEOUT_MS,
-        callMs: env.MCP_CALL_TIMEOUT_MS,
-        listMs: env.MCP_LIST_TIMEOUT_MS,
-        healthPingMs: env.MCP_HEALTH_PING_TIMEOUT_MS,
+    const gateway = await startGateway(
+      { bus, masking, logger, metrics },
+      {
+        servers: config.mcpServers,
+        timeouts: {
+          initMs: env.MCP_INIT_TIMEOUT_MS,
+          callMs: env.MCP_CALL_TIMEOUT_MS,
+          listMs: env.MCP_LIST_TIMEOUT_MS,
+          healthPingMs: env.MCP_HEALTH_PING_TIMEOUT_MS,
+        },
+        healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
+        idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
+        inheritedEnv: configEnv(),
+        replicaId: env.MCP_GATEWAY_REPLICA_ID,
       },
-      healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
-      idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
-      inheritedEnv: configEnv(),
-      replicaId: env.MCP_GATEWAY_REPLICA_ID,
-      metrics,
-    });
+    );
     ops.setReadiness({
       nats: natsReadiness(bus),
       mcp_servers: async () => {

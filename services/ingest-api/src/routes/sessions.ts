@@ -8,7 +8,7 @@ import {
 } from "@tarsy/contracts";
 import { getChatBySession, getSession, hasOpenChatTurn, listSessionTimeline } from "@tarsy/db";
 import { Hono } from "hono";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
 import {
@@ -19,7 +19,7 @@ import {
 } from "../queries.ts";
 import { authorOf, pathId, readQuery } from "../request.ts";
 
-export function sessionRoutes(deps: AppDeps): Hono {
+export function sessionRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const { prisma } = deps;
 
