@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 const src = import.meta.dirname;
 const manifest = JSON.parse(readFileSync(join(src, "../package.json"), "utf8")) as {
   dependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 };
 
 /** The core's source files: everything but the `bus/` subpath. */
@@ -25,8 +26,20 @@ describe("@tarsy/metrics core", () => {
     }
   });
 
-  it("depends on neither at run time (the bus is an optional peer of `@tarsy/metrics/bus`)", () => {
-    expect(Object.keys(manifest.dependencies)).not.toContain("@tarsy/bus");
-    expect(Object.keys(manifest.dependencies).filter((d) => d.startsWith("@nats-io/"))).toEqual([]);
+  it("depends on neither at run time: an image holds only `dependencies` (deploy/docker/install-prod.sh)", () => {
+    const runtime = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies });
+    expect(runtime).not.toContain("@tarsy/bus");
+    expect(runtime.filter((d) => d.startsWith("@nats-io/"))).toEqual([]);
+  });
+
+  it("takes only types from the bus in `@tarsy/metrics/bus` (its importers bring the bus itself)", () => {
+    const files = readdirSync(join(src, "bus")).filter((f) => f.endsWith(".ts"));
+    expect(files).toContain("observer.ts");
+    for (const file of files) {
+      const text = readFileSync(join(src, "bus", file), "utf8");
+      // An import statement (single- or multi-line) of the bus that is not `import type`.
+      expect(text, file).not.toMatch(/\bimport\s+(?!type\s)[^;]*from "@tarsy\/bus"/);
+      expect(text, file).not.toMatch(/from "@nats-io\//);
+    }
   });
 });
