@@ -1,12 +1,12 @@
 import { MetricsEnvShape } from "@tarsy/metrics";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 export const EnvSchema = z.object({
+  ...ServiceEnvShape,
+  ...MetricsEnvShape,
   LLM_SERVICE_HOST: z.string().min(1).default("0.0.0.0"),
   LLM_SERVICE_PORT: z.coerce.number().int().min(0).max(65_535).default(50051),
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /**
    * TARSy's configuration directory (optional). When set, llm-service refuses to start while
    * a fallback provider's credential variable is unset in its environment.
@@ -23,7 +23,6 @@ export const EnvSchema = z.object({
     .int()
     .positive()
     .default(64 * 1024 * 1024),
-  ...MetricsEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -32,16 +31,17 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 }
 
 /**
+ * The variables the config's provider entries name (`api_key_env`, credentials files), checked
+ * at start when TARSY_CONFIG_DIR is set.
+ */
+export function configEnv(): Readonly<Record<string, string | undefined>> {
+  return { ...process.env };
+}
+
+/**
  * Provider API keys are read from the environment variable each request's config names
  * (api_key_env), at call time, and only here.
  */
-/** The environment providers are called with: the whole process environment (keys included). */
-export function providerEnvironment(
-  source: Record<string, string | undefined> = process.env,
-): Readonly<Record<string, string | undefined>> {
-  return source;
-}
-
 export function envSecretLookup(source: Record<string, string | undefined> = process.env) {
   return (name: string): string | undefined => source[name];
 }

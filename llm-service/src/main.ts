@@ -3,7 +3,7 @@ import { createMetrics, startOpsServer } from "@tarsy/metrics";
 import { createLogger, runService } from "@tarsy/runtime";
 import { parseScript } from "./backends/script.ts";
 import { credentialProblems } from "./credentials-check.ts";
-import { envSecretLookup, loadEnv, providerEnvironment } from "./env.ts";
+import { configEnv, envSecretLookup, loadEnv } from "./env.ts";
 import { createLlmServer } from "./server.ts";
 
 const env = loadEnv();
@@ -16,7 +16,7 @@ const script = env.LLM_SCRIPT_PATH
 await runService(
   async () => {
     if (env.TARSY_CONFIG_DIR) {
-      const problems = credentialProblems(env.TARSY_CONFIG_DIR, providerEnvironment());
+      const problems = credentialProblems(env.TARSY_CONFIG_DIR, configEnv());
       if (problems.length > 0) {
         throw new Error(
           `LLM provider credentials missing in llm-service's environment:\n  ${problems.join("\n  ")}`,

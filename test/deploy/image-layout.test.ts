@@ -61,7 +61,11 @@ describe("the stream-relay image layout", () => {
         const res = await get(`http://127.0.0.1:${port}/ready`);
         return res?.status === 200 ? res : undefined;
       });
-      expect(JSON.parse(ready.body)).toMatchObject({ status: "ok" });
+      // The ops routes of every service (`@tarsy/metrics`), on the relay's own port.
+      expect(JSON.parse(ready.body)).toMatchObject({
+        status: "ready",
+        checks: { nats: { status: "ok" } },
+      });
     } finally {
       relay.child.kill("SIGTERM");
     }
@@ -73,6 +77,11 @@ describe("the llm-service image layout", () => {
   it("finds its protos, answers the image's gRPC health check, then stops on SIGTERM", async () => {
     const out = await layout("@tarsy/llm-service");
     const dir = join(out, "llm-service");
+    // A gRPC-only proxy: neither the bus nor the NATS client is in its image.
+    expect(existsSync(join(out, "packages/metrics/src/index.ts"))).toBe(true);
+    expect(existsSync(join(out, "packages/bus/src/index.ts"))).toBe(false);
+    const store = readdirSync(join(out, "node_modules/.pnpm"));
+    expect(store.filter((d) => d.startsWith("@nats-io"))).toEqual([]);
     copyFileSync(resolve(ROOT, "deploy/docker/grpc-health.mjs"), join(dir, "grpc-health.mjs"));
     const port = await freePort();
     // Nothing listens yet: the health check fails.

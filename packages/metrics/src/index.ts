@@ -1,4 +1,3 @@
-export { type BusMetrics, busMetricsObserver, eventKind } from "./bus-observer.ts";
 export {
   type LabelOf,
   METRICS,
@@ -13,6 +12,10 @@ export { DEFAULT_METRICS_PORT, MetricsEnvShape } from "./env.ts";
 export {
   type CheckResult,
   checkReadiness,
+  createOpsRoutes,
+  type OpsReply,
+  type OpsRoutes,
+  type OpsRoutesOptions,
   type OpsServer,
   type OpsServerOptions,
   type ReadinessCheck,
@@ -20,7 +23,6 @@ export {
   type ReadinessReport,
   startOpsServer,
 } from "./ops-server.ts";
-export { natsReadiness } from "./readiness.ts";
 export {
   type CollectLogger,
   type CreateMetricsOptions,
@@ -30,4 +32,3 @@ export {
   type ServiceMetrics,
 } from "./registry.ts";
 export { secondsBetween, secondsSince } from "./timing.ts";
-export { collectWorkBacklog } from "./work-backlog.ts";

@@ -1,6 +1,14 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createLogger } from "@tarsy/runtime";
 import { afterEach, describe, expect, it } from "vitest";
-import { type OpsServer, type ReadinessChecks, startOpsServer } from "./ops-server.ts";
+import {
+  type CheckResult,
+  createOpsRoutes,
+  type OpsServer,
+  type ReadinessChecks,
+  startOpsServer,
+} from "./ops-server.ts";
 import { createMetrics } from "./registry.ts";
 
 const logger = createLogger({ service: "test", level: "silent" });
@@ -131,5 +139,54 @@ describe("ops server", () => {
     expect(JSON.parse(res.text)).toEqual({
       error: { code: "internal", message: "collector exploded" },
     });
+  });
+});
+
+describe("ops routes on a service's own server", () => {
+  it("answers /metrics, /health and /ready like the ops server and leaves every other request alone", async () => {
+    const metrics = createMetrics("stream-relay", { processMetrics: false });
+    const routes = createOpsRoutes({ registry: metrics.registry, logger, ready: { nats: ok } });
+    const server = createServer((req, res) => {
+      if (routes.handle(req, res)) return;
+      res.writeHead(418);
+      res.end("the service's own route");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await (await fetch(`${base}/health`)).json()).toEqual({ status: "ok" });
+      const ready = await fetch(`${base}/ready?verbose=1`);
+      expect(ready.status).toBe(200);
+      expect(
+        ((await ready.json()) as { checks: Record<string, CheckResult> }).checks.nats?.status,
+      ).toBe("ok");
+      const text = await (await fetch(`${base}/metrics`)).text();
+      expect(text).toContain("# TYPE tarsy_ws_connections gauge");
+      for (const [path, init] of [
+        ["/api/v1/ws", undefined],
+        ["/ready", { method: "POST" }],
+      ] as const) {
+        const res = await fetch(`${base}${path}`, init);
+        expect(res.status).toBe(418);
+        expect(await res.text()).toBe("the service's own route");
+      }
+      routes.markStopping();
+      expect((await fetch(`${base}/ready`)).status).toBe(503);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it("gives a framework the reply to write (Hono's c.body), nothing for other routes", async () => {
+    const metrics = createMetrics("ingest-api", { processMetrics: false });
+    const routes = createOpsRoutes({ registry: metrics.registry, logger });
+    const ready = await routes.reply("GET", "/ready");
+    expect(ready?.status).toBe(503);
+    expect(JSON.parse(ready?.body ?? "{}").checks.startup).toMatchObject({ error: "starting" });
+    expect((await routes.reply("GET", "/metrics"))?.headers["content-type"]).toBe(
+      metrics.registry.contentType,
+    );
+    expect(await routes.reply("GET", "/api/v1/alerts")).toBeUndefined();
+    expect(await routes.reply("DELETE", "/health")).toBeUndefined();
   });
 });

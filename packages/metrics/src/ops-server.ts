@@ -18,10 +18,7 @@ export interface ReadinessReport {
   checks: Record<string, CheckResult>;
 }
 
-export interface OpsServerOptions {
-  host: string;
-  /** 0 picks a free port. */
-  port: number;
+export interface OpsRoutesOptions {
   registry: Registry;
   /**
    * What the process needs to do its work (`/ready`). Omitted: not ready ("starting") until
@@ -33,14 +30,38 @@ export interface OpsServerOptions {
   checkTimeoutMs?: number;
 }
 
-export interface OpsServer {
-  /** e.g. `http://127.0.0.1:9464`. */
-  readonly url: string;
-  readonly port: number;
+export interface OpsServerOptions extends OpsRoutesOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+/** An HTTP reply, written by whichever server carries the routes. */
+export interface OpsReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * `GET /metrics`, `/health` and `/ready` of one process, for the ops server or for a
+ * service's own HTTP server (stream-relay's, ingest-api's) to carry.
+ */
+export interface OpsRoutes {
+  /** The reply to an ops route; undefined when the request is for none of them. */
+  reply(method: string, path: string): Promise<OpsReply | undefined>;
+  /** Answers an ops route on a node:http server; false (nothing written) for any other request. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
   /** Replaces the readiness checks (e.g. once the resources they probe exist). */
   setReadiness(checks: ReadinessChecks): void;
   /** `/ready` fails from now on (shutdown has begun); `/health` keeps answering. */
   markStopping(): void;
+}
+
+export interface OpsServer extends Omit<OpsRoutes, "reply" | "handle"> {
+  /** e.g. `http://127.0.0.1:9464`. */
+  readonly url: string;
+  readonly port: number;
   close(): Promise<void>;
 }
 
@@ -79,55 +100,95 @@ export async function checkReadiness(
   return { status: ready ? "ready" : "not_ready", checks: results };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
-  res.end(JSON.stringify(body));
+function json(status: number, body: unknown): OpsReply {
+  return {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+    body: JSON.stringify(body),
+  };
+}
+
+function send(res: ServerResponse, reply: OpsReply): void {
+  res.writeHead(reply.status, reply.headers);
+  res.end(reply.body);
+}
+
+const OPS_PATHS: ReadonlySet<string> = new Set(["/metrics", "/health", "/ready"]);
+
+/** The path of a request URL, without its query. */
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? "/").split("?")[0] ?? "/";
 }
 
 /**
- * The small HTTP server of a process without an HTTP API of its own: `GET /metrics`
- * (Prometheus text format), `GET /health` (liveness: the process answers; never asks a
- * dependency) and `GET /ready` (readiness: the given checks). Anything else is a 404.
+ * The ops routes: `GET /metrics` (Prometheus text format), `GET /health` (liveness: the
+ * process answers; never asks a dependency) and `GET /ready` (readiness: the given checks).
  */
-export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+export function createOpsRoutes(options: OpsRoutesOptions): OpsRoutes {
   const { registry, logger } = options;
   const timeoutMs = options.checkTimeoutMs ?? 2_000;
   let checks: ReadinessChecks = options.ready ?? STARTING;
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? "/").split("?")[0];
-    const route = req.method === "GET" || req.method === "HEAD" ? path : undefined;
-    switch (route) {
-      case "/metrics": {
-        const text = await registry.metrics();
-        res.writeHead(200, { "content-type": registry.contentType });
-        res.end(text);
-        return;
-      }
+  const reply = async (method: string, path: string): Promise<OpsReply | undefined> => {
+    if (method !== "GET" && method !== "HEAD") return undefined;
+    switch (path) {
+      case "/metrics":
+        return {
+          status: 200,
+          headers: { "content-type": registry.contentType },
+          body: await registry.metrics(),
+        };
       case "/health":
-        sendJson(res, 200, { status: "ok" });
-        return;
+        return json(200, { status: "ok" });
       case "/ready": {
         const report = await checkReadiness(checks, timeoutMs);
-        sendJson(res, report.status === "ready" ? 200 : 503, report);
-        return;
+        return json(report.status === "ready" ? 200 : 503, report);
       }
       default:
-        sendJson(res, 404, {
-          error: { code: "not_found", message: `no route for ${req.method} ${path}` },
-        });
+        return undefined;
     }
   };
 
+  return {
+    reply,
+    handle(req, res) {
+      const path = pathOf(req);
+      const method = req.method ?? "GET";
+      if (!OPS_PATHS.has(path) || (method !== "GET" && method !== "HEAD")) return false;
+      reply(method, path).then(
+        (answer) => send(res, answer ?? json(404, notFound(method, path))),
+        (err: unknown) => {
+          logger.error({ err, path }, "ops request failed");
+          if (!res.headersSent) {
+            send(res, json(500, { error: { code: "internal", message: message(err) } }));
+          } else {
+            res.destroy();
+          }
+        },
+      );
+      return true;
+    },
+    setReadiness(next) {
+      checks = next;
+    },
+    markStopping() {
+      checks = STOPPING;
+    },
+  };
+}
+
+function notFound(method: string, path: string) {
+  return { error: { code: "not_found", message: `no route for ${method} ${path}` } };
+}
+
+/**
+ * The small HTTP server of a process without an HTTP API of its own: the ops routes
+ * (`createOpsRoutes`) on a port of their own. Anything else is a 404.
+ */
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  const routes = createOpsRoutes(options);
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      logger.error({ err, path: req.url }, "ops request failed");
-      if (!res.headersSent) {
-        sendJson(res, 500, { error: { code: "internal", message: message(err) } });
-      } else {
-        res.destroy();
-      }
-    });
+    if (!routes.handle(req, res)) send(res, json(404, notFound(req.method ?? "GET", pathOf(req))));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -139,17 +200,16 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const { address, port } = server.address() as AddressInfo;
   const host = address.includes(":") ? `[${address}]` : address;
   const url = `http://${host}:${port}`;
-  logger.info({ host: address, port, url }, "ops server listening (/metrics, /health, /ready)");
+  options.logger.info(
+    { host: address, port, url },
+    "ops server listening (/metrics, /health, /ready)",
+  );
 
   return {
     url,
     port,
-    setReadiness(next) {
-      checks = next;
-    },
-    markStopping() {
-      checks = STOPPING;
-    },
+    setReadiness: routes.setReadiness,
+    markStopping: routes.markStopping,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

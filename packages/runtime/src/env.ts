@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 
 export class EnvError extends Error {
   readonly code = "env_invalid" as const;
@@ -24,3 +24,17 @@ export function parseEnv<S extends z.ZodType>(
   });
   throw new EnvError(issues);
 }
+
+/** pino's levels; `silent` turns logging off. */
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+
+/**
+ * The variables every service reads, spread first into its `env.ts` schema; the NATS shape
+ * (`NatsEnvShape`, `@tarsy/bus`) and the ops server's (`MetricsEnvShape`, `@tarsy/metrics`)
+ * follow for the services that use them.
+ */
+export const ServiceEnvShape = {
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  /** How long shutdown may take before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+};

@@ -1,15 +1,14 @@
 import { NatsEnvShape } from "@tarsy/bus";
 import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
 import { MetricsEnvShape } from "@tarsy/metrics";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
 
 export const EnvSchema = z.object({
+  ...ServiceEnvShape,
   ...NatsEnvShape,
   ...MetricsEnvShape,
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** Postgres connection URL. */
   DATABASE_URL: z.string().min(1),
   /**

@@ -37,7 +37,7 @@ import {
 import { sessionRunbook } from "./runbook.ts";
 import { Timeline } from "./timeline.ts";
 
-export interface RunnerDeps {
+export interface RunnerResources {
   config: TarsyConfig;
   store: RunnerStore;
   bus: Pick<Bus, "publish" | "publishTransient">;
@@ -154,7 +154,7 @@ async function runController(run: RunContext): Promise<ControllerResult> {
  * (shutdown) or cannot even start it; the bus then redelivers.
  */
 export async function runExecution(
-  deps: RunnerDeps,
+  deps: RunnerResources,
   request: ExecutionRequested,
   signal: AbortSignal,
 ): Promise<ExecutionFinished> {

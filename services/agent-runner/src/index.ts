@@ -8,7 +8,7 @@ export {
   RunnerError,
   type RunnerErrorCode,
 } from "./errors.ts";
-export { type RunnerDeps, runExecution } from "./execution.ts";
+export { type RunnerResources, runExecution } from "./execution.ts";
 export type {
   AgentRunConfig,
   ExecutionContext,

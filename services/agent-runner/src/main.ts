@@ -5,15 +5,10 @@ import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
-import {
-  busMetricsObserver,
-  collectWorkBacklog,
-  createMetrics,
-  natsReadiness,
-  startOpsServer,
-} from "@tarsy/metrics";
+import { createMetrics, startOpsServer } from "@tarsy/metrics";
+import { busMetricsObserver, collectWorkBacklog, natsReadiness } from "@tarsy/metrics/bus";
 import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
-import { createLogger, runService } from "@tarsy/runtime";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { configEnv, llmRetryPolicy, loadEnv } from "./env.ts";
 import { createGatewayTools } from "./gateway.ts";
 import { llmReadiness } from "./llm-readiness.ts";
@@ -33,7 +28,7 @@ await runService(
       logger: logger.child({ component: "ops" }),
     });
     const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
-    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    logConfigWarnings(logger, warnings);
     const runnerId = env.RUNNER_ID ?? `${hostname()}-${process.pid}`;
     const bus = await connectBus(
       busOptionsFromEnv(env, {

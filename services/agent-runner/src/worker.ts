@@ -7,7 +7,7 @@ import {
   ExecutionNotFoundError,
   ExecutionTakenOverError,
 } from "./errors.ts";
-import { type RunnerDeps, runExecution } from "./execution.ts";
+import { type RunnerResources, runExecution } from "./execution.ts";
 
 export interface WorkerOptions {
   /** Executions this process runs at once. */
@@ -31,7 +31,7 @@ export interface RunnerWorker {
  * executions from being redelivered) and listens for cancels of the sessions it runs.
  */
 export async function startWorker(
-  deps: RunnerDeps & { bus: Bus },
+  deps: RunnerResources & { bus: Bus },
   options: WorkerOptions,
 ): Promise<RunnerWorker> {
   const active = new ActiveExecutions();

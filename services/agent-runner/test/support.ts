@@ -31,7 +31,7 @@ import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks"
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import { test } from "vitest";
-import type { RunnerDeps } from "../src/execution.ts";
+import type { RunnerResources } from "../src/execution.ts";
 import type { ToolGateway } from "../src/ports.ts";
 import { createPostgresStore } from "../src/store.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
@@ -239,8 +239,8 @@ export function runnerDeps(
   env: Env,
   llm: LlmClient,
   tools: ToolGateway,
-  overrides: Partial<RunnerDeps & { bus: Bus }> = {},
-): RunnerDeps & { bus: Bus } {
+  overrides: Partial<RunnerResources & { bus: Bus }> = {},
+): RunnerResources & { bus: Bus } {
   return {
     config: env.config,
     store: createPostgresStore(env.db),

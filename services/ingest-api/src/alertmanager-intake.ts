@@ -14,7 +14,7 @@ import {
   type Tx,
   withAlertLock,
 } from "@tarsy/db";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { pendingLimitReached } from "./pending-limit.ts";
 import { deliverSession, maskAlertData } from "./submit.ts";
@@ -37,7 +37,7 @@ type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
  * the notification and the dedupe skips what was already created).
  */
 export async function ingestNotification(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   signal?: AbortSignal,
@@ -57,7 +57,7 @@ export async function ingestNotification(
 }
 
 async function ingestAlerts(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   created: Created[],
@@ -136,7 +136,7 @@ async function ingestAlerts(
 }
 
 async function ingestGroup(
-  deps: AppDeps,
+  deps: IngestResources,
   hook: AlertmanagerWebhook,
   author: string,
   created: Created[],
@@ -213,7 +213,7 @@ async function ingestGroup(
  * publishes it.
  */
 async function createUnlessDuplicate(
-  deps: AppDeps,
+  deps: IngestResources,
   lockKey: string,
   match: AlertMatch,
   alertType: string,
@@ -233,28 +233,28 @@ async function createUnlessDuplicate(
 
 /** Marks the newest matching session resolved (once). Returns its id, or null when none. */
 function recordResolved(
-  deps: AppDeps,
+  deps: IngestResources,
   match: AlertMatch,
   alert: AlertmanagerAlert | undefined,
 ): Promise<string | null> {
   return markAlertResolved(deps.prisma, match, resolvedAt(deps, alert));
 }
 
-function resolvedAt(deps: AppDeps, alert: AlertmanagerAlert | undefined): Date {
+function resolvedAt(deps: IngestResources, alert: AlertmanagerAlert | undefined): Date {
   const ends = alert?.endsAt ? new Date(alert.endsAt) : null;
   return ends && !Number.isNaN(ends.getTime()) && ends.getUTCFullYear() > 1 ? ends : now(deps);
 }
 
-const now = (deps: AppDeps): Date => (deps.clock ? deps.clock() : new Date());
+const now = (deps: IngestResources): Date => (deps.clock ? deps.clock() : new Date());
 
 /** The alert type label's value when a chain handles it, else the default alert type. */
-function alertTypeOf(deps: AppDeps, labels: Record<string, string>): string {
+function alertTypeOf(deps: IngestResources, labels: Record<string, string>): string {
   const value = labels[deps.settings.alertmanager.alertTypeLabel];
   if (value && findChainForAlertType(deps.config, value)) return value;
   return deps.config.defaults.alert_type;
 }
 
-function chainIdOf(deps: AppDeps, alertType: string): string {
+function chainIdOf(deps: IngestResources, alertType: string): string {
   const chain = findChainForAlertType(deps.config, alertType);
   // alertTypeOf only returns handled types or the default, which config validation guarantees.
   if (!chain) throw new HttpError(500, "internal", `no chain handles alert type ${alertType}`);
@@ -265,7 +265,7 @@ function chainIdOf(deps: AppDeps, alertType: string): string {
  * The runbook annotation (`runbook_url` unless configured otherwise) when it is a URL TARSy
  * may fetch (allowlisted host); else the session gets no URL and uses the default runbook.
  */
-function runbookOf(deps: AppDeps, alert: AlertmanagerAlert): string | null {
+function runbookOf(deps: IngestResources, alert: AlertmanagerAlert): string | null {
   const url = alert.annotations[deps.settings.alertmanager.runbookAnnotation];
   if (!url) return null;
   const problem = FetchableUrlSchema.safeParse(url).success

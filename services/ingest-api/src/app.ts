@@ -1,7 +1,9 @@
 import { serveStatic } from "@hono/node-server/serve-static";
-import { createMetrics } from "@tarsy/metrics";
-import { Hono } from "hono";
-import type { AppDeps } from "./deps.ts";
+import { createMetrics, createOpsRoutes } from "@tarsy/metrics";
+import { natsReadiness } from "@tarsy/metrics/bus";
+import { type Context, Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { checkHealth } from "./health.ts";
 import { buildOpenApi } from "./openapi.ts";
@@ -14,7 +16,7 @@ import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
 
 /** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: IngestResources): Hono {
   const metrics = deps.metrics ?? createMetrics("ingest-api", { processMetrics: false });
   const app = new Hono();
   const log = deps.logger.child({ component: "http" });
@@ -36,10 +38,20 @@ export function createApp(deps: AppDeps): Hono {
 
   const openapi = buildOpenApi(deps.settings.version);
   app.get("/api/v1/openapi.json", (c) => c.json(openapi));
-  app.get("/metrics", async (c) => {
-    const text = await metrics.registry.metrics();
-    return c.body(text, 200, { "content-type": metrics.registry.contentType });
+  // `/metrics` and `/ready` as every ops server serves them; `/health` is the API's own
+  // (`HealthResponse`: dependencies, MCP servers and warnings, for the dashboard).
+  const ops = createOpsRoutes({
+    registry: metrics.registry,
+    ready: deps.ready ?? { nats: natsReadiness(deps.bus) },
+    logger: log,
   });
+  const serveOps = async (c: Context) => {
+    const reply = await ops.reply(c.req.method, c.req.path);
+    if (!reply) return c.notFound();
+    return c.body(reply.body, reply.status as ContentfulStatusCode, reply.headers);
+  };
+  app.get("/metrics", serveOps);
+  app.get("/ready", serveOps);
   app.get("/health", async (c) => {
     const health = await checkHealth(deps);
     return c.json(health, health.status === "healthy" ? 200 : 503);

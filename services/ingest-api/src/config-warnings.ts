@@ -1,5 +1,5 @@
 import type { HealthResponse } from "@tarsy/contracts";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 
 type Warning = HealthResponse["warnings"][number];
 
@@ -9,7 +9,7 @@ type Warning = HealthResponse["warnings"][number];
  */
 const startedAt = new Date().toISOString();
 
-export function configWarnings(deps: Pick<AppDeps, "config" | "runbooks">): Warning[] {
+export function configWarnings(deps: Pick<IngestResources, "config" | "runbooks">): Warning[] {
   const warnings: Warning[] = [];
   if (deps.runbooks.repoConfigured && !deps.runbooks.tokenConfigured) {
     const tokenEnv = deps.config.system.github.token_env;

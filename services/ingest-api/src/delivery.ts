@@ -6,7 +6,7 @@ import {
   type PrismaClient,
   startOutboxRelay,
 } from "@tarsy/db";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { withTimeout } from "./timeout.ts";
 
 /**
@@ -17,7 +17,7 @@ import { withTimeout } from "./timeout.ts";
  * dies between commit and publish leaves a row the background relay delivers later.
  */
 
-export function busPublisher(deps: Pick<AppDeps, "bus" | "settings">): OutboxPublisher {
+export function busPublisher(deps: Pick<IngestResources, "bus" | "settings">): OutboxPublisher {
   const { bus } = deps;
   return async (entry) => {
     // A disconnected client would buffer the publish and send it after we gave up: fail now.
@@ -32,7 +32,7 @@ export function busPublisher(deps: Pick<AppDeps, "bus" | "settings">): OutboxPub
 
 /** Publishes one committed outbox message now and marks it published. Throws on failure. */
 export async function deliverEntry(
-  deps: Pick<AppDeps, "bus" | "settings" | "prisma">,
+  deps: Pick<IngestResources, "bus" | "settings" | "prisma">,
   entry: OutboxEntry,
 ): Promise<void> {
   await busPublisher(deps)(entry);
@@ -47,7 +47,7 @@ export async function deliverEntry(
  * published. Throws on the first failure; the rest stay for the background relay.
  */
 export async function deliverNow(
-  deps: Pick<AppDeps, "bus" | "settings" | "prisma">,
+  deps: Pick<IngestResources, "bus" | "settings" | "prisma">,
   msgIds: readonly string[],
 ): Promise<void> {
   const rows = await deps.prisma.outboxMessage.findMany({
@@ -66,7 +66,7 @@ export async function deliverNow(
 
 /** Starts the relay that publishes what a crashed request left in the outbox. */
 export function startBackgroundRelay(
-  deps: Pick<AppDeps, "bus" | "settings" | "prisma" | "logger">,
+  deps: Pick<IngestResources, "bus" | "settings" | "prisma" | "logger">,
   intervalMs: number,
 ) {
   return startOutboxRelay(deps.prisma, busPublisher(deps), { intervalMs, logger: deps.logger });

@@ -3,7 +3,7 @@ import type { TarsyConfig } from "@tarsy/config";
 import type { McpHealthReply, McpServerToolsReply, McpWarningsReply } from "@tarsy/contracts";
 import type { PrismaClient } from "@tarsy/db";
 import type { MaskingService } from "@tarsy/masking";
-import type { ServiceMetrics } from "@tarsy/metrics";
+import type { ReadinessChecks, ServiceMetrics } from "@tarsy/metrics";
 import type { RunbookClient } from "@tarsy/runbooks";
 import type { Logger } from "@tarsy/runtime";
 
@@ -53,7 +53,7 @@ export interface IngestSettings {
   version: string;
 }
 
-export interface AppDeps {
+export interface IngestResources {
   prisma: PrismaClient;
   bus: Bus;
   config: TarsyConfig;
@@ -68,6 +68,8 @@ export interface AppDeps {
   settings: IngestSettings;
   /** Served at `/metrics`; default: a registry of its own (tests). */
   metrics?: ServiceMetrics<"ingest-api">;
+  /** What `/ready` checks (main: NATS and Postgres); default: NATS. */
+  ready?: ReadinessChecks;
 }
 
 export const DEFAULT_SETTINGS: IngestSettings = {

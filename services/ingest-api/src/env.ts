@@ -1,6 +1,6 @@
 import { NatsEnvShape } from "@tarsy/bus";
 import { parseDuration } from "@tarsy/config";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 const duration = (fallback: string) =>
@@ -23,13 +23,12 @@ const optional = z
 
 export const EnvSchema = z
   .object({
-    LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+    ...ServiceEnvShape,
+    ...NatsEnvShape,
     HOST: z.string().default("0.0.0.0"),
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     DATABASE_URL: z.string().min(1).default("postgres://postgres@127.0.0.1:5432/tarsy"),
     DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
-    ...NatsEnvShape,
     /** Create/update the streams at start (idempotent), so ingest can run before the others. */
     TARSY_PROVISION_STREAMS: z.stringbool().default(true),
     TARSY_CONFIG_DIR: z.string().default("deploy/config"),
@@ -91,6 +90,6 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 }
 
 /** Variables the config files may interpolate (`{{.VAR}}`, `${VAR}`). */
-export function configEnvironment(): Readonly<Record<string, string | undefined>> {
-  return process.env;
+export function configEnv(): Readonly<Record<string, string | undefined>> {
+  return { ...process.env };
 }

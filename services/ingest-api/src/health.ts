@@ -1,7 +1,7 @@
 import type { DependencyHealth, HealthResponse } from "@tarsy/contracts";
 import { pingDatabase } from "@tarsy/db";
 import { configWarnings } from "./config-warnings.ts";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { withTimeout } from "./timeout.ts";
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -17,7 +17,7 @@ async function timed(fn: () => Promise<DependencyHealth>): Promise<DependencyHea
 }
 
 /** Per-dependency health; `degraded` when any configured dependency is not healthy. */
-export async function checkHealth(deps: AppDeps): Promise<HealthResponse> {
+export async function checkHealth(deps: IngestResources): Promise<HealthResponse> {
   const ms = deps.settings.dependencyTimeoutMs;
   const { gateway, llmHealth } = deps;
   const [postgres, nats, mcp, llm, warnings] = await Promise.all([

@@ -5,14 +5,15 @@ import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
-import { busMetricsObserver, createMetrics } from "@tarsy/metrics";
+import { createMetrics } from "@tarsy/metrics";
+import { busMetricsObserver, natsReadiness } from "@tarsy/metrics/bus";
 import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
-import { createLogger, runService } from "@tarsy/runtime";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
-import type { AlertmanagerAuth, AppDeps } from "./deps.ts";
+import type { AlertmanagerAuth, IngestResources } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
-import { configEnvironment, type Env, loadEnv } from "./env.ts";
+import { configEnv, type Env, loadEnv } from "./env.ts";
 import { createHttpServer } from "./http-server.ts";
 
 const env = loadEnv();
@@ -33,11 +34,8 @@ function alertmanagerAuth(e: Env): AlertmanagerAuth {
 
 await runService(
   async () => {
-    const { config, warnings } = loadConfig({
-      configDir: env.TARSY_CONFIG_DIR,
-      env: configEnvironment(),
-    });
-    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
+    logConfigWarnings(logger, warnings);
     const db = createDb({ url: env.DATABASE_URL, logger, poolSize: env.DATABASE_POOL_SIZE });
     const bus = await connectBus(
       busOptionsFromEnv(env, {
@@ -67,7 +65,7 @@ await runService(
       ...(env.DASHBOARD_DIR ? { staticDir: env.DASHBOARD_DIR } : {}),
       ...(env.TARSY_WS_URL ? { wsUrl: env.TARSY_WS_URL } : {}),
     };
-    const deps: AppDeps = {
+    const deps: IngestResources = {
       prisma: db.prisma,
       bus,
       config,
@@ -75,7 +73,7 @@ await runService(
         logger: logger.child({ component: "masking" }),
         onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
       }),
-      runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, configEnvironment()), {
+      runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, configEnv()), {
         onSkipped: (path, err) =>
           logger.warn({ err, path }, "runbook listing: a directory could not be read; skipped"),
       }),
@@ -84,6 +82,7 @@ await runService(
       logger,
       settings,
       metrics,
+      ready: { nats: natsReadiness(bus), postgres: () => db.ping() },
     };
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = createHttpServer({

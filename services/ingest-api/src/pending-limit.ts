@@ -1,7 +1,7 @@
 import type { AlertmanagerIntakeResponse } from "@tarsy/contracts";
 import { countPendingSessions, type DbClient } from "@tarsy/db";
 import type { Context } from "hono";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 
 /**
@@ -16,7 +16,7 @@ export const PENDING_LIMIT_RETRY_AFTER_S = 30;
 
 /** True when the alert type has reached its pending limit. */
 export async function pendingLimitReached(
-  deps: Pick<AppDeps, "config">,
+  deps: Pick<IngestResources, "config">,
   client: DbClient,
   alertType: string,
 ): Promise<boolean> {
@@ -32,7 +32,7 @@ function tooManyPending(c: Context, status: 429 | 503, message: string, details:
 
 /** REST intake: 429 with `Retry-After` when the alert type is at its pending limit. */
 export async function enforcePendingLimit(
-  deps: Pick<AppDeps, "config" | "prisma">,
+  deps: Pick<IngestResources, "config" | "prisma">,
   c: Context,
   alertType: string,
 ): Promise<void> {

@@ -1,10 +1,13 @@
 import type { CreatedSession } from "@tarsy/db";
 import { deliverEntry, withdrawSession } from "./delivery.ts";
-import type { AppDeps } from "./deps.ts";
+import type { IngestResources } from "./deps.ts";
 import { unavailable } from "./errors.ts";
 
 /** Alert data as stored: masked with `defaults.alert_masking` (fail-open: on error, as given). */
-export function maskAlertData(deps: Pick<AppDeps, "config" | "masking" | "logger">, text: string) {
+export function maskAlertData(
+  deps: Pick<IngestResources, "config" | "masking" | "logger">,
+  text: string,
+) {
   const settings = deps.config.defaults.alert_masking;
   const result = deps.masking.maskAlertData(text, {
     enabled: settings.enabled,
@@ -20,7 +23,7 @@ export function maskAlertData(deps: Pick<AppDeps, "config" | "masking" | "logger
  * message out meanwhile (then the session stands and this returns normally).
  */
 export async function deliverSession(
-  deps: Pick<AppDeps, "bus" | "settings" | "prisma" | "logger">,
+  deps: Pick<IngestResources, "bus" | "settings" | "prisma" | "logger">,
   created: CreatedSession,
 ): Promise<void> {
   const sessionId = created.session.id;

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
 import { FIXTURE_WEBHOOK, type Harness, request, startHarness } from "./support.ts";
 
 let h: Harness;
@@ -53,5 +54,30 @@ describe("GET /metrics", () => {
     expect(delta("alertmanager", "accepted")).toBe(2);
     expect(delta("alertmanager", "skipped")).toBe(2);
     expect(delta("alertmanager", "rejected")).toBe(1);
+  });
+});
+
+describe("GET /ready", () => {
+  it("is ready while NATS answers, with the ops server's body", async () => {
+    const res = await fetch(`${h.url}/ready`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toEqual({
+      status: "ready",
+      checks: { nats: { status: "ok", latency_ms: expect.any(Number) } },
+    });
+  });
+
+  it("answers 503 naming the failing check and why", async () => {
+    const app = createApp({
+      ...h.deps,
+      ready: { nats: async () => {}, postgres: () => Promise.reject(new Error("ECONNREFUSED")) },
+    });
+    const res = await app.request("/ready");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({
+      status: "not_ready",
+      checks: { nats: { status: "ok" }, postgres: { status: "failing", error: "ECONNREFUSED" } },
+    });
   });
 });

@@ -13,8 +13,8 @@ import type { ZodType } from "zod";
 import { createApp } from "../src/app.ts";
 import {
   type AlertmanagerSettings,
-  type AppDeps,
   DEFAULT_SETTINGS,
+  type IngestResources,
   type IngestSettings,
 } from "../src/deps.ts";
 import { createHttpServer } from "../src/http-server.ts";
@@ -31,7 +31,7 @@ export interface Harness {
   db: Db;
   nats: TestBus;
   bus: Bus;
-  deps: AppDeps;
+  deps: IngestResources;
   /** Messages the orchestrator's consumer received, by kind. */
   received: Received;
   close(): Promise<void>;
@@ -53,7 +53,7 @@ export interface HarnessOptions {
   gatewayWaitReady?: boolean;
   /** Config directory for ingest-api and the gateway (default test/fixtures). */
   configDir?: string;
-  llmHealth?: AppDeps["llmHealth"];
+  llmHealth?: IngestResources["llmHealth"];
   /** Use this bus instead of a fresh test bus (e.g. one on a NATS server the test kills). */
   bus?: Bus;
   /** The server's request line + headers limit (default 16 KiB, as in production). */
@@ -74,7 +74,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const gateway = options.gateway
     ? await startGatewayProcess({ bus, configDir, waitReady: options.gatewayWaitReady ?? true })
     : undefined;
-  const deps: AppDeps = {
+  const deps: IngestResources = {
     prisma: testDb.db.prisma,
     bus,
     config,

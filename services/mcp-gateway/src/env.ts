@@ -1,16 +1,15 @@
 import { NatsEnvShape } from "@tarsy/bus";
 import { DEFAULT_CONFIG_DIR } from "@tarsy/config";
 import { MetricsEnvShape } from "@tarsy/metrics";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const EnvSchema = z.object({
+  ...ServiceEnvShape,
   ...NatsEnvShape,
   ...MetricsEnvShape,
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: ms(30_000),
   /** Directory with tarsy.yaml (mcp_servers) and llm-providers.yaml. */
   TARSY_CONFIG_DIR: z.string().min(1).default(DEFAULT_CONFIG_DIR),
   /** This replica's id in subjects; random when unset. */
@@ -32,7 +31,10 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parseEnv(EnvSchema, source);
 }
 
-/** The environment stdio MCP servers inherit (config `env` entries override it). */
-export function inheritedEnvironment(): Readonly<Record<string, string | undefined>> {
+/**
+ * Variables the config files may interpolate (`{{.VAR}}`, `${VAR}`); also the environment
+ * stdio MCP servers inherit (config `env` entries override it).
+ */
+export function configEnv(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };
 }

@@ -14,18 +14,22 @@ import type { McpTimeouts } from "./timeouts.ts";
 import { ToolExecutor } from "./tool-executor.ts";
 import { SystemWarnings } from "./warnings.ts";
 
-export interface GatewayOptions {
+/** What main builds for the gateway: connections and shared services. */
+export interface GatewayResources {
   bus: Bus;
-  servers: ReadonlyMap<string, McpServerConfig>;
   masking: MaskingService;
   logger: Logger;
+  /** Default: a registry of its own that nobody scrapes (tests). */
+  metrics?: McpMetrics;
+}
+
+export interface GatewayOptions {
+  servers: ReadonlyMap<string, McpServerConfig>;
   timeouts: McpTimeouts;
   healthIntervalMs: number;
   idleTimeoutMs: number;
   inheritedEnv: Readonly<Record<string, string | undefined>>;
   replicaId?: string | undefined;
-  /** Default: a registry of its own that nobody scrapes (tests). */
-  metrics?: McpMetrics;
 }
 
 export interface Gateway {
@@ -43,9 +47,12 @@ export interface Gateway {
  * then the NATS service. Requests are served even before every server is up; the health
  * reply says which are not.
  */
-export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+export async function startGateway(
+  resources: GatewayResources,
+  options: GatewayOptions,
+): Promise<Gateway> {
   const replica = replicaRef(options.replicaId);
-  const logger = options.logger.child({ replica: replica.id });
+  const logger = resources.logger.child({ replica: replica.id });
   const sessionDeps = {
     servers: options.servers,
     initTimeoutMs: options.timeouts.initMs,
@@ -66,10 +73,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const executor = new ToolExecutor({
     servers: options.servers,
-    masking: options.masking,
+    masking: resources.masking,
     timeouts: options.timeouts,
     logger: logger.child({ component: "tool-executor" }),
-    metrics: options.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
+    metrics: resources.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
     toolNames: (server) => health.toolNames(server),
   });
   await health.start();
@@ -78,7 +85,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger.info({ servers: options.servers.size }, "every MCP server initialized");
   else logger.error({ reason: readiness.reason }, "not ready");
   const handlers = createGatewayHandlers({ replica, executions, executor, health, warnings });
-  const service = await startGatewayService(options.bus, replica, handlers);
+  const service = await startGatewayService(resources.bus, replica, handlers);
   logger.info({ subject_prefix: replica.subject_prefix }, "mcp-gateway serving");
   return {
     replica,

@@ -1,9 +1,10 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
-import { createMetrics, natsReadiness, startOpsServer } from "@tarsy/metrics";
-import { createLogger, runService } from "@tarsy/runtime";
-import { inheritedEnvironment, loadEnv } from "./env.ts";
+import { createMetrics, startOpsServer } from "@tarsy/metrics";
+import { natsReadiness } from "@tarsy/metrics/bus";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
+import { configEnv, loadEnv } from "./env.ts";
 import { startGateway } from "./gateway.ts";
 
 const env = loadEnv();
@@ -18,33 +19,29 @@ await runService(
       registry: metrics.registry,
       logger: logger.child({ component: "ops" }),
     });
-    const { config, warnings } = loadConfig({
-      configDir: env.TARSY_CONFIG_DIR,
-      env: inheritedEnvironment(),
-    });
-    for (const w of warnings) logger.warn({ file: w.file, path: w.path }, w.message);
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
+    logConfigWarnings(logger, warnings);
     const masking = createMaskingService({
       logger: logger.child({ component: "masking" }),
       onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
     });
     const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
-    const gateway = await startGateway({
-      bus,
-      servers: config.mcpServers,
-      masking,
-      logger,
-      timeouts: {
-        initMs: env.MCP_INIT_TIMEOUT_MS,
-        callMs: env.MCP_CALL_TIMEOUT_MS,
-        listMs: env.MCP_LIST_TIMEOUT_MS,
-        healthPingMs: env.MCP_HEALTH_PING_TIMEOUT_MS,
+    const gateway = await startGateway(
+      { bus, masking, logger, metrics },
+      {
+        servers: config.mcpServers,
+        timeouts: {
+          initMs: env.MCP_INIT_TIMEOUT_MS,
+          callMs: env.MCP_CALL_TIMEOUT_MS,
+          listMs: env.MCP_LIST_TIMEOUT_MS,
+          healthPingMs: env.MCP_HEALTH_PING_TIMEOUT_MS,
+        },
+        healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
+        idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
+        inheritedEnv: configEnv(),
+        replicaId: env.MCP_GATEWAY_REPLICA_ID,
       },
-      healthIntervalMs: env.MCP_HEALTH_INTERVAL_MS,
-      idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
-      inheritedEnv: inheritedEnvironment(),
-      replicaId: env.MCP_GATEWAY_REPLICA_ID,
-      metrics,
-    });
+    );
     ops.setReadiness({
       nats: natsReadiness(bus),
       mcp_servers: async () => {

@@ -174,18 +174,18 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const testBus = options.testBus ?? (await createTestBus());
   const bus = options.testBus ? await testBus.connectAnother() : testBus.bus;
-  const gateway = await startGateway({
-    bus,
-    servers: new Map(servers.map((s) => [s.id, s])),
-    masking: createMaskingService(),
-    logger: testLogger(),
-    // Spawning tsx servers on a loaded CI machine can take many seconds: a roomier init deadline.
-    timeouts: { ...DEFAULT_TIMEOUTS, initMs: 60_000, ...options.timeouts },
-    healthIntervalMs: options.healthIntervalMs ?? 60_000,
-    idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
-    inheritedEnv: options.inheritedEnv ?? process.env,
-    replicaId: options.replicaId,
-  });
+  const gateway = await startGateway(
+    { bus, masking: createMaskingService(), logger: testLogger() },
+    {
+      servers: new Map(servers.map((s) => [s.id, s])),
+      // Spawning tsx servers on a loaded CI machine can take many seconds: a roomier init deadline.
+      timeouts: { ...DEFAULT_TIMEOUTS, initMs: 60_000, ...options.timeouts },
+      healthIntervalMs: options.healthIntervalMs ?? 60_000,
+      idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
+      inheritedEnv: options.inheritedEnv ?? process.env,
+      replicaId: options.replicaId,
+    },
+  );
   return {
     gateway,
     testBus,

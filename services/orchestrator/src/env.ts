@@ -1,20 +1,19 @@
 import { hostname } from "node:os";
 import { NatsEnvShape } from "@tarsy/bus";
 import { MetricsEnvShape } from "@tarsy/metrics";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 export const EnvSchema = z.object({
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  ...ServiceEnvShape,
+  ...NatsEnvShape,
+  ...MetricsEnvShape,
   DATABASE_URL: z.string().min(1, "DATABASE_URL is required (postgres://…)"),
   TARSY_CONFIG_DIR: z.string().default("deploy/config"),
   POD_ID: z.string().min(1).default(hostname()),
   ORCHESTRATOR_CONCURRENCY: z.coerce.number().int().positive().default(8),
   ORCHESTRATOR_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   ORCHESTRATOR_OUTBOX_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
-  ...NatsEnvShape,
-  ...MetricsEnvShape,
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -24,5 +23,5 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 
 /** Variables for `{{.VAR}}` / `${VAR}` in tarsy.yaml and llm-providers.yaml. */
 export function configEnv(): Readonly<Record<string, string | undefined>> {
-  return process.env;
+  return { ...process.env };
 }

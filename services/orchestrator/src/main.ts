@@ -1,14 +1,9 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { countRunningSessions, createDb } from "@tarsy/db";
-import {
-  busMetricsObserver,
-  collectWorkBacklog,
-  createMetrics,
-  natsReadiness,
-  startOpsServer,
-} from "@tarsy/metrics";
-import { createLogger, runService } from "@tarsy/runtime";
+import { createMetrics, startOpsServer } from "@tarsy/metrics";
+import { busMetricsObserver, collectWorkBacklog, natsReadiness } from "@tarsy/metrics/bus";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { configEnv, loadEnv } from "./env.ts";
 import { startOrchestrator } from "./orchestrator.ts";
 
@@ -25,7 +20,7 @@ await runService(
       logger: logger.child({ component: "ops" }),
     });
     const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
-    for (const warning of warnings) logger.warn({ warning }, "configuration warning");
+    logConfigWarnings(logger, warnings);
     const db = createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) });
     const bus = await connectBus(
       busOptionsFromEnv(env, {

@@ -1,5 +1,5 @@
 import { NatsEnvShape } from "@tarsy/bus";
-import { parseEnv } from "@tarsy/runtime";
+import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 const list = z
@@ -13,11 +13,11 @@ const list = z
   );
 
 export const EnvSchema = z.object({
-  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("info"),
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  ...ServiceEnvShape,
+  ...NatsEnvShape,
+  /** The WebSocket endpoint, and `/metrics`, `/health` and `/ready`, on one port. */
   RELAY_HOST: z.string().default("0.0.0.0"),
   RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
-  ...NatsEnvShape,
   /** Comma-separated origins allowed to open a WebSocket; empty means same-origin only; `*` any. */
   RELAY_ALLOWED_ORIGINS: list,
   /** Most events one catch-up (or the replay on subscribe) sends; past it: catchup.overflow. */

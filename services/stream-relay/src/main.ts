@@ -1,5 +1,6 @@
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { createMetrics } from "@tarsy/metrics";
+import { natsReadiness } from "@tarsy/metrics/bus";
 import { createLogger, runService } from "@tarsy/runtime";
 import { busEventLog } from "./bus-event-log.ts";
 import { loadEnv } from "./env.ts";
@@ -31,9 +32,9 @@ await runService(
         controlViolationsBeforeClose: env.RELAY_CONTROL_VIOLATIONS_BEFORE_CLOSE,
         maxPendingCatchups: env.RELAY_MAX_PENDING_CATCHUPS,
         metrics: createMetrics("stream-relay"),
+        ready: { nats: natsReadiness(bus) },
       },
       logger.child({ component: "relay" }),
-      () => bus.isConnected(),
     );
     return {
       async stop() {

@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
+import {
+  createMetrics,
+  createOpsRoutes,
+  type ReadinessChecks,
+  type ServiceMetrics,
+} from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
 import { type ControlLimits, DEFAULT_CONTROL_LIMITS } from "./admission.ts";
@@ -26,6 +31,8 @@ export interface RelayOptions
   maxFrameBytes: number;
   /** Served at `/metrics`; default: a registry of its own (tests). */
   metrics?: ServiceMetrics<"stream-relay">;
+  /** What `/ready` checks (main: NATS); default: none, ready while listening (tests). */
+  ready?: ReadinessChecks;
 }
 
 export interface Relay {
@@ -42,9 +49,14 @@ export async function startRelay(
   log: EventLog,
   options: RelayOptions,
   logger: Logger,
-  isReady: () => boolean = () => true,
 ): Promise<Relay> {
   const metrics = options.metrics ?? createMetrics("stream-relay", { processMetrics: false });
+  // `/metrics`, `/health` and `/ready` on the relay's own port, as every ops server serves them.
+  const ops = createOpsRoutes({
+    registry: metrics.registry,
+    ready: options.ready ?? {},
+    logger: logger.child({ component: "ops" }),
+  });
   const countFrame = (type: string) => metrics.wsFramesSent.inc({ type });
   const feeds = new SharedFeeds(log, logger.child({ component: "feeds" }));
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes });
@@ -64,27 +76,8 @@ export async function startRelay(
   const alive = new WeakSet<WebSocket>();
 
   const server: Server = createServer((req, res) => {
+    if (ops.handle(req, res)) return;
     const path = req.url?.split("?")[0];
-    if (path === "/metrics") {
-      metrics.registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { "content-type": metrics.registry.contentType });
-          res.end(text);
-        },
-        (err: unknown) => {
-          logger.error({ err }, "metrics not collected");
-          res.writeHead(500, { "content-type": "application/json" });
-          res.end(JSON.stringify({ error: { code: "internal", message: "metrics failed" } }));
-        },
-      );
-      return;
-    }
-    if (path === "/health" || path === "/ready") {
-      const ready = path === "/health" || isReady();
-      res.writeHead(ready ? 200 : 503, { "content-type": "application/json" });
-      res.end(JSON.stringify({ status: ready ? "ok" : "not_ready", connections: clients.size }));
-      return;
-    }
     res.writeHead(404, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { code: "not_found", message: `no route ${path}` } }));
   });
@@ -153,6 +146,7 @@ export async function startRelay(
       return total;
     },
     async close() {
+      ops.markStopping();
       clearInterval(heartbeat);
       for (const ws of clients.keys()) ws.close(1001, "server shutting down");
       await Promise.all([...clients.values()].map((c) => c.close()));

@@ -50,7 +50,13 @@ natsTest(
       expect(metrics).toContain(`${frames("connection.established")} 1\n`);
       expect(metrics).toContain(`${frames("subscription.confirmed")} 1\n`);
       expect(metrics).toContain(`${frames("timeline_event.created")} 3\n`);
-      expect((await fetch(new URL("/ready", metricsUrl))).status).toBe(200);
+      const ready = await fetch(new URL("/ready", metricsUrl));
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({
+        status: "ready",
+        checks: { nats: { status: "ok" } },
+      });
+      expect(await (await fetch(new URL("/health", metricsUrl))).json()).toEqual({ status: "ok" });
 
       child.kill("SIGTERM");
       const [code] = await once(child, "exit");

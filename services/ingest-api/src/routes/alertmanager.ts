@@ -3,13 +3,13 @@ import { AlertmanagerWebhookSchema } from "@tarsy/contracts";
 import { Hono, type MiddlewareHandler } from "hono";
 import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import { ingestNotification } from "../alertmanager-intake.ts";
-import type { AlertmanagerAuth, AppDeps } from "../deps.ts";
+import type { AlertmanagerAuth, IngestResources } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { refuseIfPendingLimited } from "../pending-limit.ts";
 import { authorOf, readJson } from "../request.ts";
 
 /** Alertmanager's webhook receiver (`webhook_configs[].url: …/api/v1/alerts/alertmanager`). */
-export function alertmanagerRoutes(deps: AppDeps, received: AlertsReceived): Hono {
+export function alertmanagerRoutes(deps: IngestResources, received: AlertsReceived): Hono {
   const app = new Hono();
   const auth = requireAuth(deps.settings.alertmanager.auth);
   app.post("/", countFailedAlerts(received, "alertmanager"), auth, async (c) => {

@@ -7,7 +7,7 @@ import {
 import { createSession } from "@tarsy/db";
 import { Hono } from "hono";
 import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { enforcePendingLimit } from "../pending-limit.ts";
 import { authorOf, readJson } from "../request.ts";
@@ -16,7 +16,7 @@ import { deliverSession, maskAlertData } from "../submit.ts";
 /** Room for the envelope around `data` (runbook, mcp selection, JSON framing). */
 const ENVELOPE_BYTES = 64 * 1024;
 
-export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
+export function alertRoutes(deps: IngestResources, received: AlertsReceived): Hono {
   const app = new Hono();
 
   app.post("/", countFailedAlerts(received, "api"), async (c) => {
@@ -69,7 +69,7 @@ export function alertRoutes(deps: AppDeps, received: AlertsReceived): Hono {
 }
 
 /** 400 `invalid runbook URL` when the URL is outside `system.runbooks.allowed_domains`. */
-function checkRunbookUrl(deps: AppDeps, url: string): void {
+function checkRunbookUrl(deps: IngestResources, url: string): void {
   const problem = deps.runbooks.problem(url);
   if (!problem) return;
   throw new HttpError(400, "validation_failed", "invalid runbook URL", {
@@ -95,7 +95,7 @@ export function chainFor(config: TarsyConfig, alertType: string) {
  * are checked against the gateway's tool lists when the gateway answers; the orchestrator
  * checks the selection again at execution time.
  */
-async function validateSelection(deps: AppDeps, selection: McpSelection): Promise<void> {
+async function validateSelection(deps: IngestResources, selection: McpSelection): Promise<void> {
   const known = [...deps.config.mcpServers.keys()].sort();
   const unknown = selection.servers.map((s) => s.name).filter((name) => !known.includes(name));
   if (unknown.length > 0) {

@@ -8,14 +8,14 @@ import {
 } from "@tarsy/db";
 import { Hono } from "hono";
 import { deliverNow, withdrawChatMessage } from "../delivery.ts";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { authorOf, pathId, readJson } from "../request.ts";
 
 const CHAT_BODY_LIMIT = 256 * 1024;
 
 /** `POST /api/v1/sessions/:id/chat/messages`: a follow-up question on a finished session. */
-export function chatRoutes(deps: AppDeps): Hono {
+export function chatRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   app.post("/:id/chat/messages", async (c) => {
     const sessionId = pathId(c, "id", "session");

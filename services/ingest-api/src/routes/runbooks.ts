@@ -1,9 +1,9 @@
 import type { RunbooksResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 
 /** `GET /api/v1/runbooks`: the runbooks of `system.runbooks.repo_url`; fail-open (`[]`). */
-export function runbookRoutes(deps: AppDeps): Hono {
+export function runbookRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const log = deps.logger.child({ component: "runbooks" });
 

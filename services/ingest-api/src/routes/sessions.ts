@@ -19,7 +19,7 @@ import {
   type SessionSortColumn,
 } from "@tarsy/db";
 import { Hono } from "hono";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
 import { authorOf, pathId, readQuery } from "../request.ts";
@@ -32,7 +32,7 @@ const SORT_COLUMNS: Record<SessionListQuery["sort_by"], SessionSortColumn> = {
   alert_type: "alertType",
 };
 
-export function sessionRoutes(deps: AppDeps): Hono {
+export function sessionRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const { prisma } = deps;
 

@@ -2,12 +2,12 @@ import { listAlertTypes } from "@tarsy/config";
 import type { AlertTypesResponse, McpServersResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
 import { configWarnings } from "../config-warnings.ts";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { unavailable } from "../errors.ts";
 import { withTimeout } from "../timeout.ts";
 
 /** `/api/v1/system/*`: warnings, MCP servers and their tools, alert types and chains. */
-export function systemRoutes(deps: AppDeps): Hono {
+export function systemRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const ms = deps.settings.dependencyTimeoutMs;
 

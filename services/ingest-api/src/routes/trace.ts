@@ -1,12 +1,12 @@
 import { getLLMInteractionDetail, getMCPInteraction, getSession, getSessionTrace } from "@tarsy/db";
 import { Hono } from "hono";
-import type { AppDeps } from "../deps.ts";
+import type { IngestResources } from "../deps.ts";
 import { notFound } from "../errors.ts";
 import { presentLlmItem, presentMcpItem, presentTrace } from "../present.ts";
 import { pathId } from "../request.ts";
 
 /** The three trace levels: grouped list, one LLM interaction, one MCP interaction. */
-export function traceRoutes(deps: AppDeps): Hono {
+export function traceRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const { prisma } = deps;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { busMetricsObserver } from "./bus-observer.ts";
-import { createMetrics } from "./registry.ts";
+import { createMetrics } from "../registry.ts";
+import { busMetricsObserver } from "./observer.ts";
 
 const at = new Date().toISOString();
 

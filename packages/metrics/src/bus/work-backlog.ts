@@ -1,6 +1,6 @@
 import type { Bus } from "@tarsy/bus";
 import { CONSUMERS, type ConsumerKey } from "@tarsy/contracts";
-import type { CollectLogger, GaugeCollector } from "./registry.ts";
+import type { CollectLogger, GaugeCollector } from "../registry.ts";
 
 interface BacklogGauge {
   collectOnScrape(

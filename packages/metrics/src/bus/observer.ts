@@ -1,6 +1,6 @@
 import type { BusObserver, PublishedMessage } from "@tarsy/bus";
 import { CONSUMERS, MESSAGES } from "@tarsy/contracts";
-import type { MetricOf } from "./registry.ts";
+import type { MetricOf } from "../registry.ts";
 
 /** The kind label of a published message: its event type, or null when it is no event. */
 export function eventKind(message: PublishedMessage): string | null {

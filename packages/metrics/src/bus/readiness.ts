@@ -1,5 +1,5 @@
 import type { Bus } from "@tarsy/bus";
-import type { ReadinessCheck } from "./ops-server.ts";
+import type { ReadinessCheck } from "../ops-server.ts";
 
 /** NATS is connected and answers a PING in time. */
 export function natsReadiness(bus: Pick<Bus, "health">, timeoutMs = 1_500): ReadinessCheck {
