@@ -1,5 +1,6 @@
 import { cancelControlSubject } from "@tarsy/contracts";
 import { ChatTurnActiveError, ChatUnavailableError, submitChatMessage } from "@tarsy/db";
+import { workStored } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -95,7 +96,11 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(executions.map((e) => e.status)).toEqual(["cancelled"]);
     // The runner's late answer changes nothing.
     await peer.release(() => ({ status: "completed", analysis: "too late" }));
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(
+      async () => (await workStored(nats.bus, "work.orchestrator.execution_finished")) === 0,
+      10_000,
+      "the late answer to be handled",
+    );
     expect((await t.db.prisma.alertSession.findUnique({ where: { id } }))?.status).toBe(
       "cancelled",
     );
