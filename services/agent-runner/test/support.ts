@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -101,14 +102,17 @@ agent_chains:
 }
 
 /** llm-service (real gRPC server, scripted backend) on a free port, and a client of it. */
-export async function startLlm(script: unknown): Promise<{
+export async function startLlm(
+  script: unknown,
+  log: Logger = logger,
+): Promise<{
   client: LlmClient;
   server: LlmServer;
   address: string;
   stop(): Promise<void>;
 }> {
   const server = createLlmServer({
-    logger,
+    logger: log,
     getSecret: () => undefined,
     script: parseScript(JSON.stringify(script), "test script"),
   });
@@ -152,6 +156,40 @@ export function record(bus: Bus, sessionId: string): Recorded {
       chunkSub.unsubscribe();
     },
   };
+}
+
+/**
+ * Publishes a marker chunk for the session on `bus` and waits until `rec` has it. A subscriber
+ * gets the messages of one connection in the order they were sent, so once the marker is in,
+ * so is every chunk sent on that connection before it. Returns the marker's index in `rec.chunks`.
+ */
+export async function chunkMarker(bus: Bus, rec: Recorded, sessionId: string): Promise<number> {
+  const eventId = `marker-${randomUUID()}`;
+  bus.publishTransient("streamChunk", {
+    v: 1,
+    type: "stream.chunk",
+    session_id: sessionId,
+    stage_id: null,
+    execution_id: "marker",
+    event_id: eventId,
+    delta: "",
+    timestamp: new Date().toISOString(),
+  });
+  return waitFor("the marker chunk", () => {
+    const index = rec.chunks.findIndex((c) => c.event_id === eventId);
+    return index >= 0 ? index : undefined;
+  });
+}
+
+/** A logger whose lines (parsed) the test can read. */
+export function captureLogger(level = "info"): { logger: Logger; lines: { msg?: string }[] } {
+  const lines: { msg?: string }[] = [];
+  const captured = createLogger({
+    service: "test",
+    level,
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
+  return { logger: captured, lines };
 }
 
 export interface Env {

@@ -1,5 +1,6 @@
 import type { ExecutionRequested } from "@tarsy/contracts";
 import { listSessionTimeline } from "@tarsy/db";
+import { workStored } from "@tarsy/testkit";
 import { afterEach, describe, expect, test } from "vitest";
 import { ExecutionTakenOverError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
@@ -277,7 +278,12 @@ describe("runner worker", () => {
       finalAnalysis: "attempt two",
     });
     await waitFor("finished published", () => finished.list[0]);
-    await new Promise((r) => setTimeout(r, 300));
+    // Both attempts have returned, so every report they made is stored; once the collector has
+    // taken them all off the work queue, its list is complete.
+    await waitFor(
+      "every report collected",
+      async () => (await workStored(env.bus, "work.orchestrator.execution_finished")) === 0,
+    );
     expect(finished.list).toHaveLength(1);
   });
 });
