@@ -35,6 +35,8 @@ export const logger: Logger = createLogger({
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const GATEWAY_MAIN = join(REPO_ROOT, "services/mcp-gateway/src/main.ts");
+const TSX_BIN = join(REPO_ROOT, "node_modules/.bin/tsx");
+const BLOCKING_SERVER = fileURLToPath(new URL("./servers/blocking-server.ts", import.meta.url));
 const RUNNER_MAIN = join(REPO_ROOT, "services/agent-runner/src/main.ts");
 export const EVERYTHING_MAIN = createRequire(import.meta.url).resolve(
   "@modelcontextprotocol/server-everything/dist/index.js",
@@ -42,11 +44,29 @@ export const EVERYTHING_MAIN = createRequire(import.meta.url).resolve(
 /** Lives in the environment of the MCP server; `get-env` returns it, masking must hide it. */
 export const PLANTED_SECRET = "ghp_PlantedSecretToken0123456789abcdefXYZ";
 
-/** A TARSy config dir of its own: scripted LLM, one chain with one tool-using agent. */
-export function writeConfig(options: { iterationTimeout?: string; maxIterations?: number } = {}): {
+/** The MCP server of servers/blocking-server.ts, as a config entry logging to `logFile`. */
+function blockingServerYaml(logFile: string): string {
+  return `
+  blocking:
+    transport:
+      type: stdio
+      command: ${JSON.stringify(TSX_BIN)}
+      args: [${JSON.stringify(BLOCKING_SERVER)}]
+      env:
+        BLOCKING_SERVER_LOG: ${JSON.stringify(logFile)}`;
+}
+
+/**
+ * A TARSy config dir of its own: scripted LLM, one chain with one tool-using agent. With
+ * `blockingServerLog`, the agent also has the `blocking` server (servers/blocking-server.ts).
+ */
+export function writeConfig(
+  options: { iterationTimeout?: string; maxIterations?: number; blockingServerLog?: string } = {},
+): {
   config: TarsyConfig;
   dir: string;
 } {
+  const blocking = options.blockingServerLog;
   const dir = mkdtempSync(join(tmpdir(), "runner-config-"));
   writeFileSync(
     join(dir, "llm-providers.yaml"),
@@ -79,10 +99,10 @@ mcp_servers:
     summarization:
       enabled: true
       size_threshold_tokens: 200
-      summary_max_token_limit: 100
+      summary_max_token_limit: 100${blocking ? blockingServerYaml(blocking) : ""}
 agents:
   InvestigatorAgent:
-    mcp_servers: [everything]
+    mcp_servers: [everything${blocking ? ", blocking" : ""}]
     custom_instructions: "CUSTOM-INSTRUCTIONS: be brief."
 agent_chains:
   test-chain:
