@@ -10,6 +10,7 @@ import {
   harness,
   now,
   sleep,
+  workLeft,
 } from "./support.ts";
 
 const open: Harness[] = [];
@@ -25,11 +26,6 @@ afterEach(async () => {
 });
 
 const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
-
-async function workLeft(h: Harness): Promise<number> {
-  const jsm = await jetstreamManager(h.bus.connection);
-  return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
-}
 
 /**
  * The server's own count of what a durable consumer handed out: every delivery, redeliveries
