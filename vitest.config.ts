@@ -1,11 +1,18 @@
 import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
-/** Every workspace folder with tests is a vitest project sharing the settings below. */
+/**
+ * Every workspace folder with tests is a vitest project sharing the settings below. Paths are
+ * resolved from this file, so the config works from any folder: `vitest run` here runs every
+ * project once, and each package's `test` script (`vitest run --root <repo> --project <folder>`)
+ * runs its own.
+ */
+const repoRoot = import.meta.dirname;
 const projectDirs = ["packages", "services"]
-  .flatMap((group) => readdirSync(group).map((name) => `${group}/${name}`))
+  .flatMap((group) => readdirSync(join(repoRoot, group)).map((name) => `${group}/${name}`))
   .concat(["llm-service", "test"])
-  .filter((dir) => existsSync(`${dir}/package.json`));
+  .filter((dir) => existsSync(join(repoRoot, dir, "package.json")));
 
 export default defineConfig({
   test: {
@@ -13,7 +20,7 @@ export default defineConfig({
       extends: true,
       test: {
         name: dir.split("/").pop() ?? dir,
-        root: dir,
+        root: join(repoRoot, dir),
         include: [
           "src/**/*.test.ts",
           "test/**/*.test.ts",
@@ -25,6 +32,6 @@ export default defineConfig({
     })),
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ["default", "./scripts/summary-reporter.ts"],
+    reporters: ["default", join(repoRoot, "scripts/summary-reporter.ts")],
   },
 });

@@ -97,13 +97,17 @@ describe("LiveConnection against the stream relay", () => {
     live.dropForTesting(100);
     await publishing;
     await until(() => seen.length >= 35, "35 events");
-    await new Promise((r) => setTimeout(r, 200));
+    // One more event after all the others: once it is in, so is every frame the relay sent
+    // before it (a duplicate from a catch-up included).
+    await publish(sessionId, 1);
+    const last = `e${n}`;
+    const contentOf = (f: WsEventFrame) =>
+      f.payload.type === "timeline_event.created" ? f.payload.content : "";
+    await until(() => seen.some((f) => contentOf(f) === last), "the last event");
 
-    const contents = seen.map((f) =>
-      f.payload.type === "timeline_event.created" ? f.payload.content : "",
-    );
-    expect(new Set(contents).size).toBe(35);
-    expect(seen).toHaveLength(35);
+    const contents = seen.map(contentOf);
+    expect(new Set(contents).size).toBe(36);
+    expect(seen).toHaveLength(36);
     const ids = seen.map((f) => f.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(statuses.filter((s) => s === "reconnecting").length).toBeGreaterThanOrEqual(1);

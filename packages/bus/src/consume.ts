@@ -223,6 +223,7 @@ class WorkConsumerImpl implements WorkConsumer {
         await sleep(1_000, this.signal);
       }
     }
+    this.logger.debug("pull loop ended");
   }
 
   private waitForSlot(): Promise<void> {

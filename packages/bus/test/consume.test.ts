@@ -1,5 +1,10 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import { type ExecutionRequested, WORK_SUBJECTS } from "@tarsy/contracts";
+import {
+  CONSUMERS,
+  type ConsumerKey,
+  type ExecutionRequested,
+  WORK_SUBJECTS,
+} from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConsumeContext, WorkConsumer } from "../src/index.ts";
 import {
@@ -10,6 +15,7 @@ import {
   harness,
   now,
   sleep,
+  workLeft,
 } from "./support.ts";
 
 const open: Harness[] = [];
@@ -26,9 +32,19 @@ afterEach(async () => {
 
 const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
 
-async function workLeft(h: Harness): Promise<number> {
+/**
+ * The server's own count of what a durable consumer handed out: every delivery, redeliveries
+ * included, takes a consumer sequence; `pending` is what is stored and not yet delivered,
+ * `unacked` what is delivered and waiting for an ack (and so could be redelivered).
+ */
+async function deliveryState(h: Harness, key: ConsumerKey) {
   const jsm = await jetstreamManager(h.bus.connection);
-  return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
+  const info = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, CONSUMERS[key].durable);
+  return {
+    deliveries: info.delivered.consumer_seq,
+    pending: info.num_pending,
+    unacked: info.num_ack_pending,
+  };
 }
 
 describe("consume", () => {
@@ -96,7 +112,8 @@ describe("consume", () => {
     });
     expect(JSON.parse(letter.data)).toEqual(payload);
     expect(await workLeft(h)).toBe(0);
-    await sleep(1_200);
+    // Settled for good: three deliveries in the server's count, nothing left to redeliver.
+    expect(await deliveryState(h, "runner")).toEqual({ deliveries: 3, pending: 0, unacked: 0 });
     expect(attempts).toHaveLength(3);
   });
 
@@ -223,7 +240,9 @@ describe("consume", () => {
     workers.push(first, second);
     await h.bus.publish("executionRequested", executionRequested());
     await eventually(() => (finished ? true : undefined), 5_000, "long handler");
-    await sleep(800);
+    // Acked (gone from the work queue), and the server delivered it exactly once in all.
+    await eventually(async () => ((await workLeft(h)) === 0 ? true : undefined), 5_000, "the ack");
+    expect(await deliveryState(h, "runner")).toEqual({ deliveries: 1, pending: 0, unacked: 0 });
     expect(deliveries).toEqual([1]);
   });
 
@@ -357,7 +376,8 @@ describe("consume", () => {
     await h.bus.publish("executionRequested", payload);
     await eventually(() => (started ? true : undefined));
     await doomed.close();
-    await sleep(1_500);
+    // The pull loop has seen the closed connection and ended: any failure it logs is logged by now.
+    await eventually(() => lines().find((l) => l.msg === "pull loop ended"), 5_000, "loop end");
     expect(lines().filter((l) => l.msg === "pull failed; retrying")).toEqual([]);
 
     const taken: number[] = [];

@@ -7,7 +7,7 @@ import {
   type Harness,
   harness,
   sessionStatus,
-  sleep,
+  workLeft,
 } from "./support.ts";
 
 const open: Harness[] = [];
@@ -94,7 +94,8 @@ describe("bus observer", () => {
     });
     await eventually(() => (deadLettered.length > 0 ? true : undefined), 10_000, "dead letter");
     await eventually(() => (deadlineDeliveries === 2 ? true : undefined), 5_000, "retryLater");
-    await sleep(100);
+    // Both messages are settled for good (the work queue is empty): no delivery can follow.
+    await eventually(async () => ((await workLeft(h)) === 0 ? true : undefined), 5_000, "acks");
     expect(redelivered).toEqual([
       ["runner", 2],
       ["runner", 3],

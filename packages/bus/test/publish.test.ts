@@ -16,7 +16,6 @@ import {
   harness,
   now,
   sessionStatus,
-  sleep,
 } from "./support.ts";
 
 const open: Harness[] = [];
@@ -35,6 +34,12 @@ async function storedCount(h: Harness, stream: "TARSY_WORK" | "TARSY_EVENTS", su
     subjects_filter: subject ?? ">",
   });
   return subject ? (info.state.subjects?.[subject] ?? 0) : info.state.messages;
+}
+
+/** The sequence of the last message a stream ever stored (0: none, even if since removed). */
+async function lastStored(h: Harness, stream: "TARSY_WORK" | "TARSY_EVENTS") {
+  const jsm = await jetstreamManager(h.bus.connection);
+  return (await jsm.streams.info(`${stream}${h.streamSuffix}`)).state.last_seq;
 }
 
 describe("publish", () => {
@@ -120,8 +125,9 @@ describe("publish", () => {
     );
     h.bus.connection.publish(`${h.prefix}.${sessionChunksSubject("s1")}`, "not json");
     h.bus.publishTransient("streamChunk", chunk("s1", "lo"));
-    await eventually(() => (got.length >= 2 ? true : undefined), 5_000, "two chunks");
-    await sleep(100);
+    // One subscription gets its messages in publish order: once the last one is in, so is
+    // everything published before it.
+    await eventually(() => got.find((g) => g.delta === "lo"), 5_000, "the last chunk");
     expect(got).toEqual([
       { delta: "Hel", subject: sessionChunksSubject("s1") },
       { delta: "lo", subject: sessionChunksSubject("s1") },
@@ -170,9 +176,20 @@ describe("publish", () => {
       timestamp: now(),
     });
     await a.bus.connection.flush();
-    await sleep(500);
+    // a's messages are routed by now (flushed, and publishes acked); B's own cancel, sent after
+    // them, arrives behind anything of a's that B's subscription could have matched.
+    b.bus.publishTransient("cancelControl", {
+      v: 1,
+      session_id: "b-own",
+      scope: "session",
+      reason: "cancelled",
+      timestamp: now(),
+    });
+    await eventually(() => seenByB.find((id) => id === "b-own"), 5_000, "B's own cancel");
 
-    expect(seenByB).toEqual([]);
+    expect(seenByB).toEqual(["b-own"]);
+    expect(await storedCount(b, "TARSY_WORK")).toBe(0);
+    expect(await lastStored(b, "TARSY_WORK")).toBe(0);
     expect(
       await b.bus.replayEvents({ subject: sessionEventsSubject("shared"), afterSeq: 0, limit: 10 }),
     ).toMatchObject({ events: [], more: false });

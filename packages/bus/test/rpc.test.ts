@@ -166,8 +166,7 @@ describe("rpc: typed request/reply over a NATS service", () => {
       }),
     ]);
     const inFlight = requestRpc(bus, SlowDef, "stopper", { ms: 400 }, { timeoutMs: 3_000 });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(extra.inFlight()).toBe(1);
+    await expect.poll(() => extra.inFlight(), { timeout: 3_000 }).toBe(1);
     const stopped = extra.stop(5_000);
     await expect(inFlight).resolves.toEqual({ ok: true });
     await stopped;

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type {
   ExecutionRequested,
   SessionStatusEvent,
@@ -71,6 +72,12 @@ export async function harness(
       await bus.close();
     },
   };
+}
+
+/** Messages still in the harness's work stream (a work queue: an acked message leaves it). */
+export async function workLeft(h: Harness): Promise<number> {
+  const jsm = await jetstreamManager(h.bus.connection);
+  return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
 }
 
 export const now = () => new Date().toISOString();

@@ -1,3 +1,4 @@
+export { coerceValue, parseActionInput } from "./action-input.ts";
 export {
   type CallToolInput,
   createMcpGatewayClient,

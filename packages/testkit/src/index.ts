@@ -17,5 +17,6 @@ export {
   natsTest,
   natsUrl,
   type TestBus,
+  workStored,
 } from "./nats.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { type Bus, type BusOptions, connectBus, deprovision } from "@tarsy/bus";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { test as base } from "vitest";
@@ -22,6 +23,18 @@ export interface TestBus {
 export interface CreateTestBusOptions extends Partial<Omit<BusOptions, "prefix" | "streamSuffix">> {
   /** Skip `provision()`, default false. */
   skipProvision?: boolean;
+}
+
+/**
+ * How many messages of one work subject (relative, e.g. `work.orchestrator.execution_finished`)
+ * are still stored. TARSY_WORK is a work queue: a message leaves it when its consumer acks it,
+ * so 0 after a publish means the consumer's handler has run to its end (or dead-lettered it).
+ */
+export async function workStored(bus: Bus, subject: string): Promise<number> {
+  const jsm = await jetstreamManager(bus.connection);
+  const absolute = bus.subject(subject);
+  const info = await jsm.streams.info(bus.streamName("work"), { subjects_filter: absolute });
+  return info.state.subjects?.[absolute] ?? 0;
 }
 
 function testLogger(): Logger {

@@ -10,6 +10,7 @@ import { runExecution } from "../src/execution.ts";
 import { llmReadiness } from "../src/llm-readiness.ts";
 import type { LlmRetryPolicy } from "../src/llm-retry.ts";
 import {
+  captureLogger,
   type Env,
   logger,
   record,
@@ -128,13 +129,16 @@ describe("llm-service down", () => {
     const client = createLlmClient({ address: `127.0.0.1:${port}` });
     stops.push(() => client.close());
     const request = await seedExecution(env);
+    const log = captureLogger();
     const running = runExecution(
-      runnerDeps(env, client, echo, { llmRetry: FAST }),
+      runnerDeps(env, client, echo, { llmRetry: FAST, logger: log.logger }),
       request,
       new AbortController().signal,
     );
     // The runner has failed to connect at least once before the server exists.
-    await new Promise((r) => setTimeout(r, 1_000));
+    await waitFor("a failed attempt", () =>
+      log.lines.find((l) => l.msg === "LLM call cut; retrying"),
+    );
     const server = createLlmServer({
       logger,
       getSecret: () => undefined,

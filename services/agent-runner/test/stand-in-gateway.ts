@@ -1,9 +1,21 @@
+import { McpCallToolRequestSchema } from "@tarsy/contracts";
+import { parseActionInput } from "@tarsy/mcp-client";
 import type { ToolCallResult, ToolDefinition, ToolGateway, ToolScope } from "../src/ports.ts";
 
 /**
- * A stand-in for mcp-gateway while it is being built: deterministic tools with the gateway's
- * contract (`server.tool` names, errors as `isError` content). Tests that need masking, real
- * MCP servers or replica affinity use the real gateway instead.
+ * An in-process stand-in for the runner's `ToolGateway` port, which in production is
+ * `createGatewayTools` over `@tarsy/mcp-client` (NATS request/reply) and mcp-gateway behind it.
+ * It lets tests of the runner's own logic script tools without any MCP server.
+ *
+ * What it shares with the real path: each call is checked against the gateway's request
+ * schema (`McpCallToolRequestSchema` from contracts, built as mcp-client builds it), the
+ * arguments are parsed by the gateway's own cascade (`parseActionInput`), tools are named
+ * `server.tool`, and a failure comes back as `isError` content.
+ *
+ * What it does not cover: NATS, replica affinity, MCP transports and sessions, masking, tool
+ * filters, `server__tool` names, timeouts and retries. A cancel here only rejects the local
+ * wait (`delayMs`); that cancelling a call really aborts it at the MCP server is shown against
+ * the real gateway in gateway.test.ts.
  */
 export class StandInGateway implements ToolGateway {
   readonly calls: { scope: ToolScope; name: string; arguments: string }[] = [];
@@ -34,6 +46,16 @@ export class StandInGateway implements ToolGateway {
     signal: AbortSignal,
   ): Promise<ToolCallResult> {
     this.calls.push({ scope, name: call.name, arguments: call.arguments });
+    const request = McpCallToolRequestSchema.parse({
+      v: 1,
+      execution_id: scope.executionId,
+      session_id: scope.sessionId,
+      servers: scope.servers,
+      tool_filters: scope.toolFilters,
+      name: call.name,
+      arguments: call.arguments,
+      call_id: call.callId,
+    });
     if (this.delayMs > 0) {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(resolve, this.delayMs);
@@ -43,9 +65,9 @@ export class StandInGateway implements ToolGateway {
         });
       });
     }
-    const [server, tool] = call.name.split(".");
+    const [server, tool] = request.name.split(".");
     const run = tool ? this.results[tool] : undefined;
-    const args = JSON.parse(call.arguments || "{}") as Record<string, unknown>;
+    const args = parseActionInput(request.arguments);
     return {
       server,
       tool,

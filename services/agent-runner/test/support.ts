@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -43,6 +44,8 @@ export const logger: Logger = createLogger({
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const GATEWAY_MAIN = join(REPO_ROOT, "services/mcp-gateway/src/main.ts");
+const TSX_BIN = join(REPO_ROOT, "node_modules/.bin/tsx");
+const BLOCKING_SERVER = fileURLToPath(new URL("./servers/blocking-server.ts", import.meta.url));
 const RUNNER_MAIN = join(REPO_ROOT, "services/agent-runner/src/main.ts");
 export const EVERYTHING_MAIN = createRequire(import.meta.url).resolve(
   "@modelcontextprotocol/server-everything/dist/index.js",
@@ -50,11 +53,29 @@ export const EVERYTHING_MAIN = createRequire(import.meta.url).resolve(
 /** Lives in the environment of the MCP server; `get-env` returns it, masking must hide it. */
 export const PLANTED_SECRET = "ghp_PlantedSecretToken0123456789abcdefXYZ";
 
-/** A TARSy config dir of its own: scripted LLM, one chain with one tool-using agent. */
-export function writeConfig(options: { iterationTimeout?: string; maxIterations?: number } = {}): {
+/** The MCP server of servers/blocking-server.ts, as a config entry logging to `logFile`. */
+function blockingServerYaml(logFile: string): string {
+  return `
+  blocking:
+    transport:
+      type: stdio
+      command: ${JSON.stringify(TSX_BIN)}
+      args: [${JSON.stringify(BLOCKING_SERVER)}]
+      env:
+        BLOCKING_SERVER_LOG: ${JSON.stringify(logFile)}`;
+}
+
+/**
+ * A TARSy config dir of its own: scripted LLM, one chain with one tool-using agent. With
+ * `blockingServerLog`, the agent also has the `blocking` server (servers/blocking-server.ts).
+ */
+export function writeConfig(
+  options: { iterationTimeout?: string; maxIterations?: number; blockingServerLog?: string } = {},
+): {
   config: TarsyConfig;
   dir: string;
 } {
+  const blocking = options.blockingServerLog;
   const dir = mkdtempSync(join(tmpdir(), "runner-config-"));
   writeFileSync(
     join(dir, "llm-providers.yaml"),
@@ -87,10 +108,10 @@ mcp_servers:
     summarization:
       enabled: true
       size_threshold_tokens: 200
-      summary_max_token_limit: 100
+      summary_max_token_limit: 100${blocking ? blockingServerYaml(blocking) : ""}
 agents:
   InvestigatorAgent:
-    mcp_servers: [everything]
+    mcp_servers: [everything${blocking ? ", blocking" : ""}]
     custom_instructions: "CUSTOM-INSTRUCTIONS: be brief."
 agent_chains:
   test-chain:
@@ -110,14 +131,17 @@ agent_chains:
 }
 
 /** llm-service (real gRPC server, scripted backend) on a free port, and a client of it. */
-export async function startLlm(script: unknown): Promise<{
+export async function startLlm(
+  script: unknown,
+  log: Logger = logger,
+): Promise<{
   client: LlmClient;
   server: LlmServer;
   address: string;
   stop(): Promise<void>;
 }> {
   const server = createLlmServer({
-    logger,
+    logger: log,
     getSecret: () => undefined,
     script: parseScript(JSON.stringify(script), "test script"),
   });
@@ -161,6 +185,40 @@ export function record(bus: Bus, sessionId: string): Recorded {
       chunkSub.unsubscribe();
     },
   };
+}
+
+/**
+ * Publishes a marker chunk for the session on `bus` and waits until `rec` has it. A subscriber
+ * gets the messages of one connection in the order they were sent, so once the marker is in,
+ * so is every chunk sent on that connection before it. Returns the marker's index in `rec.chunks`.
+ */
+export async function chunkMarker(bus: Bus, rec: Recorded, sessionId: string): Promise<number> {
+  const eventId = `marker-${randomUUID()}`;
+  bus.publishTransient("streamChunk", {
+    v: 1,
+    type: "stream.chunk",
+    session_id: sessionId,
+    stage_id: null,
+    execution_id: "marker",
+    event_id: eventId,
+    delta: "",
+    timestamp: new Date().toISOString(),
+  });
+  return waitFor("the marker chunk", () => {
+    const index = rec.chunks.findIndex((c) => c.event_id === eventId);
+    return index >= 0 ? index : undefined;
+  });
+}
+
+/** A logger whose lines (parsed) the test can read. */
+export function captureLogger(level = "info"): { logger: Logger; lines: { msg?: string }[] } {
+  const lines: { msg?: string }[] = [];
+  const captured = createLogger({
+    service: "test",
+    level,
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
+  return { logger: captured, lines };
 }
 
 export interface Env {

@@ -3,7 +3,16 @@ import { describe, expect } from "vitest";
 import { ExecutionAbortedError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
 import { StandInGateway } from "./stand-in-gateway.ts";
-import { record, runnerDeps, seedExecution, runnerTest as test, waitFor } from "./support.ts";
+import {
+  captureLogger,
+  chunkMarker,
+  record,
+  runnerDeps,
+  seedExecution,
+  startLlm,
+  runnerTest as test,
+  waitFor,
+} from "./support.ts";
 
 test.override("envOptions", { iterationTimeout: "1s" });
 
@@ -64,11 +73,13 @@ describe("cancellation", () => {
   test("a cancel mid-stream aborts the LLM call, ends the open event cancelled and still finishes", async ({
     env,
     stops,
-    llm,
     echo,
   }) => {
     const text = "The investigation is going on and on and on and on and on and on.";
-    const { client } = await llm([{ text, chunk_size: 3, chunk_delay_ms: 100 }]);
+    const llmLog = captureLogger();
+    const started = await startLlm([{ text, chunk_size: 3, chunk_delay_ms: 100 }], llmLog.logger);
+    stops.push(started.stop);
+    const { client } = started;
     const request = await seedExecution(env);
     const rec = record(env.bus, request.session_id);
     stops.push(rec.stop);
@@ -93,10 +104,16 @@ describe("cancellation", () => {
     expect(execution?.status).toBe("cancelled");
     const completed = rec.events.filter((e) => e.type === "timeline_event.completed");
     expect(completed).toHaveLength(1);
-    // No more deltas after the cancel.
-    const count = rec.chunks.length;
-    await new Promise((r) => setTimeout(r, 300));
-    expect(rec.chunks.length).toBe(count);
+    // No more deltas after the cancel: llm-service saw the call cancelled (so the stream that
+    // feeds the deltas has ended), and nothing came between a marker sent when the execution
+    // returned and one sent after that.
+    const returned = await chunkMarker(env.bus, rec, request.session_id);
+    await waitFor("llm-service to see the cancel", () =>
+      llmLog.lines.find(
+        (l) => l.msg === "generate cancelled by the caller; provider request aborted",
+      ),
+    );
+    expect(await chunkMarker(env.bus, rec, request.session_id)).toBe(returned + 1);
   });
 
   test("a cancel during a tool call aborts it and ends the tool event cancelled", async ({

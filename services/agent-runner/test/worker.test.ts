@@ -1,5 +1,6 @@
-import type { ExecutionRequested } from "@tarsy/contracts";
+import { type ExecutionRequested, WORK_SUBJECTS } from "@tarsy/contracts";
 import { getExecution, listMessages, listSessionTimeline } from "@tarsy/db";
+import { workStored } from "@tarsy/testkit";
 import { afterEach, describe, expect, test } from "vitest";
 import { ExecutionTakenOverError } from "../src/errors.ts";
 import { runExecution } from "../src/execution.ts";
@@ -266,7 +267,12 @@ describe("runner worker", () => {
       finalAnalysis: "attempt two",
     });
     await waitFor("finished published", () => finished.list[0]);
-    await new Promise((r) => setTimeout(r, 300));
+    // Both attempts have returned, so every report they made is stored; once the collector has
+    // taken them all off the work queue, its list is complete.
+    await waitFor(
+      "every report collected",
+      async () => (await workStored(env.bus, WORK_SUBJECTS.executionFinished)) === 0,
+    );
     expect(finished.list).toHaveLength(1);
   });
 });

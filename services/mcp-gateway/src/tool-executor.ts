@@ -2,6 +2,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "@tarsy/config";
 import type { McpToolDefinition } from "@tarsy/contracts";
 import type { MaskingService } from "@tarsy/masking";
+import { parseActionInput } from "@tarsy/mcp-client";
 import { secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import {
@@ -16,7 +17,6 @@ import type { OpenExecution } from "./client/execution-registry.ts";
 import { extractTextContent } from "./content.ts";
 import { describe } from "./errors.ts";
 import { maskToolContent } from "./masking.ts";
-import { parseActionInput } from "./params.ts";
 import { routeToolCall, toolAllowed } from "./router.ts";
 import type { McpTimeouts } from "./timeouts.ts";
 

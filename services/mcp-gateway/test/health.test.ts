@@ -1,3 +1,4 @@
+import type { McpHealthReply } from "@tarsy/contracts";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -60,8 +61,18 @@ describe("health monitor", { timeout: 90_000 }, () => {
     // Still ready: readiness is about start-up, degradation is reported as health and warnings.
     expect(unhealthy.ready).toBe(true);
 
-    // Several more failed checks: still one warning (deduplicated per server).
-    await new Promise((r) => setTimeout(r, 800));
+    // Two more checks have run (and failed) since: still one warning (deduplicated per server).
+    const lastCheck = (h: McpHealthReply) => Date.parse(h.servers[0]?.last_check ?? "") || 0;
+    const checkedAfter = async (since: number) => {
+      const health = await until(
+        () => client.health(),
+        (h) => lastCheck(h) > since,
+      );
+      expect(lastCheck(health)).toBeGreaterThan(since);
+      expect(health.servers[0]?.healthy).toBe(false);
+      return lastCheck(health);
+    };
+    await checkedAfter(await checkedAfter(lastCheck(unhealthy)));
     const later = await client.warnings();
     expect(later.warnings).toHaveLength(1);
     expect(later.warnings[0]?.id).toBe(down.warnings[0]?.id);

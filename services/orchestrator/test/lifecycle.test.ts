@@ -3,6 +3,7 @@ import {
   type ExecutionStatus,
   SESSIONS_EVENTS_SUBJECT,
   sessionEventsSubject,
+  WORK_SUBJECTS,
 } from "@tarsy/contracts";
 import {
   ChatTurnActiveError,
@@ -16,6 +17,7 @@ import {
   listSessionTimeline,
   submitChatMessage,
 } from "@tarsy/db";
+import { workStored } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -115,7 +117,11 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(executions.map((e) => e.status)).toEqual(["cancelled"]);
     // The runner's late answer changes nothing.
     await peer.release(() => ({ status: "completed", analysis: "too late" }));
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(
+      async () => (await workStored(nats.bus, WORK_SUBJECTS.executionFinished)) === 0,
+      10_000,
+      "the late answer to be handled",
+    );
     expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
     expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
     const statuses = (

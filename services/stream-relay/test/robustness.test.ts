@@ -140,8 +140,14 @@ describe("stream-relay robustness", () => {
     try {
       const dead = await connectClient(relay.url);
       const alive = await connectClient(relay.url);
+      let pings = 0;
+      alive.ws.on("ping", () => void pings++);
       dead.ws.pause(); // no pong comes back from a paused socket
-      await new Promise((r) => setTimeout(r, 800));
+      await expect.poll(() => relay.connections, { timeout: 5_000 }).toBe(1);
+      // A ping is sent only to a peer that answered the last one: two more pings to the live
+      // peer (at least one from a later heartbeat) mean its pongs were checked and it was kept.
+      const pingsAtDrop = pings;
+      await expect.poll(() => pings, { timeout: 5_000 }).toBeGreaterThanOrEqual(pingsAtDrop + 2);
       expect(relay.connections).toBe(1);
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       await alive.close();
@@ -169,8 +175,7 @@ describe("stream-relay robustness", () => {
       await b.waitFor((f) => f.type === "pong");
       expect(relay.feeds).toBe(1);
       await a.close();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(relay.feeds).toBe(0);
+      await expect.poll(() => relay.feeds, { timeout: 5_000 }).toBe(0);
       await b.close();
     } finally {
       await relay.close();

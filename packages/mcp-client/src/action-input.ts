@@ -1,7 +1,9 @@
 import { parse as parseYaml } from "yaml";
 
 /**
- * Parses an ActionInput (ReAct text or function-call arguments) into tool arguments.
+ * Parses an ActionInput (ReAct text or function-call arguments) into tool arguments, as
+ * mcp-gateway does for every call (it lives here, beside the gateway's client, so that a
+ * stand-in gateway in tests parses exactly as the real one).
  * The first format that fits wins:
  *   1. JSON object                       → as is
  *   2. JSON non-object (string, number, array, boolean, null) → `{ input: value }`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coerceValue, parseActionInput } from "./params.ts";
+import { coerceValue, parseActionInput } from "./action-input.ts";
 
 describe("parseActionInput: JSON → JSON non-object → structured YAML → key-value → raw", () => {
   const table: Array<{ name: string; input: string; expected: Record<string, unknown> }> = [
