@@ -17,6 +17,7 @@ import {
   listSessionTimeline,
   submitChatMessage,
 } from "@tarsy/db";
+import { countStoredRows } from "@tarsy/db/testing";
 import { workStored } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
@@ -263,6 +264,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     expect(done.executiveSummary).toBe("summary");
     const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
+    // The completion event leaves through the outbox after the commit: count once it is out.
+    await waitFor(
+      async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0,
+      15_000,
+      "the outbox to be published",
+    );
     const completedEvents = (
       await nats.bus.replayEvents({ subject: SESSIONS_EVENTS_SUBJECT, afterSeq: 0, limit: 500 })
     ).events.filter(
