@@ -27,7 +27,7 @@ afterEach(async () => {
 const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
 
 async function workLeft(h: Harness): Promise<number> {
-  const jsm = await jetstreamManager(h.bus.connection);
+  const jsm = await jetstreamManager(h.raw);
   return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
 }
 
@@ -73,7 +73,7 @@ describe("consume", () => {
 
     const page = await eventually(
       async () => {
-        const p = await h.bus.listDeadLetters();
+        const p = await h.admin.listDeadLetters();
         return p.items.length > 0 ? p : undefined;
       },
       10_000,
@@ -116,7 +116,7 @@ describe("consume", () => {
     );
     workers.push(worker);
     // Raw publishes that bypass the typed API, as a buggy or foreign producer would.
-    const js = (await import("@nats-io/jetstream")).jetstream(h.bus.connection);
+    const js = (await import("@nats-io/jetstream")).jetstream(h.raw);
     await js.publish(`${h.prefix}.work.orchestrator.session_submitted`, "{not json");
     await js.publish(
       `${h.prefix}.work.orchestrator.session_submitted`,
@@ -131,7 +131,7 @@ describe("consume", () => {
     });
 
     const page = await eventually(async () => {
-      const p = await h.bus.listDeadLetters();
+      const p = await h.admin.listDeadLetters();
       return p.items.length >= 2 ? p : undefined;
     });
     await eventually(() => (handled.length > 0 ? true : undefined));
@@ -162,16 +162,16 @@ describe("consume", () => {
     const payload = executionRequested();
     await h.bus.publish("executionRequested", payload);
     const page = await eventually(async () => {
-      const p = await h.bus.listDeadLetters();
+      const p = await h.admin.listDeadLetters();
       return p.items.length ? p : undefined;
     });
     broken = false;
     const seq = page.items[0]!.seq;
-    await h.bus.redriveDeadLetter(seq);
+    await h.admin.redriveDeadLetter(seq);
     await eventually(() => (done.length ? true : undefined), 5_000, "redriven work");
     expect(done).toEqual([payload.execution_id]);
-    expect((await h.bus.listDeadLetters()).items).toEqual([]);
-    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
+    expect((await h.admin.listDeadLetters()).items).toEqual([]);
+    await expect(h.admin.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "BUS_NOT_FOUND" });
   });
 
   it("runs at most `concurrency` handlers at once", async () => {
@@ -287,7 +287,7 @@ describe("consume", () => {
     await h.bus.publish("executionRequested", executionRequested());
     await eventually(() => (started ? true : undefined));
     expect(await worker.stop()).toEqual({ handedBack: 1, timedOut: false });
-    expect(await h.bus.listDeadLetters()).toEqual({ items: [], more: false });
+    expect(await h.admin.listDeadLetters()).toEqual({ items: [], more: false });
     expect(await workLeft(h)).toBe(1);
   });
 
@@ -322,7 +322,7 @@ describe("consume", () => {
     expect(deliveries[1]!.at).toBeGreaterThanOrEqual(Date.parse(deadlineAt) - 20);
     expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
     await eventually(async () => ((await workLeft(h)) === 0 ? true : undefined));
-    expect((await h.bus.listDeadLetters()).items).toEqual([]);
+    expect((await h.admin.listDeadLetters()).items).toEqual([]);
   });
 
   it("refuses to consume before provisioning, and a handler map must cover every kind", async () => {

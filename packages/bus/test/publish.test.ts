@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 async function storedCount(h: Harness, stream: "TARSY_WORK" | "TARSY_EVENTS", subject?: string) {
-  const jsm = await jetstreamManager(h.bus.connection);
+  const jsm = await jetstreamManager(h.raw);
   const info = await jsm.streams.info(`${stream}${h.streamSuffix}`, {
     subjects_filter: subject ?? ">",
   });
@@ -45,7 +45,7 @@ describe("publish", () => {
     expect(again).toEqual({ ...first, duplicate: true });
     expect(await storedCount(h, "TARSY_WORK")).toBe(1);
 
-    const jsm = await jetstreamManager(h.bus.connection);
+    const jsm = await jetstreamManager(h.raw);
     const stored = await jsm.streams.getMessage(`TARSY_WORK${h.streamSuffix}`, { seq: 1 });
     expect(stored?.header.get("Nats-Msg-Id")).toBe(
       `work.runner.execution_requested:execution-requested.${payload.execution_id}`,
@@ -100,11 +100,11 @@ describe("publish", () => {
       delta,
       timestamp: now(),
     });
-    await h.bus.connection.flush();
+    await h.bus.flush();
     h.bus.publishTransient("streamChunk", chunk("s1", "Hel"));
     h.bus.publishTransient("streamChunk", chunk("s2", "other session"));
-    h.bus.connection.publish(`${h.prefix}.chunks.session.s1`, '{"v":1,"delta":"no ids"}');
-    h.bus.connection.publish(`${h.prefix}.chunks.session.s1`, "not json");
+    h.raw.publish(`${h.prefix}.chunks.session.s1`, '{"v":1,"delta":"no ids"}');
+    h.raw.publish(`${h.prefix}.chunks.session.s1`, "not json");
     h.bus.publishTransient("streamChunk", chunk("s1", "lo"));
     await eventually(() => (got.length >= 2 ? true : undefined), 5_000, "two chunks");
     await sleep(100);
@@ -131,7 +131,7 @@ describe("publish", () => {
       },
       { fetchExpiresMs: 1_000 },
     );
-    await b.bus.connection.flush();
+    await b.bus.flush();
 
     await a.bus.publish("executionRequested", executionRequested());
     await a.bus.publish("timelineEventCreated", {
@@ -155,15 +155,15 @@ describe("publish", () => {
       reason: "cancelled",
       timestamp: now(),
     });
-    await a.bus.connection.flush();
+    await a.bus.flush();
     await sleep(500);
 
     expect(seenByB).toEqual([]);
     expect(
       await b.bus.replayEvents({ subject: "events.session.shared", afterSeq: 0, limit: 10 }),
     ).toMatchObject({ events: [], more: false });
-    expect(await b.bus.lastSequence("events.session.shared")).toBe(0);
-    expect(await a.bus.lastSequence("events.session.shared")).toBe(1);
+    expect(await b.admin.lastSequence("events.session.shared")).toBe(0);
+    expect(await a.admin.lastSequence("events.session.shared")).toBe(1);
     expect(await storedCount(a, "TARSY_WORK")).toBe(1);
     await workerB.stop();
   });

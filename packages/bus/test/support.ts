@@ -2,13 +2,21 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type {
   ExecutionRequested,
   SessionStatusEvent,
   TimelineEventCreated,
 } from "@tarsy/contracts";
 import { createLogger, type Logger } from "@tarsy/runtime";
-import { type Bus, type BusOptions, connectBus, deprovision } from "../src/index.ts";
+import { coreOf } from "../src/core.ts";
+import {
+  type Bus,
+  type BusAdmin,
+  type BusOptions,
+  connectBus,
+  createBusAdmin,
+} from "../src/index.ts";
 
 export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -29,6 +37,9 @@ export function captureLogger(): { logger: Logger; lines: () => Record<string, u
 
 export interface Harness {
   bus: Bus;
+  admin: BusAdmin;
+  /** The bus's own connection, for acting like a foreign client (garbage, raw JetStream). */
+  raw: NatsConnection;
   prefix: string;
   streamSuffix: string;
   settings: BusOptions;
@@ -51,10 +62,13 @@ export async function harness(
     ...overrides,
   };
   const bus = await connectBus(settings);
-  if (provision) await bus.provision();
+  const admin = createBusAdmin(bus);
+  if (provision) await admin.provision();
   const others: Bus[] = [];
   return {
     bus,
+    admin,
+    raw: coreOf(bus).connection,
     prefix: settings.prefix ?? "",
     streamSuffix: settings.streamSuffix ?? "",
     settings,
@@ -65,9 +79,9 @@ export async function harness(
     },
     async cleanup() {
       for (const other of others) await other.close();
-      const admin = bus.connection.isClosed() ? await connectBus(settings) : bus;
-      await deprovision(admin);
-      await admin.close();
+      const owner = coreOf(bus).connection.isClosed() ? await connectBus(settings) : bus;
+      await createBusAdmin(owner).deprovision();
+      await owner.close();
       await bus.close();
     },
   };

@@ -13,9 +13,11 @@ export {
 export { type FakeGithub, startFakeGithub } from "./fake-github.ts";
 export {
   type CreateTestBusOptions,
+  connectRawNats,
   createTestBus,
   natsTest,
   natsUrl,
+  type RawNatsConnection,
   type TestBus,
 } from "./nats.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";

@@ -1,18 +1,43 @@
 import { randomBytes } from "node:crypto";
-import { type Bus, type BusOptions, connectBus, deprovision } from "@tarsy/bus";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import {
+  type Bus,
+  type BusAdmin,
+  BusNotConnectedError,
+  type BusOptions,
+  connectBus,
+  createBusAdmin,
+} from "@tarsy/bus";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { test as base } from "vitest";
 
 export const natsUrl = (): string => process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
+export type RawNatsConnection = NatsConnection;
+
+/**
+ * A plain NATS connection, for a test that acts like a foreign or buggy client (garbage
+ * bodies, raw requests and subscriptions); services only ever get the typed bus.
+ */
+export function connectRawNats(url = natsUrl(), name = "test-raw"): Promise<RawNatsConnection> {
+  return connect({ servers: url, name });
+}
+
 /** A bus of its own for one test: unique subject prefix and stream suffix, streams provisioned. */
 export interface TestBus {
   bus: Bus;
+  /** Provisioning, dead letters, backlogs and sequences of `bus`. */
+  admin: BusAdmin;
   /** e.g. `t3f9a1c2b`. */
   prefix: string;
   /** e.g. `_T3F9A1C2B`. */
   streamSuffix: string;
   url: string;
+  /**
+   * A plain NATS connection to the same server (opened on first use, closed by `cleanup`),
+   * for acting like a foreign or buggy client: garbage bodies, raw requests and subscriptions.
+   */
+  raw(): Promise<RawNatsConnection>;
   /** Another connection to the same prefix and streams (a second replica or process). */
   connectAnother(overrides?: Partial<BusOptions>): Promise<Bus>;
   /** Deletes the streams (and their consumers) and closes every connection. */
@@ -43,18 +68,25 @@ export async function createTestBus(options: CreateTestBusOptions = {}): Promise
     streamSuffix,
   };
   const bus = await connectBus(settings);
+  const admin = createBusAdmin(bus);
   const others: Bus[] = [];
+  let raw: Promise<RawNatsConnection> | undefined;
   try {
-    if (!skipProvision) await bus.provision();
+    if (!skipProvision) await admin.provision();
   } catch (err) {
     await bus.close();
     throw err;
   }
   return {
     bus,
+    admin,
     prefix,
     streamSuffix,
     url,
+    raw() {
+      raw ??= connectRawNats(url, `test-${id}-raw`);
+      return raw;
+    },
     async connectAnother(overrides = {}) {
       const other = await connectBus({
         ...settings,
@@ -68,13 +100,16 @@ export async function createTestBus(options: CreateTestBusOptions = {}): Promise
     },
     async cleanup() {
       for (const other of others) await other.close().catch(() => undefined);
+      if (raw) await (await raw).close().catch(() => undefined);
       try {
-        if (bus.connection.isClosed()) {
-          const admin = await connectBus({ ...settings, name: `test-${id}-cleanup` });
-          await deprovision(admin).finally(() => admin.close());
-        } else {
-          await deprovision(bus);
-        }
+        await admin.deprovision().catch(async (err: unknown) => {
+          if (!(err instanceof BusNotConnectedError)) throw err;
+          // The test closed its bus: delete the streams over a connection of our own.
+          const owner = await connectBus({ ...settings, name: `test-${id}-cleanup` });
+          await createBusAdmin(owner)
+            .deprovision()
+            .finally(() => owner.close());
+        });
       } finally {
         await bus.close();
       }

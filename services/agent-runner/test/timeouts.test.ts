@@ -73,7 +73,7 @@ describe("cancellation", () => {
     const text = "The investigation is going on and on and on and on and on and on.";
     const { client } = await llm([{ text, chunk_size: 3, chunk_delay_ms: 100 }]);
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     const controller = new AbortController();
     const running = runExecution(runnerDeps(env, client, echo), request, controller.signal);

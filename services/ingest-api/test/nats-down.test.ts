@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Bus, connectBus } from "@tarsy/bus";
+import { type Bus, connectBus, createBusAdmin } from "@tarsy/bus";
 import type { PayloadOf } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -69,7 +69,7 @@ beforeAll(async () => {
     logger: testLogger(),
     prefix: "tdown",
   });
-  await bus.provision();
+  await createBusAdmin(bus).provision();
   await bus.consume("orchestrator", {
     sessionSubmitted: async (p) => void submitted.push(p),
     chatSubmitted: async () => {},

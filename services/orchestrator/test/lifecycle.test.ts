@@ -80,7 +80,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const sub = nats.bus.subscribeTransient("cancelControl", cancelControlSubject(id), (c) => {
       controls.push(c);
     });
-    await nats.bus.connection.flush();
+    await nats.bus.flush();
     await nats.bus.publish("cancelRequested", {
       v: 1,
       session_id: id,
