@@ -69,7 +69,7 @@ export interface Bus {
   consume<C extends ConsumerKey>(
     key: C,
     handlers: ConsumerHandlers<C>,
-    options?: ConsumeOptions,
+    options?: ConsumeOptions<C>,
   ): Promise<WorkConsumer>;
   subscribeTransient<K extends TransientMessageKey>(
     key: K,
@@ -177,7 +177,7 @@ class NatsBus implements Bus {
   async consume<C extends ConsumerKey>(
     key: C,
     handlers: ConsumerHandlers<C>,
-    options?: ConsumeOptions,
+    options?: ConsumeOptions<C>,
   ): Promise<WorkConsumer> {
     ensureOpen(this.core);
     const consumer = await startWorkConsumer(this.core, key, handlers, options);

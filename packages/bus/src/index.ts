@@ -4,6 +4,7 @@ export {
   type BackoffOptions,
   backoffDelay,
   type ConsumeContext,
+  type ConsumedMessage,
   type ConsumeOptions,
   type ConsumerHandlers,
   DEFAULT_BACKOFF,

@@ -54,6 +54,91 @@ describe("consume", () => {
     expect(await eventually(async () => ((await workLeft(h)) === 0 ? 0 : undefined))).toBe(0);
   });
 
+  it("drops a message whose handler error the drop option names: acked, never retried nor dead-lettered", async () => {
+    class GoneError extends Error {}
+    const h = await fresh({ consumers: { runner: { maxDeliver: 2 } } });
+    const gone = executionRequested();
+    const flaky = executionRequested();
+    const attempts: string[] = [];
+    const dropped: { err: unknown; key: string; id: string; delivery: number }[] = [];
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (p) => {
+          attempts.push(p.execution_id);
+          if (p.execution_id === gone.execution_id) throw new GoneError("execution is gone");
+          throw new Error("transient");
+        },
+      },
+      {
+        ...FAST,
+        backoff: { initialMs: 100, factor: 1, maxMs: 100 },
+        drop: (err, message, ctx) => {
+          if (!(err instanceof GoneError)) return false;
+          const id = message.payload.execution_id;
+          dropped.push({ err, key: message.key, id, delivery: ctx.deliveryCount });
+          return true;
+        },
+      },
+    );
+    workers.push(worker);
+    await h.bus.publish("executionRequested", gone);
+    await h.bus.publish("executionRequested", flaky);
+
+    // Any other error still takes the normal path: retried, then dead-lettered.
+    const letters = await eventually(
+      async () => {
+        const p = await h.admin.listDeadLetters();
+        return p.items.length > 0 ? p.items : undefined;
+      },
+      10_000,
+      "the other message's dead letter",
+    );
+    expect(letters.map((l) => JSON.parse(l.letter.data).execution_id)).toEqual([
+      flaky.execution_id,
+    ]);
+    await sleep(300);
+    expect(dropped).toEqual([
+      { err: expect.any(GoneError), key: "executionRequested", id: gone.execution_id, delivery: 1 },
+    ]);
+    expect(attempts.filter((id) => id === gone.execution_id)).toHaveLength(1);
+    expect(attempts.filter((id) => id === flaky.execution_id)).toHaveLength(2);
+    expect(await h.admin.workBacklog("runner")).toBe(0);
+  });
+
+  it("drops nothing when the drop option itself throws", async () => {
+    const h = await fresh({ consumers: { runner: { maxDeliver: 2 } } });
+    let calls = 0;
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async () => {
+          throw new Error("transient");
+        },
+      },
+      {
+        ...FAST,
+        backoff: { initialMs: 100, factor: 1, maxMs: 100 },
+        drop: () => {
+          calls++;
+          throw new Error("a buggy drop rule");
+        },
+      },
+    );
+    workers.push(worker);
+    await h.bus.publish("executionRequested", executionRequested());
+    const letters = await eventually(
+      async () => {
+        const p = await h.admin.listDeadLetters();
+        return p.items.length > 0 ? p.items : undefined;
+      },
+      10_000,
+      "a dead letter",
+    );
+    expect(letters[0]?.letter.error).toBe("transient");
+    expect(calls).toBe(2);
+  });
+
   it("redelivers a failing message with growing backoff, then dead-letters it with the error", async () => {
     const h = await fresh({ consumers: { runner: { maxDeliver: 3 } } });
     const attempts: { at: number; delivery: number }[] = [];

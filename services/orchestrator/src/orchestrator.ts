@@ -7,6 +7,7 @@ import { admitAndStart, startSession } from "./saga/admission.ts";
 import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
 import { type SagaMetricSet, sagaMetrics } from "./saga/metrics.ts";
+import { dropOrphans } from "./saga/orphans.ts";
 
 export interface OrchestratorOptions {
   podId: string;
@@ -17,7 +18,7 @@ export interface OrchestratorOptions {
   /** A running session untouched for this long is stepped again by the sweep. */
   staleAfterMs: number;
   outboxIntervalMs: number;
-  consume?: ConsumeOptions;
+  consume?: ConsumeOptions<"orchestrator">;
 }
 
 export interface Orchestrator {
@@ -90,6 +91,9 @@ export async function startOrchestrator(
 
   const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {
     concurrency: options.concurrency,
+    // A message about something that does not exist (a session withdrawn by ingest-api after
+    // a failed publish, or deleted; an unknown execution, stage or chat message).
+    drop: dropOrphans(deps),
     ...options.consume,
   });
   logger.info(
