@@ -1,4 +1,11 @@
 export { type BusAdmin, createBusAdmin } from "./admin.ts";
+export {
+  type CommittedPublisher,
+  type OutboxPublisherOptions,
+  outboxPublisher,
+  publishWithRetry,
+  type RetryPublishOptions,
+} from "./after-commit.ts";
 export { type Bus, type BusHealth, connectBus } from "./bus.ts";
 export {
   type BackoffOptions,

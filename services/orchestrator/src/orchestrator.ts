@@ -1,4 +1,4 @@
-import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
+import { type Bus, type ConsumeOptions, outboxPublisher, type WorkConsumer } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import { type OutboxRelay, type PrismaClient, startOutboxRelay } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
@@ -42,13 +42,10 @@ export async function startOrchestrator(
 ): Promise<Orchestrator> {
   const { db, bus, config, logger } = resources;
   const metrics = resources.metrics ?? createMetrics("orchestrator", { processMetrics: false });
-  const relay: OutboxRelay = startOutboxRelay(
-    db,
-    async (entry) => {
-      await bus.publish(entry.key, entry.payload);
-    },
-    { intervalMs: options.outboxIntervalMs, logger: logger.child({ component: "outbox" }) },
-  );
+  const relay: OutboxRelay = startOutboxRelay(db, outboxPublisher(bus), {
+    intervalMs: options.outboxIntervalMs,
+    logger: logger.child({ component: "outbox" }),
+  });
   const deps: SagaDeps = {
     db,
     bus,
