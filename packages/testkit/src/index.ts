@@ -20,4 +20,5 @@ export {
   type RawNatsConnection,
   type TestBus,
 } from "./nats.ts";
+export { type PrivateNats, startPrivateNats } from "./private-nats.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";
