@@ -59,6 +59,12 @@ async function privateBus() {
   };
 }
 
+/** Event ids stored for session s1, in stream order. */
+async function storedIds(bus: Bus): Promise<string[]> {
+  const replay = await bus.replayEvents({ subject: "events.session.s1", afterSeq: 0, limit: 10 });
+  return replay.events.map((e) => (e.payload as { event_id: string }).event_id);
+}
+
 const message = (n: number) =>
   ({ key: "timelineEventCreated", payload: timelineCreated("s1", n) }) as const;
 
@@ -79,15 +85,7 @@ describe("publishWithRetry", () => {
     const results = await publishing;
     expect(results).toHaveLength(1);
 
-    const replay = await nats.bus.replayEvents({
-      subject: "events.session.s1",
-      afterSeq: 0,
-      limit: 10,
-    });
-    expect(replay.events.map((e) => (e.payload as { event_id: string }).event_id)).toEqual([
-      "s1-ev-1",
-      "s1-ev-2",
-    ]);
+    expect(await storedIds(nats.bus)).toEqual(["s1-ev-1", "s1-ev-2"]);
     expect(retries.length).toBeGreaterThan(0);
   }, 60_000);
 
@@ -139,16 +137,7 @@ describe("outboxPublisher", () => {
     await eventually(() => (nats.bus.isConnected() ? true : undefined), 15_000, "reconnect");
     await buffered.catch(() => lenient(message(3)));
 
-    const replay = await nats.bus.replayEvents({
-      subject: "events.session.s1",
-      afterSeq: 0,
-      limit: 10,
-    });
-    expect(replay.events.map((e) => (e.payload as { event_id: string }).event_id)).toEqual([
-      "s1-ev-1",
-      "s1-ev-2",
-      "s1-ev-3",
-    ]);
+    expect(await storedIds(nats.bus)).toEqual(["s1-ev-1", "s1-ev-2", "s1-ev-3"]);
   }, 60_000);
 
   it("gives up after its timeout", async () => {

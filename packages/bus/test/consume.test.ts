@@ -26,6 +26,18 @@ afterEach(async () => {
 
 const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
 
+/** The dead letters, once there are any. */
+function deadLetters(h: Harness, what = "a dead letter") {
+  return eventually(
+    async () => {
+      const p = await h.admin.listDeadLetters();
+      return p.items.length > 0 ? p.items : undefined;
+    },
+    10_000,
+    what,
+  );
+}
+
 async function workLeft(h: Harness): Promise<number> {
   const jsm = await jetstreamManager(h.raw);
   return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
@@ -86,14 +98,7 @@ describe("consume", () => {
     await h.bus.publish("executionRequested", flaky);
 
     // Any other error still takes the normal path: retried, then dead-lettered.
-    const letters = await eventually(
-      async () => {
-        const p = await h.admin.listDeadLetters();
-        return p.items.length > 0 ? p.items : undefined;
-      },
-      10_000,
-      "the other message's dead letter",
-    );
+    const letters = await deadLetters(h, "the other message's dead letter");
     expect(letters.map((l) => JSON.parse(l.letter.data).execution_id)).toEqual([
       flaky.execution_id,
     ]);
@@ -127,14 +132,7 @@ describe("consume", () => {
     );
     workers.push(worker);
     await h.bus.publish("executionRequested", executionRequested());
-    const letters = await eventually(
-      async () => {
-        const p = await h.admin.listDeadLetters();
-        return p.items.length > 0 ? p.items : undefined;
-      },
-      10_000,
-      "a dead letter",
-    );
+    const letters = await deadLetters(h);
     expect(letters[0]?.letter.error).toBe("transient");
     expect(calls).toBe(2);
   });
