@@ -6,7 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { connectBus, deprovision } from "@tarsy/bus";
+import { connect } from "@nats-io/transport-node";
+import { connectBus, createBusAdmin } from "@tarsy/bus";
 import { sessionEventsSubject } from "@tarsy/contracts";
 import { createLogger } from "@tarsy/runtime";
 import { busEventLog, startRelay } from "@tarsy/stream-relay";
@@ -46,7 +47,8 @@ const bus = await connectBus({
   prefix: `bench${id}`,
   streamSuffix: `_BENCH${id.toUpperCase()}`,
 });
-await bus.provision();
+const admin = createBusAdmin(bus);
+await admin.provision();
 const relay = await startRelay(
   busEventLog(bus, logger),
   {
@@ -66,19 +68,22 @@ const relay = await startRelay(
 async function rawBaseline(): Promise<number[]> {
   const session = randomUUID();
   const latencies: number[] = [];
-  const sub = bus.connection.subscribe(bus.subject(sessionEventsSubject(session)), {
+  // A plain subscription of its own: what NATS alone costs, without the relay.
+  const raw = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  const sub = raw.subscribe(bus.subject(sessionEventsSubject(session)), {
     callback: (_err, msg) => {
       const body = msg.json<{ content: string }>();
       latencies.push(performance.now() - Number(body.content));
     },
   });
-  await bus.connection.flush();
+  await raw.flush();
   for (let i = 0; i < LATENCY_EVENTS; i++) {
     await bus.publish("timelineEventCreated", event(session));
     await new Promise((r) => setTimeout(r, 1000 / LATENCY_RATE_PER_S));
   }
   await new Promise((r) => setTimeout(r, 200));
   sub.unsubscribe();
+  await raw.close();
   return latencies.sort((a, b) => a - b);
 }
 
@@ -164,6 +169,6 @@ for (const n of [1, 100, 1000]) {
   );
 }
 await relay.close();
-await deprovision(bus);
+await admin.deprovision();
 await bus.close();
 process.exit(0);

@@ -27,7 +27,7 @@ RUN apt-get update \
   && npm cache clean --force \
   && groupadd --gid 10001 tarsy \
   && useradd --uid 10001 --gid tarsy --home-dir /tmp --no-create-home --shell /usr/sbin/nologin tarsy
-ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy RUNNER_PROVISION=false METRICS_PORT=9464
+ENV NODE_ENV=production HOME=/tmp TARSY_CONFIG_DIR=/etc/tarsy TARSY_PROVISION_STREAMS=false METRICS_PORT=9464
 COPY --from=build /out /app
 WORKDIR /app/services/agent-runner
 USER 10001:10001

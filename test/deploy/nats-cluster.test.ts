@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type Bus, NatsEnvShape } from "@tarsy/bus";
+import { type Bus, type BusAdmin, NatsEnvShape } from "@tarsy/bus";
 import { STREAMS } from "@tarsy/contracts";
 import { createTestBus } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,6 +56,7 @@ describe("the production overlay's 3-node JetStream cluster", () => {
   const servers: { name: string; client: number; monitor: number; proc: Started }[] = [];
   let suffix = "";
   let bus: Bus;
+  let admin: BusAdmin;
 
   beforeAll(async () => {
     expect(replicas).toBe(3);
@@ -117,9 +118,10 @@ describe("the production overlay's 3-node JetStream cluster", () => {
       60_000,
     );
     bus = testBus.bus;
+    admin = testBus.admin;
     suffix = testBus.streamSuffix;
     // Until the JetStream meta leader is elected, stream creation is refused: retry.
-    await until("streams provisioned", () => bus.provision(), 60_000);
+    await until("streams provisioned", () => admin.provision(), 60_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -208,7 +210,11 @@ describe("the production overlay's 3-node JetStream cluster", () => {
     expect(details.map((d) => d.name).sort()).toEqual([...names].sort());
     // The cluster still takes configuration changes (the meta group has its quorum of 2),
     // once the consumers led by the dead server have elected new leaders.
-    const report = await until("provisioning with one server down", () => bus.provision(), 45_000);
+    const report = await until(
+      "provisioning with one server down",
+      () => admin.provision(),
+      45_000,
+    );
     expect(Object.keys(report.streams)).toHaveLength(names.length);
   }, 90_000);
 });

@@ -9,7 +9,7 @@ import {
   type TimelineEventCreated,
 } from "@tarsy/contracts";
 import { createLogger } from "@tarsy/runtime";
-import { connectBus, deprovision } from "../src/index.ts";
+import { connectBus, createBusAdmin } from "../src/index.ts";
 
 const id = randomBytes(4).toString("hex");
 const bus = await connectBus({
@@ -20,7 +20,7 @@ const bus = await connectBus({
   streamSuffix: `_B${id.toUpperCase()}`,
   consumers: { runner: { maxAckPending: 10_000 } },
 });
-await bus.provision();
+await createBusAdmin(bus).provision();
 
 const at = () => performance.now();
 const work = (i: number): ExecutionRequested => ({
@@ -123,7 +123,7 @@ try {
   results["publish → follower latency (500 events)"] =
     `p50 ${latencies[250]} ms, p99 ${latencies[495]} ms`;
 } finally {
-  await deprovision(bus);
+  await createBusAdmin(bus).deprovision();
   await bus.close();
 }
 for (const [name, value] of Object.entries(results)) console.log(`${name}: ${value}`);

@@ -1,17 +1,10 @@
-import {
-  type JetStreamClient,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-} from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
-import {
-  CONSUMERS,
-  type ConsumerKey,
-  type PayloadOf,
-  type PersistentMessageKey,
-  type StreamKey,
-  type TransientMessageKey,
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type {
+  ConsumerKey,
+  PayloadOf,
+  PersistentMessageKey,
+  StreamKey,
+  TransientMessageKey,
 } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import { type ConnectionState, openConnection } from "./connection.ts";
@@ -21,26 +14,23 @@ import {
   startWorkConsumer,
   type WorkConsumer,
 } from "./consume.ts";
-import {
-  type DeadLetterPage,
-  discardDeadLetter,
-  listDeadLetters,
-  redriveDeadLetter,
-} from "./dead-letters.ts";
-import { BusNotConnectedError } from "./errors.ts";
+import { type BusCore, ensureOpen, registerCore } from "./core.ts";
 import {
   type EventFeed,
   type EventReadOptions,
   type EventReplay,
   followEvents,
-  lastEventSequence,
   replayEvents,
 } from "./events.ts";
 import { Naming } from "./naming.ts";
-import { type BusObserver, notify, type PublishedMessage } from "./observer.ts";
+import { notify, type PublishedMessage } from "./observer.ts";
 import { type BusOptions, DEFAULT_PREFIX } from "./options.ts";
-import { type ProvisionReport, provisionAll } from "./provision.ts";
-import { type PublishResult, publishCore, publishPersistent } from "./publish.ts";
+import {
+  type PersistentMessage,
+  type PublishResult,
+  publishCore,
+  publishPersistent,
+} from "./publish.ts";
 import { subscribeCore, type TransientHandler, type TransientSubscription } from "./transient.ts";
 
 export interface BusHealth {
@@ -50,12 +40,13 @@ export interface BusHealth {
   error?: string;
 }
 
-/** The services' only door to NATS: typed by the contracts catalog. */
+/**
+ * The services' door to NATS for publishing and consuming, typed by the contracts catalog.
+ * Provisioning, dead letters, backlogs and sequences are on `BusAdmin` (`createBusAdmin`).
+ */
 export interface Bus {
   readonly prefix: string;
   readonly streamSuffix: string;
-  /** The raw connection, for modules inside packages/bus (e.g. request/reply). */
-  readonly connection: NatsConnection;
   readonly logger: Logger;
   /** Absolute subject of a relative one (`work.x` → `<prefix>.work.x`). */
   subject(relative: string): string;
@@ -64,22 +55,21 @@ export interface Bus {
 
   isConnected(): boolean;
   health(timeoutMs?: number): Promise<BusHealth>;
-  /** Messages of a work consumer not yet acknowledged: waiting plus being worked on. */
-  workBacklog(key: ConsumerKey): Promise<number>;
-
-  /** Creates or updates every stream and durable consumer of the catalog (idempotent). */
-  provision(): Promise<ProvisionReport>;
 
   /** Validates, then stores the message under each of its subjects (deduplicated by id). */
   publish<K extends PersistentMessageKey>(key: K, payload: PayloadOf<K>): Promise<PublishResult[]>;
+  /** `publish` of a `{ key, payload }` pair, e.g. an outbox row. */
+  publishMessage(message: PersistentMessage): Promise<PublishResult[]>;
   /** Validates, then sends on core NATS; returns the absolute subjects. */
   publishTransient<K extends TransientMessageKey>(key: K, payload: PayloadOf<K>): string[];
+  /** Resolves once the server has everything sent so far (and every subscription made). */
+  flush(): Promise<void>;
 
   /** Pulls work from a durable consumer, one handler per message kind. */
   consume<C extends ConsumerKey>(
     key: C,
     handlers: ConsumerHandlers<C>,
-    options?: ConsumeOptions,
+    options?: ConsumeOptions<C>,
   ): Promise<WorkConsumer>;
   subscribeTransient<K extends TransientMessageKey>(
     key: K,
@@ -91,12 +81,6 @@ export interface Bus {
   replayEvents(options: EventReadOptions & { limit: number }): Promise<EventReplay>;
   /** Stored then live events of one subject, gap-free. */
   followEvents(options: EventReadOptions): Promise<EventFeed>;
-  /** Newest stream sequence of a subject of the events stream, 0 when it has none. */
-  lastSequence(subject: string): Promise<number>;
-
-  listDeadLetters(options?: { afterSeq?: number; limit?: number }): Promise<DeadLetterPage>;
-  redriveDeadLetter(seq: number): Promise<PublishResult>;
-  discardDeadLetter(seq: number): Promise<void>;
 
   /** Stops every consumer (handing back what it cannot finish), then drains the connection. */
   drain(): Promise<void>;
@@ -107,49 +91,30 @@ export interface Bus {
 class NatsBus implements Bus {
   readonly prefix: string;
   readonly streamSuffix: string;
+  readonly logger: Logger;
   private state: ConnectionState = "connected";
   private readonly consumers = new Set<WorkConsumer>();
 
-  constructor(
-    readonly connection: NatsConnection,
-    private readonly js: JetStreamClient,
-    private readonly jsm: JetStreamManager,
-    private readonly naming: Naming,
-    private readonly options: BusOptions,
-    readonly logger: Logger,
-  ) {
-    this.prefix = naming.prefix;
-    this.streamSuffix = naming.streamSuffix;
+  constructor(private readonly core: BusCore) {
+    this.prefix = core.naming.prefix;
+    this.streamSuffix = core.naming.streamSuffix;
+    this.logger = core.logger;
   }
 
   setState(state: ConnectionState): void {
     this.state = state;
   }
 
-  private get deps() {
-    return {
-      js: this.js,
-      jsm: this.jsm,
-      naming: this.naming,
-      logger: this.logger,
-      observer: this.observer,
-    };
-  }
-
-  private get observer(): BusObserver {
-    return this.options.observer ?? {};
-  }
-
-  private ensureOpen(): void {
-    if (this.connection.isClosed()) throw new BusNotConnectedError("the bus connection is closed");
+  private get connection() {
+    return this.core.connection;
   }
 
   subject(relative: string): string {
-    return this.naming.subject(relative);
+    return this.core.naming.subject(relative);
   }
 
   streamName(key: StreamKey): string {
-    return this.naming.stream(key);
+    return this.core.naming.stream(key);
   }
 
   isConnected(): boolean {
@@ -174,47 +139,48 @@ class NatsBus implements Bus {
     }
   }
 
-  async workBacklog(key: ConsumerKey): Promise<number> {
-    this.ensureOpen();
-    const def = CONSUMERS[key];
-    const info = await this.jsm.consumers.info(this.naming.stream(def.stream), def.durable);
-    return info.num_pending + info.num_ack_pending;
+  publish<K extends PersistentMessageKey>(key: K, payload: PayloadOf<K>): Promise<PublishResult[]> {
+    return this.store(key, payload);
   }
 
-  async provision(): Promise<ProvisionReport> {
-    this.ensureOpen();
-    return provisionAll(this.jsm, this.naming, this.options, this.logger);
+  publishMessage(message: PersistentMessage): Promise<PublishResult[]> {
+    return this.store(message.key, message.payload);
   }
 
-  async publish<K extends PersistentMessageKey>(
+  private async store<K extends PersistentMessageKey>(
     key: K,
     payload: PayloadOf<K>,
   ): Promise<PublishResult[]> {
-    this.ensureOpen();
-    const results = await publishPersistent(this.js, this.naming, key, payload);
+    ensureOpen(this.core);
+    const results = await publishPersistent(this.core.js, this.core.naming, key, payload);
     if (results.some((r) => !r.duplicate)) this.published({ key, payload } as PublishedMessage);
     return results;
   }
 
   publishTransient<K extends TransientMessageKey>(key: K, payload: PayloadOf<K>): string[] {
-    this.ensureOpen();
-    const subjects = publishCore(this.connection, this.naming, key, payload);
+    ensureOpen(this.core);
+    const subjects = publishCore(this.connection, this.core.naming, key, payload);
     this.published({ key, payload } as PublishedMessage);
     return subjects;
   }
 
+  async flush(): Promise<void> {
+    ensureOpen(this.core);
+    await this.connection.flush();
+  }
+
   private published(message: PublishedMessage): void {
-    const { observer } = this;
+    const { observer } = this.core;
     if (observer.published) notify(() => observer.published?.(message));
   }
 
   async consume<C extends ConsumerKey>(
     key: C,
     handlers: ConsumerHandlers<C>,
-    options?: ConsumeOptions,
+    options?: ConsumeOptions<C>,
   ): Promise<WorkConsumer> {
-    this.ensureOpen();
-    const consumer = await startWorkConsumer(this.deps, key, handlers, options);
+    ensureOpen(this.core);
+    const consumer = await startWorkConsumer(this.core, key, handlers, options);
     this.consumers.add(consumer);
     const stop = consumer.stop.bind(consumer);
     return {
@@ -233,38 +199,19 @@ class NatsBus implements Bus {
     subject: string,
     handler: TransientHandler<K>,
   ): TransientSubscription {
-    this.ensureOpen();
-    return subscribeCore(this.connection, this.naming, this.logger, key, subject, handler);
+    ensureOpen(this.core);
+    const { naming, logger } = this.core;
+    return subscribeCore(this.connection, naming, logger, key, subject, handler);
   }
 
   async replayEvents(options: EventReadOptions & { limit: number }): Promise<EventReplay> {
-    this.ensureOpen();
-    return replayEvents(this.deps, options);
+    ensureOpen(this.core);
+    return replayEvents(this.core, options);
   }
 
   async followEvents(options: EventReadOptions): Promise<EventFeed> {
-    this.ensureOpen();
-    return followEvents(this.deps, options);
-  }
-
-  async lastSequence(subject: string): Promise<number> {
-    this.ensureOpen();
-    return lastEventSequence(this.deps, subject);
-  }
-
-  async listDeadLetters(options?: { afterSeq?: number; limit?: number }): Promise<DeadLetterPage> {
-    this.ensureOpen();
-    return listDeadLetters(this.deps, options);
-  }
-
-  async redriveDeadLetter(seq: number): Promise<PublishResult> {
-    this.ensureOpen();
-    return redriveDeadLetter(this.deps, seq);
-  }
-
-  async discardDeadLetter(seq: number): Promise<void> {
-    this.ensureOpen();
-    return discardDeadLetter(this.deps, seq);
+    ensureOpen(this.core);
+    return followEvents(this.core, options);
   }
 
   async drain(): Promise<void> {
@@ -296,9 +243,17 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     if (bus) bus.setState(state);
     else initial = state;
   });
-  const js = jetstream(connection);
-  const jsm = await jetstreamManager(connection);
-  bus = new NatsBus(connection, js, jsm, naming, options, logger);
+  const core: BusCore = {
+    connection,
+    js: jetstream(connection),
+    jsm: await jetstreamManager(connection),
+    naming,
+    options,
+    logger,
+    observer: options.observer ?? {},
+  };
+  bus = new NatsBus(core);
   bus.setState(initial);
+  registerCore(bus, core);
   return bus;
 }

@@ -50,7 +50,20 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
-export interface ConsumeOptions {
+/** One message a consumer reads, with its catalog key (a switch over `key` narrows it). */
+export type ConsumedMessage<C extends ConsumerKey = ConsumerKey> = {
+  [K in ConsumerMessageKey<C>]: { key: K; payload: PayloadOf<K> };
+}[ConsumerMessageKey<C>];
+
+export interface ConsumeOptions<C extends ConsumerKey = ConsumerKey> {
+  /**
+   * Which handler errors drop the message instead of retrying it: when this returns true the
+   * message is acknowledged, neither redelivered nor dead-lettered. Meant for errors no retry
+   * can fix that are no fault of the message either (it names a row that no longer exists).
+   * Called once per failed attempt, before anything else is decided (even during shutdown),
+   * so it is also where the service logs and counts the drop. Default: nothing is dropped.
+   */
+  drop?(err: unknown, message: ConsumedMessage<C>, ctx: ConsumeContext): boolean;
   /** Handlers running at once in this process, default 1. */
   concurrency?: number;
   /** Redelivery delay after a failed handler, default 1s doubling up to 60s. */
@@ -120,7 +133,7 @@ export async function startWorkConsumer<C extends ConsumerKey>(
   deps: WorkConsumerDeps,
   key: C,
   handlers: ConsumerHandlers<C>,
-  options: ConsumeOptions = {},
+  options: ConsumeOptions<C> = {},
 ): Promise<WorkConsumer> {
   const def = CONSUMERS[key];
   const stream = deps.naming.stream(def.stream);
@@ -130,14 +143,20 @@ export async function startWorkConsumer<C extends ConsumerKey>(
     });
   });
   const info = await consumer.info(true);
-  const impl = new WorkConsumerImpl(deps, key, handlers as unknown as AnyHandlers, options, {
-    ackWaitMs: Math.max(1, Math.round((info.config.ack_wait ?? 30e9) / 1e6)),
-    // provision() keeps one spare delivery on the server; see desiredConsumer.
-    maxDeliver:
-      info.config.max_deliver && info.config.max_deliver > 0
-        ? Math.max(1, info.config.max_deliver - 1)
-        : Number.POSITIVE_INFINITY,
-  });
+  const impl = new WorkConsumerImpl(
+    deps,
+    key,
+    handlers as unknown as AnyHandlers,
+    options as ConsumeOptions,
+    {
+      ackWaitMs: Math.max(1, Math.round((info.config.ack_wait ?? 30e9) / 1e6)),
+      // provision() keeps one spare delivery on the server; see desiredConsumer.
+      maxDeliver:
+        info.config.max_deliver && info.config.max_deliver > 0
+          ? Math.max(1, info.config.max_deliver - 1)
+          : Number.POSITIVE_INFINITY,
+    },
+  );
   impl.start(consumer);
   return impl;
 }
@@ -314,12 +333,16 @@ class WorkConsumerImpl implements WorkConsumer {
       },
     };
     const handler = this.handlers[messageKey] as MessageHandler<MessageKey>;
+    const payload = parsed.data as PayloadOf<MessageKey>;
     try {
-      await handler(parsed.data as PayloadOf<MessageKey>, ctx);
+      await handler(payload, ctx);
       if (retryInMs === undefined) this.settle(entry, (m) => m.ack());
       else if (this.settle(entry, (m) => m.nak(retryInMs))) this.schedule(streamSeq);
     } catch (err) {
-      if (this.signal.aborted) {
+      if (this.drops(err, { key: messageKey, payload } as ConsumedMessage, ctx)) {
+        this.settle(entry, (m) => m.ack());
+        log.debug({ err }, "handler error drops the message; acknowledged");
+      } else if (this.signal.aborted) {
         if (this.settle(entry, (m) => m.nak())) this.handedBack++;
         log.info({ err }, "handler stopped by shutdown; handed back");
       } else if (deliveryCount >= this.limits.maxDeliver) {
@@ -331,6 +354,18 @@ class WorkConsumerImpl implements WorkConsumer {
       }
     } finally {
       clearInterval(timer);
+    }
+  }
+
+  /** The `drop` option's verdict; a `drop` that throws drops nothing. */
+  private drops(err: unknown, message: ConsumedMessage, ctx: ConsumeContext): boolean {
+    const { drop } = this.options;
+    if (!drop) return false;
+    try {
+      return drop(err, message, ctx);
+    } catch (dropErr) {
+      this.logger.error({ err: dropErr }, "the consumer's drop option threw; not dropping");
+      return false;
     }
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from "@tarsy/runtime";
 import { z } from "zod";
+import type { BusAdmin } from "./admin.ts";
 import type { BusObserver } from "./observer.ts";
 import { type BusAuth, type BusOptions, DEFAULT_PREFIX } from "./options.ts";
 
@@ -26,6 +27,8 @@ export const NatsEnvShape = {
     .regex(/^[A-Za-z0-9_-]*$/)
     .default(""),
   TARSY_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Create/update streams and consumers at start (off when a deploy step provisions them). */
+  TARSY_PROVISION_STREAMS: z.stringbool().default(true),
 };
 const NatsEnvSchema = z.object(NatsEnvShape);
 export type NatsEnv = z.infer<typeof NatsEnvSchema>;
@@ -64,4 +67,15 @@ export function busOptionsFromEnv(
     ...(tls ? { tls } : {}),
     ...(service.observer ? { observer: service.observer } : {}),
   };
+}
+
+/**
+ * The one provisioning switch of every service: at start, creates or updates the catalog's
+ * streams and consumers unless `TARSY_PROVISION_STREAMS=false`.
+ */
+export async function provisionOnStart(
+  admin: BusAdmin,
+  env: Pick<NatsEnv, "TARSY_PROVISION_STREAMS">,
+): Promise<void> {
+  if (env.TARSY_PROVISION_STREAMS) await admin.provision();
 }

@@ -1,8 +1,17 @@
+export { type BusAdmin, createBusAdmin } from "./admin.ts";
+export {
+  type CommittedPublisher,
+  type OutboxPublisherOptions,
+  outboxPublisher,
+  publishWithRetry,
+  type RetryPublishOptions,
+} from "./after-commit.ts";
 export { type Bus, type BusHealth, connectBus } from "./bus.ts";
 export {
   type BackoffOptions,
   backoffDelay,
   type ConsumeContext,
+  type ConsumedMessage,
   type ConsumeOptions,
   type ConsumerHandlers,
   DEFAULT_BACKOFF,
@@ -22,7 +31,7 @@ export {
   BusPublishError,
 } from "./errors.ts";
 export type { EventFeed, EventReadOptions, EventRecord, EventReplay } from "./events.ts";
-export { busOptionsFromEnv, type NatsEnv, NatsEnvShape } from "./from-env.ts";
+export { busOptionsFromEnv, type NatsEnv, NatsEnvShape, provisionOnStart } from "./from-env.ts";
 export type { BusObserver, PublishedMessage } from "./observer.ts";
 export {
   type BusAuth,
@@ -32,8 +41,8 @@ export {
   DEFAULT_CONSUMER_SETTINGS,
   DEFAULT_PREFIX,
 } from "./options.ts";
-export { deprovision, type ProvisionReport } from "./provision.ts";
-export type { PublishResult } from "./publish.ts";
+export type { ProvisionReport } from "./provision.ts";
+export type { PersistentMessage, PublishResult } from "./publish.ts";
 export type { ReadStart } from "./reader.ts";
 export {
   RPC_REPLY_HEADROOM_BYTES,

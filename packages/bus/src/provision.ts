@@ -5,7 +5,6 @@ import {
   DiscardPolicy,
   JetStreamApiError,
   type JetStreamManager,
-  jetstreamManager,
   ReplayPolicy,
   RetentionPolicy,
   StorageType,
@@ -195,18 +194,11 @@ export async function provisionAll(
   return report;
 }
 
-/**
- * Deletes the bus's streams (and with them their consumers and messages). For tests and for
- * tearing down a tenant; services never call it.
- */
-export async function deprovision(bus: {
-  connection: Parameters<typeof jetstreamManager>[0];
-  streamName(key: StreamKey): string;
-}): Promise<string[]> {
-  const jsm = await jetstreamManager(bus.connection);
+/** Deletes the streams of the catalog (and their consumers); returns the deleted names. */
+export async function deprovisionAll(jsm: JetStreamManager, naming: Naming): Promise<string[]> {
   const deleted: string[] = [];
   for (const key of Object.keys(STREAMS) as StreamKey[]) {
-    const name = bus.streamName(key);
+    const name = naming.stream(key);
     const ok = await jsm.streams.delete(name).catch((err: unknown) => {
       if (isNotFound(err)) return false;
       throw err;

@@ -21,6 +21,11 @@ export interface PublishResult {
   duplicate: boolean;
 }
 
+/** A persistent message with its catalog key: the pair stays typed (`{ key, payload }`). */
+export type PersistentMessage<K extends PersistentMessageKey = PersistentMessageKey> = {
+  [P in K]: { readonly key: P; readonly payload: PayloadOf<P> };
+}[K];
+
 export function formatIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
 }

@@ -3,6 +3,7 @@ import { errors } from "@nats-io/transport-node";
 import type { RpcMethodDef } from "@tarsy/contracts";
 import type { z } from "zod";
 import type { Bus } from "./bus.ts";
+import { coreOf } from "./core.ts";
 
 /**
  * Request/reply over NATS services (`@nats-io/services`): discoverable with `$SRV.PING|INFO|STATS`,
@@ -152,7 +153,7 @@ export async function serveRpc(
   options: RpcServiceOptions,
   routes: readonly RpcRoute[],
 ): Promise<RpcService> {
-  const nc = bus.connection;
+  const nc = coreOf(bus).connection;
   const maxPayload = nc.info?.max_payload ?? 1_048_576;
   const service: Service = await new Svcm(
     // @nats-io/services bundles an older nats-core whose connection type differs only nominally.
@@ -263,9 +264,10 @@ export async function requestRpc<D extends RpcMethodDef>(
   if (!request.success) {
     throw new RpcInvalidRequestError(`invalid request for ${subject}: ${issuesOf(request.error)}`);
   }
-  let reply: Awaited<ReturnType<typeof bus.connection.request>>;
+  const nc = coreOf(bus).connection;
+  let reply: Awaited<ReturnType<typeof nc.request>>;
   try {
-    reply = await bus.connection.request(subject, encoder.encode(JSON.stringify(request.data)), {
+    reply = await nc.request(subject, encoder.encode(JSON.stringify(request.data)), {
       timeout: options.timeoutMs,
     });
   } catch (err) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BusOptions, connectBus } from "../src/index.ts";
+import { type BusOptions, connectBus, createBusAdmin } from "../src/index.ts";
 import {
   captureLogger,
   eventually,
@@ -59,7 +59,7 @@ describe("authentication", () => {
         "server",
       );
       try {
-        await bus.provision();
+        await createBusAdmin(bus).provision();
         const [stored] = await bus.publish("executionRequested", executionRequested());
         expect(stored?.seq).toBe(1);
       } finally {
@@ -116,7 +116,7 @@ describe("authentication", () => {
           "TLS server",
         );
         try {
-          await bus.provision();
+          await createBusAdmin(bus).provision();
           expect((await bus.publish("executionRequested", executionRequested()))[0]?.seq).toBe(1);
         } finally {
           await bus.close();

@@ -32,13 +32,25 @@ afterEach(async () => {
 
 const FAST = { fetchExpiresMs: 1_000, stopTimeoutMs: 2_000 };
 
+/** The dead letters, once there are any. */
+function deadLetters(h: Harness, what = "a dead letter") {
+  return eventually(
+    async () => {
+      const p = await h.admin.listDeadLetters();
+      return p.items.length > 0 ? p.items : undefined;
+    },
+    10_000,
+    what,
+  );
+}
+
 /**
  * The server's own count of what a durable consumer handed out: every delivery, redeliveries
  * included, takes a consumer sequence; `pending` is what is stored and not yet delivered,
  * `unacked` what is delivered and waiting for an ack (and so could be redelivered).
  */
 async function deliveryState(h: Harness, key: ConsumerKey) {
-  const jsm = await jetstreamManager(h.bus.connection);
+  const jsm = await jetstreamManager(h.raw);
   const info = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, CONSUMERS[key].durable);
   return {
     deliveries: info.delivered.consumer_seq,
@@ -70,6 +82,77 @@ describe("consume", () => {
     expect(await eventually(async () => ((await workLeft(h)) === 0 ? 0 : undefined))).toBe(0);
   });
 
+  it("drops a message whose handler error the drop option names: acked, never retried nor dead-lettered", async () => {
+    class GoneError extends Error {}
+    const h = await fresh({ consumers: { runner: { maxDeliver: 2 } } });
+    const gone = executionRequested();
+    const flaky = executionRequested();
+    const attempts: string[] = [];
+    const dropped: { err: unknown; key: string; id: string; delivery: number }[] = [];
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async (p) => {
+          attempts.push(p.execution_id);
+          if (p.execution_id === gone.execution_id) throw new GoneError("execution is gone");
+          throw new Error("transient");
+        },
+      },
+      {
+        ...FAST,
+        backoff: { initialMs: 100, factor: 1, maxMs: 100 },
+        drop: (err, message, ctx) => {
+          if (!(err instanceof GoneError)) return false;
+          const id = message.payload.execution_id;
+          dropped.push({ err, key: message.key, id, delivery: ctx.deliveryCount });
+          return true;
+        },
+      },
+    );
+    workers.push(worker);
+    await h.bus.publish("executionRequested", gone);
+    await h.bus.publish("executionRequested", flaky);
+
+    // Any other error still takes the normal path: retried, then dead-lettered.
+    const letters = await deadLetters(h, "the other message's dead letter");
+    expect(letters.map((l) => JSON.parse(l.letter.data).execution_id)).toEqual([
+      flaky.execution_id,
+    ]);
+    await sleep(300);
+    expect(dropped).toEqual([
+      { err: expect.any(GoneError), key: "executionRequested", id: gone.execution_id, delivery: 1 },
+    ]);
+    expect(attempts.filter((id) => id === gone.execution_id)).toHaveLength(1);
+    expect(attempts.filter((id) => id === flaky.execution_id)).toHaveLength(2);
+    expect(await h.admin.workBacklog("runner")).toBe(0);
+  });
+
+  it("drops nothing when the drop option itself throws", async () => {
+    const h = await fresh({ consumers: { runner: { maxDeliver: 2 } } });
+    let calls = 0;
+    const worker = await h.bus.consume(
+      "runner",
+      {
+        executionRequested: async () => {
+          throw new Error("transient");
+        },
+      },
+      {
+        ...FAST,
+        backoff: { initialMs: 100, factor: 1, maxMs: 100 },
+        drop: () => {
+          calls++;
+          throw new Error("a buggy drop rule");
+        },
+      },
+    );
+    workers.push(worker);
+    await h.bus.publish("executionRequested", executionRequested());
+    const letters = await deadLetters(h);
+    expect(letters[0]?.letter.error).toBe("transient");
+    expect(calls).toBe(2);
+  });
+
   it("redelivers a failing message with growing backoff, then dead-letters it with the error", async () => {
     const h = await fresh({ consumers: { runner: { maxDeliver: 3 } } });
     const attempts: { at: number; delivery: number }[] = [];
@@ -89,7 +172,7 @@ describe("consume", () => {
 
     const page = await eventually(
       async () => {
-        const p = await h.bus.listDeadLetters();
+        const p = await h.admin.listDeadLetters();
         return p.items.length > 0 ? p : undefined;
       },
       10_000,
@@ -133,7 +216,7 @@ describe("consume", () => {
     );
     workers.push(worker);
     // Raw publishes that bypass the typed API, as a buggy or foreign producer would.
-    const js = (await import("@nats-io/jetstream")).jetstream(h.bus.connection);
+    const js = (await import("@nats-io/jetstream")).jetstream(h.raw);
     await js.publish(`${h.prefix}.${WORK_SUBJECTS.sessionSubmitted}`, "{not json");
     await js.publish(
       `${h.prefix}.${WORK_SUBJECTS.sessionSubmitted}`,
@@ -148,7 +231,7 @@ describe("consume", () => {
     });
 
     const page = await eventually(async () => {
-      const p = await h.bus.listDeadLetters();
+      const p = await h.admin.listDeadLetters();
       return p.items.length >= 2 ? p : undefined;
     });
     await eventually(() => (handled.length > 0 ? true : undefined));
@@ -179,16 +262,16 @@ describe("consume", () => {
     const payload = executionRequested();
     await h.bus.publish("executionRequested", payload);
     const page = await eventually(async () => {
-      const p = await h.bus.listDeadLetters();
+      const p = await h.admin.listDeadLetters();
       return p.items.length ? p : undefined;
     });
     broken = false;
     const seq = page.items[0]!.seq;
-    await h.bus.redriveDeadLetter(seq);
+    await h.admin.redriveDeadLetter(seq);
     await eventually(() => (done.length ? true : undefined), 5_000, "redriven work");
     expect(done).toEqual([payload.execution_id]);
-    expect((await h.bus.listDeadLetters()).items).toEqual([]);
-    await expect(h.bus.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "bus_not_found" });
+    expect((await h.admin.listDeadLetters()).items).toEqual([]);
+    await expect(h.admin.redriveDeadLetter(seq)).rejects.toMatchObject({ code: "bus_not_found" });
   });
 
   it("runs at most `concurrency` handlers at once", async () => {
@@ -306,7 +389,7 @@ describe("consume", () => {
     await h.bus.publish("executionRequested", executionRequested());
     await eventually(() => (started ? true : undefined));
     expect(await worker.stop()).toEqual({ handedBack: 1, timedOut: false });
-    expect(await h.bus.listDeadLetters()).toEqual({ items: [], more: false });
+    expect(await h.admin.listDeadLetters()).toEqual({ items: [], more: false });
     expect(await workLeft(h)).toBe(1);
   });
 
@@ -341,7 +424,7 @@ describe("consume", () => {
     expect(deliveries[1]!.at).toBeGreaterThanOrEqual(Date.parse(deadlineAt) - 20);
     expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
     await eventually(async () => ((await workLeft(h)) === 0 ? true : undefined));
-    expect((await h.bus.listDeadLetters()).items).toEqual([]);
+    expect((await h.admin.listDeadLetters()).items).toEqual([]);
   });
 
   it("refuses to consume before provisioning, and a handler map must cover every kind", async () => {

@@ -43,7 +43,7 @@ describe("events stream reading", () => {
     expect(replay.lastSeq).toBe(seqs[9]);
     expect(Date.parse(replay.events[0]!.timestamp)).toBeGreaterThan(Date.now() - 60_000);
 
-    expect(await h.bus.lastSequence(sessionEventsSubject("a"))).toBe(seqs[9]);
+    expect(await h.admin.lastSequence(sessionEventsSubject("a"))).toBe(seqs[9]);
     const atEnd = await h.bus.replayEvents({
       subject: sessionEventsSubject("a"),
       afterSeq: seqs[9]!,
@@ -161,7 +161,7 @@ describe("events stream reading", () => {
   it("skips unreadable events in a replay but moves past them", async () => {
     h = await harness();
     await h.bus.publish("timelineEventCreated", timelineCreated("a", 1));
-    const js = jetstream(h.bus.connection);
+    const js = jetstream(h.raw);
     const bad = await js.publish(`${h.prefix}.${sessionEventsSubject("a")}`, "{}");
     await h.bus.publish("timelineEventCreated", timelineCreated("a", 2));
     const replay = await h.bus.replayEvents({

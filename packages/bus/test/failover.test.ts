@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectBus } from "../src/index.ts";
+import { connectBus, createBusAdmin } from "../src/index.ts";
 import {
   captureLogger,
   eventually,
@@ -90,7 +90,7 @@ describe("failover", () => {
       "private nats-server",
     );
     cleanups.push(() => bus.close());
-    await bus.provision();
+    await createBusAdmin(bus).provision();
     const handled: string[] = [];
     const worker = await bus.consume(
       "runner",

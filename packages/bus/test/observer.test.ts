@@ -118,11 +118,11 @@ describe("bus observer", () => {
 
   it("counts a work consumer's backlog: waiting plus unacknowledged messages", async () => {
     const { h } = await observed();
-    expect(await h.bus.workBacklog("runner")).toBe(0);
+    expect(await h.admin.workBacklog("runner")).toBe(0);
     await h.bus.publish("executionRequested", executionRequested());
     await h.bus.publish("executionRequested", executionRequested());
     await h.bus.publish("executionRequested", executionRequested());
-    expect(await h.bus.workBacklog("runner")).toBe(3);
-    expect(await h.bus.workBacklog("orchestrator")).toBe(0);
+    expect(await h.admin.workBacklog("runner")).toBe(3);
+    expect(await h.admin.workBacklog("orchestrator")).toBe(0);
   });
 });

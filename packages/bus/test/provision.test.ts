@@ -1,7 +1,7 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { CONSUMERS, STREAMS } from "@tarsy/contracts";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectBus } from "../src/index.ts";
+import { connectBus, createBusAdmin } from "../src/index.ts";
 import { type Harness, harness } from "./support.ts";
 
 let h: Harness | undefined;
@@ -13,15 +13,15 @@ afterEach(async () => {
 describe("provision", () => {
   it("creates every stream and consumer with the catalog's settings, and a second run changes nothing", async () => {
     h = await harness({ consumers: { runner: { ackWaitMs: 7_000, maxDeliver: 4 } } }, false);
-    const first = await h.bus.provision();
+    const first = await h.admin.provision();
     expect(Object.values(first.streams)).toEqual(["created", "created", "created"]);
     expect(Object.values(first.consumers)).toEqual(["created", "created"]);
 
-    const second = await h.bus.provision();
+    const second = await h.admin.provision();
     expect(Object.values(second.streams)).toEqual(["unchanged", "unchanged", "unchanged"]);
     expect(Object.values(second.consumers)).toEqual(["unchanged", "unchanged"]);
 
-    const jsm = await jetstreamManager(h.bus.connection);
+    const jsm = await jetstreamManager(h.raw);
     const work = await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`);
     expect(work.config.subjects).toEqual([`${h.prefix}.${STREAMS.work.subjects[0]}`]);
     expect(work.config.retention).toBe("workqueue");
@@ -42,7 +42,7 @@ describe("provision", () => {
   it("is harmless when five replicas provision at once", async () => {
     h = await harness({}, false);
     const replicas = await Promise.all(Array.from({ length: 5 }, () => h!.another()));
-    const reports = await Promise.all(replicas.map((bus) => bus.provision()));
+    const reports = await Promise.all(replicas.map((bus) => createBusAdmin(bus).provision()));
 
     // Each stream was created by some replica; the others found it (or raced and converged).
     for (const name of Object.keys(reports[0]!.streams)) {
@@ -51,13 +51,13 @@ describe("provision", () => {
         name,
       ).toBe(true);
     }
-    const jsm = await jetstreamManager(h.bus.connection);
+    const jsm = await jetstreamManager(h.raw);
     const names = [];
     for await (const s of jsm.streams.list()) names.push(s.config.name);
     for (const name of ["TARSY_WORK", "TARSY_EVENTS", "TARSY_DLQ"]) {
       expect(names.filter((n) => n === `${name}${h!.streamSuffix}`)).toHaveLength(1);
     }
-    const again = await h.bus.provision();
+    const again = await h.admin.provision();
     expect(Object.values(again.consumers)).toEqual(["unchanged", "unchanged"]);
   });
 
@@ -68,10 +68,10 @@ describe("provision", () => {
       consumers: { runner: { ackWaitMs: 9_000 } },
     });
     try {
-      const report = await changed.provision();
+      const report = await createBusAdmin(changed).provision();
       expect(report.consumers[`TARSY_WORK${h.streamSuffix}/agent-runner`]).toBe("updated");
       expect(report.consumers[`TARSY_WORK${h.streamSuffix}/orchestrator`]).toBe("unchanged");
-      const jsm = await jetstreamManager(h.bus.connection);
+      const jsm = await jetstreamManager(h.raw);
       const info = await jsm.consumers.info(`TARSY_WORK${h.streamSuffix}`, "agent-runner");
       expect(info.config.ack_wait).toBe(9_000_000_000);
     } finally {
@@ -88,7 +88,7 @@ describe("provision", () => {
       status: "pending",
       timestamp: new Date().toISOString(),
     });
-    const jsm = await jetstreamManager(h.bus.connection);
+    const jsm = await jetstreamManager(h.raw);
     const name = `TARSY_EVENTS${h.streamSuffix}`;
     const before = await jsm.streams.info(name);
     await jsm.streams.update(name, {
@@ -97,7 +97,7 @@ describe("provision", () => {
       duplicate_window: 1e9,
     });
 
-    const report = await h.bus.provision();
+    const report = await h.admin.provision();
     expect(report.streams[name]).toBe("updated");
     expect(report.streams[`TARSY_WORK${h.streamSuffix}`]).toBe("unchanged");
     const after = await jsm.streams.info(name);

@@ -3,6 +3,7 @@ import type { RpcMethodDef } from "@tarsy/contracts";
 import { createLogger } from "@tarsy/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { coreOf } from "../src/core.ts";
 import { type Bus, connectBus } from "../src/index.ts";
 import {
   RpcHandlerError,
@@ -143,7 +144,7 @@ describe("rpc: typed request/reply over a NATS service", () => {
     );
     expect(invalidReply).toMatchObject({ code: "rpc_remote_error", remoteCode: "internal" });
     // A body the server cannot parse is refused with bad_request.
-    const raw = await bus.connection.request(
+    const raw = await coreOf(bus).connection.request(
       bus.subject("calc.math.add"),
       new TextEncoder().encode("{not json"),
       {

@@ -3,13 +3,21 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
 import type {
   ExecutionRequested,
   SessionStatusEvent,
   TimelineEventCreated,
 } from "@tarsy/contracts";
 import { createLogger, type Logger } from "@tarsy/runtime";
-import { type Bus, type BusOptions, connectBus, deprovision } from "../src/index.ts";
+import { coreOf } from "../src/core.ts";
+import {
+  type Bus,
+  type BusAdmin,
+  type BusOptions,
+  connectBus,
+  createBusAdmin,
+} from "../src/index.ts";
 
 export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -30,6 +38,9 @@ export function captureLogger(): { logger: Logger; lines: () => Record<string, u
 
 export interface Harness {
   bus: Bus;
+  admin: BusAdmin;
+  /** The bus's own connection, for acting like a foreign client (garbage, raw JetStream). */
+  raw: NatsConnection;
   prefix: string;
   streamSuffix: string;
   settings: BusOptions;
@@ -52,10 +63,13 @@ export async function harness(
     ...overrides,
   };
   const bus = await connectBus(settings);
-  if (provision) await bus.provision();
+  const admin = createBusAdmin(bus);
+  if (provision) await admin.provision();
   const others: Bus[] = [];
   return {
     bus,
+    admin,
+    raw: coreOf(bus).connection,
     prefix: settings.prefix ?? "",
     streamSuffix: settings.streamSuffix ?? "",
     settings,
@@ -66,9 +80,9 @@ export async function harness(
     },
     async cleanup() {
       for (const other of others) await other.close();
-      const admin = bus.connection.isClosed() ? await connectBus(settings) : bus;
-      await deprovision(admin);
-      await admin.close();
+      const owner = coreOf(bus).connection.isClosed() ? await connectBus(settings) : bus;
+      await createBusAdmin(owner).deprovision();
+      await owner.close();
       await bus.close();
     },
   };
@@ -76,7 +90,7 @@ export async function harness(
 
 /** Messages still in the harness's work stream (a work queue: an acked message leaves it). */
 export async function workLeft(h: Harness): Promise<number> {
-  const jsm = await jetstreamManager(h.bus.connection);
+  const jsm = await jetstreamManager(h.raw);
   return (await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`)).state.messages;
 }
 

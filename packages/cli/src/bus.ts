@@ -1,4 +1,4 @@
-import { type Bus, busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { type Bus, type BusAdmin, busOptionsFromEnv, connectBus, createBusAdmin } from "@tarsy/bus";
 import { createLogger } from "@tarsy/runtime";
 import type { CliEnv } from "./env.ts";
 import { UnreachableError } from "./errors.ts";
@@ -19,4 +19,9 @@ export async function withBus<T>(env: CliEnv, use: (bus: Bus) => Promise<T>): Pr
   } finally {
     await bus.close().catch(() => undefined);
   }
+}
+
+/** `withBus` for the admin side: dead letters, backlogs, sequences. */
+export function withBusAdmin<T>(env: CliEnv, use: (admin: BusAdmin) => Promise<T>): Promise<T> {
+  return withBus(env, (bus) => use(createBusAdmin(bus)));
 }

@@ -32,7 +32,8 @@ export interface CliEnv {
 
 export function loadCliEnv(source: Record<string, string | undefined> = process.env): CliEnv {
   const parsed = CliEnvSchema.parse(source);
-  const nats = z.object(NatsEnvShape).parse(parsed);
+  // From the raw source: parsing is not idempotent (a "true" becomes true).
+  const nats = z.object(NatsEnvShape).parse(source);
   return {
     ...(parsed.TARSY_CONFIG_DIR !== undefined && { configDir: parsed.TARSY_CONFIG_DIR }),
     ...(parsed.TARSY_USER !== undefined && { user: parsed.TARSY_USER }),

@@ -3,6 +3,7 @@ import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SESSIONS_EVENTS_SUBJECT, sessionEventsSubject, WORK_SUBJECTS } from "@tarsy/contracts";
+import { connectRawNats } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootSystem, DEMO_ALERT, type Run, type System, tarsy } from "./support.ts";
 
@@ -258,26 +259,18 @@ describe("tarsy against the running system", () => {
   }, 60_000);
 
   it("dlq list shows a dead letter made by an invalid raw message; discard and redrive act on it", async () => {
-    const { connectBus } = await import("@tarsy/bus");
-    const { createLogger } = await import("@tarsy/runtime");
-    const bus = await connectBus({
-      servers: sys.stack.natsUrl,
-      name: "cli-test",
-      logger: createLogger({ service: "cli-test", level: "silent" }),
-      prefix: sys.stack.prefix,
-      streamSuffix: sys.stack.streamSuffix,
-    });
+    const nc = await connectRawNats(sys.stack.natsUrl, "cli-test");
     const subject = `${sys.stack.prefix}.${WORK_SUBJECTS.sessionSubmitted}`;
     try {
       // A buggy producer: one body that is not JSON, one without alert_type.
-      bus.connection.publish(subject, "{not json");
-      bus.connection.publish(
+      nc.publish(subject, "{not json");
+      nc.publish(
         subject,
         JSON.stringify({ v: 1, session_id: "s-bad", submitted_at: new Date().toISOString() }),
       );
-      await bus.connection.flush();
+      await nc.flush();
     } finally {
-      await bus.close();
+      await nc.close();
     }
     const listed = async () => {
       for (let i = 0; i < 100; i++) {

@@ -112,10 +112,14 @@ export {
   type OutboxEntry,
   type OutboxPublisher,
   type OutboxRelay,
+  publishOutboxEntry,
+  publishOutboxNow,
   purgePublishedOutbox,
   type RelayOptions,
   relayOutbox,
   startOutboxRelay,
+  withdrawUnpublishedChatMessage,
+  withdrawUnpublishedSession,
 } from "./outbox.ts";
 export {
   type CreatedSession,

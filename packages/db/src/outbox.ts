@@ -11,18 +11,36 @@ import type { DbClient, PrismaClient } from "./client.ts";
 import { InvalidOutboxPayloadError } from "./errors.ts";
 import type { DbLogger } from "./logger.ts";
 
-export interface OutboxEntry<K extends PersistentMessageKey = PersistentMessageKey> {
-  readonly id: bigint;
-  readonly key: K;
-  readonly payload: PayloadOf<K>;
-  readonly msgId: string;
-}
+/** One outbox row: its `{ key, payload }` pair stays typed (a switch over `key` narrows it). */
+export type OutboxEntry<K extends PersistentMessageKey = PersistentMessageKey> = {
+  [P in K]: {
+    readonly id: bigint;
+    readonly key: P;
+    readonly payload: PayloadOf<P>;
+    readonly msgId: string;
+  };
+}[K];
 
 /** Publishes one message (the bus's typed publish); throws when it was not stored. */
 export type OutboxPublisher = (entry: OutboxEntry) => Promise<void>;
 
 function isPersistentKey(key: string): key is PersistentMessageKey {
   return key in MESSAGES && MESSAGES[key as PersistentMessageKey].transport === "jetstream";
+}
+
+/** An outbox row as an entry (its key already checked against the catalog). */
+function entryOf(row: {
+  id: bigint;
+  key: PersistentMessageKey;
+  payload: unknown;
+  msgId: string;
+}): OutboxEntry {
+  return {
+    id: row.id,
+    key: row.key,
+    payload: row.payload as PayloadOf<PersistentMessageKey>,
+    msgId: row.msgId,
+  } as OutboxEntry;
 }
 
 /** Adds a message to the outbox, validated by its contract schema. Use inside the transaction. */
@@ -44,7 +62,7 @@ export async function enqueueOutbox<K extends PersistentMessageKey>(
     data: { messageKey: key, payload: data as object, msgId },
     select: { id: true },
   });
-  return { id: row.id, key, payload: data, msgId };
+  return { id: row.id, key, payload: data, msgId } as OutboxEntry<K>;
 }
 
 export interface RelayOptions {
@@ -90,12 +108,9 @@ export async function relayOutbox(
           continue;
         }
         try {
-          await publish({
-            id: row.id,
-            key: row.message_key,
-            payload: row.payload as PayloadOf<PersistentMessageKey>,
-            msgId: row.msg_id,
-          });
+          await publish(
+            entryOf({ id: row.id, key: row.message_key, payload: row.payload, msgId: row.msg_id }),
+          );
           done.push(row.id);
         } catch (error) {
           options.logger?.warn(
@@ -121,6 +136,93 @@ export async function relayOutbox(
     total += published;
     if (!more) return total;
   }
+}
+
+/**
+ * Publishes one committed row now and marks it published (unless a relay already did):
+ * the fast path right after a commit. Throws when the publish fails; the row stays for the
+ * relay.
+ */
+export async function publishOutboxEntry(
+  client: DbClient,
+  publish: OutboxPublisher,
+  entry: OutboxEntry,
+): Promise<void> {
+  await publish(entry);
+  await client.outboxMessage.updateMany({
+    where: { id: entry.id, publishedAt: null },
+    data: { publishedAt: new Date(), attempts: { increment: 1 } },
+  });
+}
+
+/**
+ * `publishOutboxEntry` for the given rows (by msg id, in commit order, those still
+ * unpublished). Throws on the first failure; that row and the rest stay for the relay.
+ */
+export async function publishOutboxNow(
+  client: DbClient,
+  publish: OutboxPublisher,
+  msgIds: readonly string[],
+): Promise<void> {
+  const rows = await client.outboxMessage.findMany({
+    where: { msgId: { in: [...msgIds] }, publishedAt: null },
+    orderBy: { id: "asc" },
+  });
+  for (const row of rows) {
+    if (!isPersistentKey(row.messageKey)) continue;
+    const entry = { id: row.id, key: row.messageKey, payload: row.payload, msgId: row.msgId };
+    await publishOutboxEntry(client, publish, entryOf(entry));
+  }
+}
+
+/**
+ * Withdraws a session whose `sessionSubmitted` message was not published: deletes the
+ * outbox row only if still unpublished (waiting for a relay holding it), then the session.
+ * Returns false when the message went out meanwhile (the session stands).
+ */
+export async function withdrawUnpublishedSession(
+  prisma: PrismaClient,
+  sessionId: string,
+  outboxId: bigint,
+): Promise<boolean> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.outboxMessage.deleteMany({
+      where: { id: outboxId, publishedAt: null },
+    });
+    if (count === 0) return false;
+    await tx.alertSession.delete({ where: { id: sessionId } });
+    return true;
+  });
+}
+
+/**
+ * Withdraws a chat message whose `chatSubmitted` was not published: its unpublished outbox
+ * rows, the message, and the chat when this message created it (and nobody heard of it).
+ * Returns false when the message went out meanwhile (it stands).
+ */
+export async function withdrawUnpublishedChatMessage(
+  prisma: PrismaClient,
+  input: { chatId: string; messageId: string; chatCreated: boolean },
+): Promise<boolean> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.outboxMessage.deleteMany({
+      where: { msgId: `chat-submitted.${input.messageId}`, publishedAt: null },
+    });
+    if (count === 0) return false;
+    await tx.outboxMessage.deleteMany({
+      where: { publishedAt: null, msgId: `chat-user-message.${input.messageId}` },
+    });
+    const chatAnnounced = await tx.outboxMessage.deleteMany({
+      where: { publishedAt: null, msgId: `chat-created.${input.chatId}` },
+    });
+    await tx.chatUserMessage.deleteMany({ where: { id: input.messageId } });
+    // Keep a chat whose `chat.created` already went out; drop one nobody has heard of.
+    if (input.chatCreated && chatAnnounced.count === 1) {
+      const left = await tx.chatUserMessage.count({ where: { chatId: input.chatId } });
+      if (left === 0) await tx.chat.deleteMany({ where: { id: input.chatId } });
+    }
+    return true;
+  });
 }
 
 /** Deletes published rows older than `olderThan`. Returns how many were deleted. */

@@ -4,9 +4,11 @@ import {
   enqueueOutbox,
   InvalidOutboxPayloadError,
   type OutboxEntry,
+  publishOutboxNow,
   purgePublishedOutbox,
   relayOutbox,
   startOutboxRelay,
+  withdrawUnpublishedSession,
 } from "../src/index.ts";
 import { newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
@@ -111,5 +113,44 @@ describe("outbox", () => {
       await relay.stop();
     }
     expect(await purgePublishedOutbox(db.prisma, new Date(Date.now() + 1000))).toBe(2);
+  });
+
+  test("publishing right after the commit marks the rows, so the relay does not repeat them", async ({
+    db,
+  }) => {
+    const a = await newSession(db.prisma);
+    const b = await newSession(db.prisma);
+    const c = await newSession(db.prisma);
+    const published: string[] = [];
+    const publish = async (e: OutboxEntry) => void published.push(e.msgId);
+    const ids = [c, a].map((s) => `session-submitted.${s.id}`);
+    await publishOutboxNow(db.prisma, publish, ids);
+    // In commit order, whatever order they were named in.
+    expect(published).toEqual([`session-submitted.${a.id}`, `session-submitted.${c.id}`]);
+    await publishOutboxNow(db.prisma, publish, ids);
+    expect(published).toHaveLength(2);
+    expect(await relayOutbox(db.prisma, publish)).toBe(1);
+    expect(published.at(-1)).toBe(`session-submitted.${b.id}`);
+  });
+
+  test("a session whose message is still unpublished can be withdrawn; a published one stands", async ({
+    db,
+  }) => {
+    const unpublished = await newSession(db.prisma);
+    const outboxIdOf = async (sessionId: string) =>
+      (
+        await db.prisma.outboxMessage.findFirstOrThrow({
+          where: { msgId: `session-submitted.${sessionId}` },
+        })
+      ).id;
+    const pendingId = await outboxIdOf(unpublished.id);
+    expect(await withdrawUnpublishedSession(db.prisma, unpublished.id, pendingId)).toBe(true);
+    expect(await db.prisma.alertSession.count({ where: { id: unpublished.id } })).toBe(0);
+
+    const announced = await newSession(db.prisma);
+    await relayOutbox(db.prisma, async () => {});
+    const sentId = await outboxIdOf(announced.id);
+    expect(await withdrawUnpublishedSession(db.prisma, announced.id, sentId)).toBe(false);
+    expect(await db.prisma.alertSession.count({ where: { id: announced.id } })).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import { connectBus } from "@tarsy/bus";
+import { connectBus, createBusAdmin } from "@tarsy/bus";
 import { createLogger } from "@tarsy/runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { ensureNats, freePort, isListening } from "../src/infra.ts";
@@ -81,7 +81,7 @@ describe("NATS for the local stack", () => {
         name: "start-test",
         logger: createLogger({ service: "start-test", level: "silent" }),
       });
-      await bus.provision(); // creates the JetStream streams: JetStream is on
+      await createBusAdmin(bus).provision(); // creates the JetStream streams: JetStream is on
       await bus.drain();
     } finally {
       await nats.stop();

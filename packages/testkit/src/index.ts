@@ -13,10 +13,13 @@ export {
 export { type FakeGithub, startFakeGithub } from "./fake-github.ts";
 export {
   type CreateTestBusOptions,
+  connectRawNats,
   createTestBus,
   natsTest,
   natsUrl,
+  type RawNatsConnection,
   type TestBus,
   workStored,
 } from "./nats.ts";
+export { type PrivateNats, startPrivateNats } from "./private-nats.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";

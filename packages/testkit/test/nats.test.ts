@@ -39,7 +39,7 @@ describe("nats test fixture", () => {
   natsTest("gives the next test another prefix", async ({ nats }) => {
     seen.push({ prefix: nats.prefix, suffix: nats.streamSuffix });
     expect(seen[0]?.prefix).not.toBe(nats.prefix);
-    expect(await nats.bus.lastSequence(SESSIONS_EVENTS_SUBJECT)).toBe(0);
+    expect(await nats.admin.lastSequence(SESSIONS_EVENTS_SUBJECT)).toBe(0);
   });
 
   it("cleans up the streams of a finished test", async () => {

@@ -33,11 +33,6 @@ export const EnvSchema = z.object({
   RUNNER_CONCURRENCY: z.coerce.number().int().positive().default(5),
   /** On SIGTERM, how long running executions may continue before they are handed back. */
   RUNNER_SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(20_000),
-  /** Create/update streams and consumers at start (off when a deploy step provisions them). */
-  RUNNER_PROVISION: z
-    .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true"),
   /** Name of this runner on execution rows (default: hostname-pid). */
   RUNNER_ID: z.string().min(1).optional(),
 });

@@ -40,7 +40,7 @@ import { Timeline } from "./timeline.ts";
 export interface RunnerResources {
   config: TarsyConfig;
   store: RunnerStore;
-  bus: Pick<Bus, "publish" | "publishTransient">;
+  bus: Pick<Bus, "publish" | "publishMessage" | "publishTransient">;
   llm: Pick<LlmClient, "generate">;
   /** Retry budget, backoff and stream timeouts of LLM calls (default: DEFAULT_LLM_RETRY_POLICY). */
   llmRetry?: LlmRetryPolicy;

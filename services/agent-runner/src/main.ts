@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
@@ -37,7 +37,8 @@ await runService(
         observer: busMetricsObserver(metrics),
       }),
     );
-    if (env.RUNNER_PROVISION) await bus.provision();
+    const admin = createBusAdmin(bus);
+    await provisionOnStart(admin, env);
     const db = createDb({ url: env.DATABASE_URL, logger });
     const llm = createLlmClient({ address: env.LLM_SERVICE_ADDRESS });
     ops.setReadiness({
@@ -45,7 +46,7 @@ await runService(
       postgres: () => db.ping(),
       "llm-service": llmReadiness(llm, env.LLM_HEALTH_TIMEOUT_MS),
     });
-    collectWorkBacklog(metrics, bus, "runner", logger.child({ component: "metrics" }));
+    collectWorkBacklog(metrics, admin, "runner", logger.child({ component: "metrics" }));
     const worker = await startWorker(
       {
         config,

@@ -1,9 +1,18 @@
-import type { Bus } from "@tarsy/bus";
+import { type Bus, type PersistentMessage, publishWithRetry } from "@tarsy/bus";
 import type { TimelineEventStatus, TimelineEventType } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import type { RunnerStore, TimelineEventRecord } from "./ports.ts";
 
-export type EventBus = Pick<Bus, "publish" | "publishTransient">;
+export type EventBus = Pick<Bus, "publishMessage" | "publishTransient">;
+
+/**
+ * How long a timeline event's publish is retried while NATS is unreachable: within the
+ * events stream's duplicate window (2 min), so a retry of a publish that was in fact stored
+ * is still dropped as a repeat.
+ */
+export const EVENT_PUBLISH_RETRY_MS = 60_000;
+
+type TimelineMessage = PersistentMessage<"timelineEventCreated" | "timelineEventCompleted">;
 
 export interface TimelineScope {
   sessionId: string;
@@ -22,7 +31,10 @@ export interface LiveEvent {
 /**
  * Writes timeline events to Postgres and publishes them: `timeline_event.created` and
  * `timeline_event.completed` to the events stream, token deltas as transient `stream.chunk`.
- * A failed publish is logged and never stops the execution (the row is the record).
+ * A persistent event's publish is retried while NATS is away (`EVENT_PUBLISH_RETRY_MS`), so
+ * a blip delays it but live viewers still get it; the stream drops a repeat by its message
+ * id. Past that it is logged and the execution goes on (the row is the record). A lost
+ * chunk is only logged: the completed event carries the whole text.
  */
 export class Timeline {
   constructor(
@@ -30,6 +42,7 @@ export class Timeline {
     private readonly bus: EventBus,
     private readonly logger: Logger,
     readonly scope: TimelineScope,
+    private readonly retryForMs = EVENT_PUBLISH_RETRY_MS,
   ) {}
 
   /** Starts a streaming event (or a finished one when `status` is terminal). */
@@ -51,19 +64,22 @@ export class Timeline {
       content: options.content ?? "",
       metadata: options.metadata ?? null,
     });
-    await this.publish("timelineEventCreated", {
-      v: 1,
-      type: "timeline_event.created",
-      session_id: record.sessionId,
-      stage_id: record.stageId,
-      execution_id: record.executionId,
-      event_id: record.id,
-      sequence_number: record.sequenceNumber,
-      event_type: record.eventType,
-      status: record.status,
-      content: record.content,
-      metadata: record.metadata,
-      timestamp: record.createdAt.toISOString(),
+    await this.publish({
+      key: "timelineEventCreated",
+      payload: {
+        v: 1,
+        type: "timeline_event.created",
+        session_id: record.sessionId,
+        stage_id: record.stageId,
+        execution_id: record.executionId,
+        event_id: record.id,
+        sequence_number: record.sequenceNumber,
+        event_type: record.eventType,
+        status: record.status,
+        content: record.content,
+        metadata: record.metadata,
+        timestamp: record.createdAt.toISOString(),
+      },
     });
     return {
       record,
@@ -141,29 +157,38 @@ export class Timeline {
 
   /** Publishes `timeline_event.completed` for a row already ended in the store. */
   async publishCompleted(record: TimelineEventRecord): Promise<void> {
-    await this.publish("timelineEventCompleted", {
-      v: 1,
-      type: "timeline_event.completed",
-      session_id: record.sessionId,
-      stage_id: record.stageId,
-      execution_id: record.executionId,
-      event_id: record.id,
-      event_type: record.eventType,
-      status: record.status,
-      content: record.content,
-      metadata: record.metadata,
-      timestamp: record.updatedAt.toISOString(),
+    await this.publish({
+      key: "timelineEventCompleted",
+      payload: {
+        v: 1,
+        type: "timeline_event.completed",
+        session_id: record.sessionId,
+        stage_id: record.stageId,
+        execution_id: record.executionId,
+        event_id: record.id,
+        event_type: record.eventType,
+        status: record.status,
+        content: record.content,
+        metadata: record.metadata,
+        timestamp: record.updatedAt.toISOString(),
+      },
     });
   }
 
-  private async publish(
-    key: "timelineEventCreated" | "timelineEventCompleted",
-    payload: Parameters<EventBus["publish"]>[1],
-  ): Promise<void> {
+  private async publish(message: TimelineMessage): Promise<void> {
+    const { key } = message;
+    const eventId = message.payload.event_id;
     try {
-      await this.bus.publish(key, payload as never);
+      await publishWithRetry(this.bus, message, {
+        retryForMs: this.retryForMs,
+        onRetry: (err, attempt, delayMs) =>
+          this.logger.warn(
+            { err, key, event_id: eventId, attempt, delay_ms: delayMs },
+            "timeline event not published yet; retrying",
+          ),
+      });
     } catch (err) {
-      this.logger.warn({ err, key }, "timeline event not published");
+      this.logger.error({ err, key, event_id: eventId }, "timeline event not published");
     }
   }
 }

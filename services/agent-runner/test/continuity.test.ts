@@ -54,7 +54,7 @@ describe("reasoning continuity in the runner", () => {
     ]);
     const { llm: recording, requests } = recordingClient(started.client);
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
 
     const finished = await runExecution(

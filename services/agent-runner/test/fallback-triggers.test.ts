@@ -117,7 +117,7 @@ describe("fallback triggers", () => {
     fakes.primary.enqueue(stallAfter("The pod is "), stallAfter("The pod is "));
     fakes.backup1.enqueue(answer("Backup: the pod is OOMKilled."));
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     try {
       const finished = await runExecution(
         runnerDeps(env, client, echo, { llmRetry: POLICY }),

@@ -59,11 +59,12 @@ const orphaned = async () =>
   (await metrics.workOrphaned.get()).values.find(
     (v) => v.labels.kind === "execution_requested" && v.labels.missing === "execution",
   )?.value ?? 0;
-const deadLetters = async () => (await env.bus.listDeadLetters({ limit: 1_000 })).items;
+const deadLetters = async () => (await env.testBus.admin.listDeadLetters({ limit: 1_000 })).items;
 
-function publishRaw(subject: string, data: string | Uint8Array) {
-  env.bus.connection.publish(env.bus.subject(subject), data);
-  return env.bus.connection.flush();
+async function publishRaw(subject: string, data: string | Uint8Array) {
+  const raw = await env.testBus.raw();
+  raw.publish(env.bus.subject(subject), data);
+  await raw.flush();
 }
 
 const request = (over: Record<string, unknown> = {}) => ({
@@ -100,7 +101,10 @@ describe("execution requests naming missing executions (real Postgres and NATS)"
     const payload = make();
     await publishRaw(SUBJECT, JSON.stringify(payload));
     await waitFor("the drop", async () => (await orphaned()) === before + 1 || undefined);
-    await waitFor("the ack", async () => (await env.bus.workBacklog("runner")) === 0 || undefined);
+    await waitFor(
+      "the ack",
+      async () => (await env.testBus.admin.workBacklog("runner")) === 0 || undefined,
+    );
     expect(await deadLetters()).toEqual([]);
     expect(lines.filter((l) => l.missing_id === payload.execution_id)).toEqual([
       expect.objectContaining({
@@ -198,7 +202,7 @@ describe("payload fuzz on the runner's work subjects", () => {
     expect(seen.orphaned).toBeGreaterThan(2);
     await waitFor(
       "an empty queue",
-      async () => (await env.bus.workBacklog("runner")) === 0 || undefined,
+      async () => (await env.testBus.admin.workBacklog("runner")) === 0 || undefined,
     );
     await goodExecutionCompletes();
     expect(lines.filter((l) => l.level >= 50 && l.msg !== "message dead-lettered")).toEqual([]);

@@ -39,7 +39,7 @@ const SUMMARIZER = { system: "summarizing technical output" };
 async function run(script: unknown, options: Parameters<typeof seedExecution>[1] = {}) {
   const llm = await startLlm(script);
   const request = await seedExecution(env, options);
-  const rec = record(env.bus, request.session_id);
+  const rec = await record(env, request.session_id);
   const tools = createGatewayTools(createMcpGatewayClient(env.bus), logger);
   try {
     const finished = await runExecution(

@@ -87,7 +87,7 @@ describe("first-chunk and stall timeouts", () => {
       { text: "The pod is OOMKilled: raise its memory limit.", chunk_size: 8 },
     ]);
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     const finished = await runExecution(
       runnerDeps(env, client, echo, { llmRetry: FAST }),

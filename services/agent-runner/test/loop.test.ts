@@ -30,7 +30,7 @@ describe("function calling loop", () => {
       { text: "Root cause: the pod ran out of memory.", chunk_size: 5 },
     ]);
     const request = await seedExecution(env, { context: "Stage one found OOM kills." });
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
 
     const finished = await runExecution(

@@ -165,11 +165,19 @@ export interface Recorded {
   stop(): void;
 }
 
-/** Everything published for a session: persistent events and transient chunks, as sent. */
-export function record(bus: Bus, sessionId: string): Recorded {
+/**
+ * Everything published for a session: persistent events as sent (a plain subscription, so a
+ * repeated publish the stream drops would show), and transient chunks.
+ */
+export async function record(
+  env: Pick<Env, "bus" | "testBus">,
+  sessionId: string,
+): Promise<Recorded> {
+  const { bus } = env;
   const events: PersistentEvent[] = [];
   const chunks: StreamChunk[] = [];
-  const sub = bus.connection.subscribe(bus.subject(sessionEventsSubject(sessionId)), {
+  const raw = await env.testBus.raw();
+  const sub = raw.subscribe(bus.subject(sessionEventsSubject(sessionId)), {
     callback: (_err, msg) => {
       if (msg) events.push(msg.json() as PersistentEvent);
     },
@@ -177,6 +185,7 @@ export function record(bus: Bus, sessionId: string): Recorded {
   const chunkSub = bus.subscribeTransient("streamChunk", sessionChunksSubject(sessionId), (c) => {
     chunks.push(c);
   });
+  await Promise.all([raw.flush(), bus.flush()]);
   return {
     events,
     chunks,

@@ -81,7 +81,7 @@ describe("cancellation", () => {
     stops.push(started.stop);
     const { client } = started;
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     const controller = new AbortController();
     const running = runExecution(runnerDeps(env, client, echo), request, controller.signal);

@@ -51,7 +51,7 @@ describe("runner worker", () => {
     });
     stops.push(() => worker.stop());
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     await env.bus.publish("executionRequested", strip(request));
     await waitFor("streaming", () => rec.chunks.length > 0 || undefined);
@@ -120,7 +120,7 @@ describe("runner worker", () => {
       },
     );
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     await env.bus.publish("executionRequested", strip(request));
     await waitFor("streaming", () => rec.chunks.length > 0 || undefined);
@@ -159,12 +159,12 @@ describe("runner worker", () => {
       { runnerAckWaitMs: 2_000 },
     );
     const doomed = startRunnerProcess(env, llm.address, {
-      RUNNER_PROVISION: "false",
+      TARSY_PROVISION_STREAMS: "false",
       RUNNER_ID: "runner-doomed",
     });
     stops.push(() => doomed.stop());
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     await env.bus.publish("executionRequested", strip(request));
     await waitFor(
@@ -208,13 +208,13 @@ describe("runner worker", () => {
       { text: "finished during the grace period", chunk_size: 4, chunk_delay_ms: 100 },
     ]);
     const runner = startRunnerProcess(env, llm.address, {
-      RUNNER_PROVISION: "false",
+      TARSY_PROVISION_STREAMS: "false",
       RUNNER_ID: "runner-graceful",
       RUNNER_SHUTDOWN_GRACE_MS: "10000",
     });
     stops.push(() => runner.stop());
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     await env.bus.publish("executionRequested", strip(request));
     await waitFor(
@@ -249,7 +249,7 @@ describe("runner worker", () => {
     ]);
     const deps = runnerDeps(env, llm.client, noTools, { heartbeatMs: 200 });
     const request = await seedExecution(env);
-    const rec = record(env.bus, request.session_id);
+    const rec = await record(env, request.session_id);
     stops.push(rec.stop);
     const first = runExecution(deps, strip(request), new AbortController().signal);
     const firstOutcome = first.then(
@@ -271,7 +271,7 @@ describe("runner worker", () => {
     // taken them all off the work queue, its list is complete.
     await waitFor(
       "every report collected",
-      async () => (await workStored(env.bus, WORK_SUBJECTS.executionFinished)) === 0,
+      async () => (await workStored(env.testBus, WORK_SUBJECTS.executionFinished)) === 0,
     );
     expect(finished.list).toHaveLength(1);
   });

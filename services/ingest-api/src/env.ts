@@ -29,8 +29,6 @@ export const EnvSchema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     DATABASE_URL: z.string().min(1).default("postgres://postgres@127.0.0.1:5432/tarsy"),
     DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
-    /** Create/update the streams at start (idempotent), so ingest can run before the others. */
-    TARSY_PROVISION_STREAMS: z.stringbool().default(true),
     TARSY_CONFIG_DIR: z.string().default("deploy/config"),
     /** host:port of llm-service for /health (unset: not checked). */
     LLM_SERVICE_ADDRESS: optional,

@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
@@ -44,7 +44,7 @@ await runService(
         observer: busMetricsObserver(metrics),
       }),
     );
-    if (env.TARSY_PROVISION_STREAMS) await bus.provision();
+    await provisionOnStart(createBusAdmin(bus), env);
     const llm = env.LLM_SERVICE_ADDRESS
       ? createLlmClient({ address: env.LLM_SERVICE_ADDRESS })
       : undefined;

@@ -1,5 +1,5 @@
-import type { CreatedSession } from "@tarsy/db";
-import { deliverEntry, withdrawSession } from "./delivery.ts";
+import { type CreatedSession, withdrawUnpublishedSession } from "@tarsy/db";
+import { deliverEntry } from "./delivery.ts";
 import type { IngestResources } from "./deps.ts";
 import { unavailable } from "./errors.ts";
 
@@ -30,7 +30,11 @@ export async function deliverSession(
   try {
     await deliverEntry(deps, created.submitted);
   } catch (err) {
-    const withdrawn = await withdrawSession(deps.prisma, sessionId, created.submitted.id);
+    const withdrawn = await withdrawUnpublishedSession(
+      deps.prisma,
+      sessionId,
+      created.submitted.id,
+    );
     if (!withdrawn) return;
     deps.logger.warn({ err, session_id: sessionId }, "submission not published; session withdrawn");
     throw unavailable(

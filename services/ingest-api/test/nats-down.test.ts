@@ -1,12 +1,7 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Bus, connectBus } from "@tarsy/bus";
+import { type Bus, connectBus, createBusAdmin } from "@tarsy/bus";
 import type { PayloadOf } from "@tarsy/contracts";
 import { countStoredRows, insertSessionRows } from "@tarsy/db/testing";
+import { type PrivateNats, startPrivateNats } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ErrorBody,
@@ -18,59 +13,20 @@ import {
 } from "./support.ts";
 
 /** A nats-server of this test's own, so it can be killed and started again. */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address() as { port: number };
-  srv.close();
-  return port;
-}
-
-let port: number;
-let storeDir: string;
-let server: ChildProcess | undefined;
+let nats: PrivateNats;
 let bus: Bus;
 let h: Harness;
 const submitted: PayloadOf<"sessionSubmitted">[] = [];
 
-async function startNats(): Promise<void> {
-  server = spawn(
-    "/usr/sbin/nats-server",
-    ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir],
-    {
-      stdio: "ignore",
-    },
-  );
-  await eventually(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const probe = createServer();
-        probe.once("error", () => resolve(true)); // port taken: the server is up
-        probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(false)));
-      }),
-    10_000,
-  );
-}
-
-async function killNats(): Promise<void> {
-  const child = server;
-  if (!child || child.exitCode !== null) return;
-  child.kill("SIGKILL");
-  await once(child, "exit");
-}
-
 beforeAll(async () => {
-  port = await freePort();
-  storeDir = mkdtempSync(join(tmpdir(), "ingest-nats-"));
-  await startNats();
+  nats = await startPrivateNats();
   bus = await connectBus({
-    servers: `nats://127.0.0.1:${port}`,
+    servers: nats.url,
     name: "ingest-nats-down",
     logger: testLogger(),
     prefix: "tdown",
   });
-  await bus.provision();
+  await createBusAdmin(bus).provision();
   await bus.consume("orchestrator", {
     sessionSubmitted: async (p) => void submitted.push(p),
     chatSubmitted: async () => {},
@@ -84,8 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   await bus?.close();
-  await killNats();
-  rmSync(storeDir, { recursive: true, force: true });
+  await nats?.cleanup();
 });
 
 describe("when NATS is down", () => {
@@ -104,7 +59,7 @@ describe("when NATS is down", () => {
       chainId: "kubernetes-agent-chain",
       status: "completed",
     });
-    await killNats();
+    await nats.kill();
     await eventually(() => !bus.isConnected(), 10_000);
     const { sessions: sessionsBefore, outbox: outboxBefore } = await countStoredRows(h.db.prisma);
 
@@ -136,7 +91,7 @@ describe("when NATS is down", () => {
     expect(am.status).toBe(503);
     expect((await countStoredRows(h.db.prisma)).sessions).toBe(sessionsBefore);
 
-    await startNats();
+    await nats.start();
     await eventually(() => bus.isConnected(), 15_000);
     const after = await request<{ session_id: string }>(`${h.url}/api/v1/alerts`, {
       body: { data: "after" },

@@ -30,7 +30,7 @@ describe("replica affinity over the NATS service", { timeout: 90_000 }, () => {
 
   it("is discoverable as a NATS service, one instance per replica", async () => {
     const a = replicas.get("replica-a")!;
-    const msg = await testBus.bus.connection.request(
+    const msg = await (await testBus.raw()).request(
       `$SRV.INFO.tarsy-mcp-gateway.${a.gateway.service.id}`,
       undefined,
       { timeout: 2_000 },

@@ -7,6 +7,7 @@ import { type Bus, connectBus } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
 import { createLogger } from "@tarsy/runtime";
+import { connectRawNats, natsUrl, type RawNatsConnection } from "@tarsy/testkit";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import { DEFAULT_TIMEOUTS, type McpTimeouts } from "../src/timeouts.ts";
 
@@ -122,6 +123,8 @@ export async function startEverythingHttp(
 export interface TestBus {
   bus: Bus;
   prefix: string;
+  /** A plain NATS connection (opened on first use), for raw requests. */
+  raw(): Promise<RawNatsConnection>;
   connectAnother(): Promise<Bus>;
   cleanup(): Promise<void>;
 }
@@ -130,16 +133,21 @@ export async function createTestBus(): Promise<TestBus> {
   const prefix = `t${randomBytes(4).toString("hex")}`;
   const open = (n: number) =>
     connectBus({
-      servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+      servers: natsUrl(),
       name: `mcp-gateway-test-${prefix}-${n}`,
       logger: testLogger(),
       prefix,
     });
   const bus = await open(1);
   const others: Bus[] = [];
+  let raw: Promise<RawNatsConnection> | undefined;
   return {
     bus,
     prefix,
+    raw() {
+      raw ??= connectRawNats(natsUrl(), `mcp-gateway-test-${prefix}-raw`);
+      return raw;
+    },
     async connectAnother() {
       const other = await open(others.length + 2);
       others.push(other);
@@ -147,6 +155,7 @@ export async function createTestBus(): Promise<TestBus> {
     },
     async cleanup() {
       for (const b of [...others, bus]) await b.close().catch(() => undefined);
+      if (raw) await (await raw).close().catch(() => undefined);
     },
   };
 }

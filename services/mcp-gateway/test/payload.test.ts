@@ -82,7 +82,7 @@ describe("replies near the NATS max payload; HTTP auth, headers and TLS", {
 
   it("cuts an output above the max payload below it, with a visible marker", async () => {
     const client = createMcpGatewayClient(gw.testBus.bus);
-    const maxPayload = gw.testBus.bus.connection.info?.max_payload ?? 0;
+    const maxPayload = (await gw.testBus.raw()).info?.max_payload ?? 0;
     expect(maxPayload).toBeGreaterThan(0);
     const reply = await client.callTool(
       { execution_id: "exec-big", servers: ["fx"] },

@@ -1,4 +1,4 @@
-import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { countRunningSessions, createDb } from "@tarsy/db";
 import { createMetrics, startOpsServer } from "@tarsy/metrics";
@@ -29,7 +29,8 @@ await runService(
         observer: busMetricsObserver(metrics),
       }),
     );
-    await bus.provision();
+    const admin = createBusAdmin(bus);
+    await provisionOnStart(admin, env);
     ops.setReadiness({ nats: natsReadiness(bus), postgres: () => db.ping() });
     const metricsLogger = logger.child({ component: "metrics" });
     metrics.collectOnScrape(
@@ -37,7 +38,7 @@ await runService(
       async (gauge) => gauge.set(await countRunningSessions(db.prisma)),
       { logger: metricsLogger },
     );
-    collectWorkBacklog(metrics, bus, "orchestrator", metricsLogger);
+    collectWorkBacklog(metrics, admin, "orchestrator", metricsLogger);
     const orchestrator = await startOrchestrator(
       { db: db.prisma, bus, config, logger, metrics },
       {

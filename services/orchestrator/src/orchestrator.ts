@@ -1,4 +1,4 @@
-import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
+import { type Bus, type ConsumeOptions, outboxPublisher, type WorkConsumer } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import {
   findStaleRunningSessions,
@@ -12,6 +12,7 @@ import { admitAndStart, startSession } from "./saga/admission.ts";
 import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
 import { type SagaMetricSet, sagaMetrics } from "./saga/metrics.ts";
+import { dropOrphans } from "./saga/orphans.ts";
 
 export interface OrchestratorOptions {
   podId: string;
@@ -22,7 +23,7 @@ export interface OrchestratorOptions {
   /** A running session untouched for this long is stepped again by the sweep. */
   staleAfterMs: number;
   outboxIntervalMs: number;
-  consume?: ConsumeOptions;
+  consume?: ConsumeOptions<"orchestrator">;
 }
 
 export interface Orchestrator {
@@ -46,13 +47,10 @@ export async function startOrchestrator(
 ): Promise<Orchestrator> {
   const { db, bus, config, logger } = resources;
   const metrics = resources.metrics ?? createMetrics("orchestrator", { processMetrics: false });
-  const relay: OutboxRelay = startOutboxRelay(
-    db,
-    async (entry) => {
-      await bus.publish(entry.key, entry.payload);
-    },
-    { intervalMs: options.outboxIntervalMs, logger: logger.child({ component: "outbox" }) },
-  );
+  const relay: OutboxRelay = startOutboxRelay(db, outboxPublisher(bus), {
+    intervalMs: options.outboxIntervalMs,
+    logger: logger.child({ component: "outbox" }),
+  });
   const deps: SagaDeps = {
     db,
     bus,
@@ -88,6 +86,9 @@ export async function startOrchestrator(
 
   const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {
     concurrency: options.concurrency,
+    // A message about something that does not exist (a session withdrawn by ingest-api after
+    // a failed publish, or deleted; an unknown execution, stage or chat message).
+    drop: dropOrphans(deps),
     ...options.consume,
   });
   logger.info(

@@ -70,7 +70,7 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
 
   const orphaned = async () =>
     (await stack.metrics.workOrphaned.get()).values.reduce((sum, v) => sum + v.value, 0);
-  const deadLetters = async () => (await stack.nats.bus.listDeadLetters({ limit: 1_000 })).items;
+  const deadLetters = async () => (await stack.nats.admin.listDeadLetters({ limit: 1_000 })).items;
 
   it("dead-letters every invalid message at once, drops every orphaned one, and keeps working", async () => {
     const seen = { dead_letter: 0, orphaned: 0 };
@@ -79,8 +79,9 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
         const subject = kind === "bogus" ? workSubject("orchestrator", "bogus") : subjectOf(kind);
         const letters = (await deadLetters()).length;
         const drops = await orphaned();
-        stack.nats.bus.connection.publish(stack.nats.bus.subject(subject), body);
-        await stack.nats.bus.connection.flush();
+        const raw = await stack.nats.raw();
+        raw.publish(stack.nats.bus.subject(subject), body);
+        await raw.flush();
         const outcome = await waitFor(async () => {
           const [l, d] = [(await deadLetters()).length, await orphaned()];
           if (l === letters + 1 && d === drops) return "dead_letter" as const;

@@ -103,7 +103,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const sub = nats.bus.subscribeTransient("cancelControl", cancelControlSubject(id), (c) => {
       controls.push(c);
     });
-    await nats.bus.connection.flush();
+    await nats.bus.flush();
     await nats.bus.publish("cancelRequested", {
       v: 1,
       session_id: id,
@@ -119,7 +119,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     // The runner's late answer changes nothing.
     await peer.release(() => ({ status: "completed", analysis: "too late" }));
     await waitFor(
-      async () => (await workStored(nats.bus, WORK_SUBJECTS.executionFinished)) === 0,
+      async () => (await workStored(nats, WORK_SUBJECTS.executionFinished)) === 0,
       10_000,
       "the late answer to be handled",
     );

@@ -42,7 +42,7 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
     done = { sessionId, stageId: execution.stageId ?? "", executionId: execution.id };
     // All that stays in the backlog: the finished session's deadline check, due in 10 minutes.
     await waitFor(
-      async () => (await nats.bus.workBacklog("orchestrator")) === 1,
+      async () => (await nats.admin.workBacklog("orchestrator")) === 1,
       10_000,
       "the session's work to settle",
     );
@@ -128,15 +128,16 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
     it(`acknowledges and drops ${c.name}, with one warn line and a count`, async () => {
       const before = await orphaned(c.kind, c.missing);
       // Scheduled deadline checks (the real session's) stay in the backlog; nothing else may.
-      const backlog = await stack.nats.bus.workBacklog("orchestrator");
+      const backlog = await stack.nats.admin.workBacklog("orchestrator");
       const missingId = randomUUID();
       const payload = c.payload(missingId);
       // Straight onto the subject, as any publisher could (no dedupe id).
-      stack.nats.bus.connection.publish(
+      const raw = await stack.nats.raw();
+      raw.publish(
         stack.nats.bus.subject(workSubject("orchestrator", c.kind)),
         JSON.stringify(payload),
       );
-      await stack.nats.bus.connection.flush();
+      await raw.flush();
       await waitFor(
         async () => (await orphaned(c.kind, c.missing)) === before + 1,
         10_000,
@@ -144,11 +145,11 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
       );
       // Acknowledged: nothing waits for a redelivery, nothing was dead-lettered.
       await waitFor(
-        async () => (await stack.nats.bus.workBacklog("orchestrator")) === backlog,
+        async () => (await stack.nats.admin.workBacklog("orchestrator")) === backlog,
         5_000,
         "the acknowledgement",
       );
-      expect((await stack.nats.bus.listDeadLetters()).items).toEqual([]);
+      expect((await stack.nats.admin.listDeadLetters()).items).toEqual([]);
       const logged = stack.lines.filter((l) => l.missing_id === missingId);
       expect(logged).toEqual([
         expect.objectContaining({

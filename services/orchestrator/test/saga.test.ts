@@ -253,7 +253,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     const peer = await runnerPeer(nats.bus, () => ({ status: "completed", analysis: "ok" }));
     await waitForSession(t.db, id, ["completed"]);
     await peer.stop();
-    const letters = (await nats.bus.listDeadLetters()).items;
+    const letters = (await nats.admin.listDeadLetters()).items;
     expect(letters.map((l) => l.letter.error)).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
+import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { createMetrics } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
 import { createLogger, runService } from "@tarsy/runtime";
@@ -14,7 +14,7 @@ await runService(
     const bus = await connectBus(
       busOptionsFromEnv(env, { name: "stream-relay", logger: logger.child({ component: "bus" }) }),
     );
-    await bus.provision();
+    await provisionOnStart(createBusAdmin(bus), env);
     const relay = await startRelay(
       busEventLog(bus, logger.child({ component: "event-log" })),
       {

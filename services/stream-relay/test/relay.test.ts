@@ -135,7 +135,7 @@ describe("stream-relay over real NATS", () => {
           timestamp: new Date().toISOString(),
         });
       }
-      await nats.bus.connection.flush();
+      await nats.bus.flush();
       const chunkText = async () => {
         await watcher.waitFor((f) => f.type === "stream.chunk" && f.payload.delta === "OOMKilled");
         return watcher.frames

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { BusNotFoundError } from "@tarsy/bus";
-import { withBus } from "../bus.ts";
+import { withBusAdmin } from "../bus.ts";
 import { type Command, type CommandContext, EXIT, UsageError } from "../command.ts";
 
 const ENV_NOTE = `Environment: NATS_URL, TARSY_SUBJECT_PREFIX, TARSY_STREAM_SUFFIX and the other NATS_* settings
@@ -74,8 +74,8 @@ export const dlqListCommand: Command = {
       throw new UsageError("--limit must be a positive integer");
     }
     const limit = values.limit === undefined ? 100 : Number(values.limit);
-    return withBus(env, async (bus) => {
-      const page = await bus.listDeadLetters({ limit });
+    return withBusAdmin(env, async (admin) => {
+      const page = await admin.listDeadLetters({ limit });
       if (values.json) {
         for (const item of page.items) io.out(`${JSON.stringify(item)}\n`);
         return EXIT.ok;
@@ -124,8 +124,8 @@ export const dlqRedriveCommand: Command = {
   usage: REDRIVE_USAGE,
   run(context) {
     return onLetter(context, REDRIVE_USAGE, (seq) =>
-      withBus(context.env, async (bus) => {
-        const result = await bus.redriveDeadLetter(seq);
+      withBusAdmin(context.env, async (admin) => {
+        const result = await admin.redriveDeadLetter(seq);
         return `Redrove dead letter ${seq} to ${result.subject} (stream sequence ${result.seq}${result.duplicate ? ", duplicate" : ""}).`;
       }),
     );
@@ -138,8 +138,8 @@ export const dlqDiscardCommand: Command = {
   usage: DISCARD_USAGE,
   run(context) {
     return onLetter(context, DISCARD_USAGE, (seq) =>
-      withBus(context.env, async (bus) => {
-        await bus.discardDeadLetter(seq);
+      withBusAdmin(context.env, async (admin) => {
+        await admin.discardDeadLetter(seq);
         return `Discarded dead letter ${seq}.`;
       }),
     );

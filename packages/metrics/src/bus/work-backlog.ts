@@ -1,4 +1,4 @@
-import type { Bus } from "@tarsy/bus";
+import type { BusAdmin } from "@tarsy/bus";
 import { CONSUMERS, type ConsumerKey } from "@tarsy/contracts";
 import type { CollectLogger, GaugeCollector } from "../registry.ts";
 
@@ -13,14 +13,14 @@ interface BacklogGauge {
 /** Sets `tarsy_work_backlog_messages{consumer}` from JetStream's consumer info at each scrape. */
 export function collectWorkBacklog(
   metrics: BacklogGauge,
-  bus: Pick<Bus, "workBacklog">,
+  admin: Pick<BusAdmin, "workBacklog">,
   key: ConsumerKey,
   logger?: CollectLogger,
 ): void {
   const consumer = CONSUMERS[key].durable;
   metrics.collectOnScrape(
     "workBacklog",
-    async (gauge) => gauge.set({ consumer }, await bus.workBacklog(key)),
+    async (gauge) => gauge.set({ consumer }, await admin.workBacklog(key)),
     logger ? { logger } : {},
   );
 }

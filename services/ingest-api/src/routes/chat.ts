@@ -5,9 +5,10 @@ import {
   getSession,
   SessionNotFoundError,
   submitChatMessage,
+  withdrawUnpublishedChatMessage,
 } from "@tarsy/db";
 import { Hono } from "hono";
-import { deliverNow, withdrawChatMessage } from "../delivery.ts";
+import { deliverNow } from "../delivery.ts";
 import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { authorOf, pathId, readJson } from "../request.ts";
@@ -64,7 +65,7 @@ export function chatRoutes(deps: IngestResources): Hono {
       ]);
     } catch (err) {
       const ids = { chatId: chat.id, messageId: message.id, chatCreated };
-      if (await withdrawChatMessage(deps.prisma, ids)) {
+      if (await withdrawUnpublishedChatMessage(deps.prisma, ids)) {
         deps.logger.warn({ err, session_id: sessionId }, "chat message not published; withdrawn");
         throw unavailable(
           "the message bus is unavailable; the message was not accepted, retry",

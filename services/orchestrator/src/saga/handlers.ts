@@ -11,19 +11,26 @@ import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
 import { finishChatStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
-import { dropOrphans, OrphanedWorkError } from "./orphans.ts";
+import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
 
-/** The orchestrator's handler for every work message addressed to it. */
+/**
+ * The orchestrator's handler for every work message addressed to it. Each first checks that
+ * the message's ids can name rows; a message about something missing throws
+ * OrphanedWorkError (or SessionNotFoundError), which the consumer's `drop` option
+ * (`dropOrphans`) acknowledges and drops instead of retrying it into the dead letters.
+ */
 export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestrator"> {
-  const handlers: ConsumerHandlers<"orchestrator"> = {
+  return {
     async sessionSubmitted(message) {
+      assertRowIds(message);
       await admitAndStart(deps);
       // A redelivery after a crash between admission and start finishes the start.
       await startSession(deps, message.session_id);
     },
 
     async executionFinished(message) {
+      assertRowIds(message);
       let sessionTerminal = false;
       await withSession(deps, message.session_id, async (tx, session, locked) => {
         const execution = await getSessionExecution(tx, session.id, message.execution_id);
@@ -61,6 +68,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     },
 
     async cancelRequested(message) {
+      assertRowIds(message);
       await stopSession(
         deps,
         message.session_id,
@@ -70,6 +78,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     },
 
     async deadline(message, ctx) {
+      assertRowIds(message);
       const remaining = new Date(message.deadline_at).getTime() - deps.now().getTime();
       if (remaining > 0) {
         ctx.retryLater(remaining);
@@ -92,11 +101,8 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     },
 
     async chatSubmitted(message) {
+      assertRowIds(message);
       await startChatTurn(deps, message);
     },
   };
-  // A message about something that does not exist (a session withdrawn by ingest-api after
-  // a failed publish, or deleted; an unknown execution, stage or chat message) is
-  // acknowledged and dropped instead of retried into the dead letters.
-  return dropOrphans(deps, handlers);
 }

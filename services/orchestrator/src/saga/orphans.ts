@@ -1,4 +1,4 @@
-import type { ConsumeContext, ConsumerHandlers } from "@tarsy/bus";
+import type { ConsumeOptions } from "@tarsy/bus";
 import { isRowId, SessionNotFoundError } from "@tarsy/db";
 import type { SagaDeps } from "./deps.ts";
 
@@ -20,8 +20,6 @@ export class OrphanedWorkError extends Error {
   }
 }
 
-type AnyHandler = (message: { session_id: string }, ctx: ConsumeContext) => Promise<void>;
-
 /** Id fields of the orchestrator's work messages and what each names. */
 const ID_FIELDS: Record<string, MissingKind> = {
   session_id: "session",
@@ -31,51 +29,47 @@ const ID_FIELDS: Record<string, MissingKind> = {
   message_id: "chat_message",
 };
 
-/** Throws for an id that cannot name a row (the schema accepts any non-empty string). */
-function checkIds(message: object): void {
+/**
+ * Throws OrphanedWorkError for an id that cannot name a row (the schema accepts any
+ * non-empty string). Every handler calls it first.
+ */
+export function assertRowIds(message: object): void {
   for (const [field, missing] of Object.entries(ID_FIELDS)) {
     const value = (message as Record<string, unknown>)[field];
     if (typeof value === "string" && !isRowId(value)) throw new OrphanedWorkError(missing, value);
   }
 }
 
+/** What a handler error says is missing, or undefined when it is no orphan. */
+function orphanOf(err: unknown): { missing: MissingKind; id: string } | undefined {
+  if (err instanceof SessionNotFoundError) return { missing: "session", id: err.sessionId };
+  if (err instanceof OrphanedWorkError) return { missing: err.missing, id: err.id };
+  return undefined;
+}
+
 /**
- * Wraps every handler so a message about something missing is acknowledged at once with one
- * warn line (subject, kind, what is missing, ids) and a `tarsy_work_orphaned_total` count,
- * instead of being retried into the dead letters.
+ * The orchestrator consumer's `drop` option: a message about something missing is
+ * acknowledged at once with one warn line (subject, kind, what is missing, ids) and a
+ * `tarsy_work_orphaned_total` count, instead of being retried into the dead letters.
  */
 export function dropOrphans(
   deps: Pick<SagaDeps, "logger" | "metrics">,
-  handlers: ConsumerHandlers<"orchestrator">,
-): ConsumerHandlers<"orchestrator"> {
-  const wrapped: Record<string, AnyHandler> = {};
-  for (const [key, handler] of Object.entries(handlers) as [string, AnyHandler][]) {
-    wrapped[key] = async (message, ctx) => {
-      try {
-        checkIds(message);
-        await handler(message, ctx);
-      } catch (err) {
-        const orphan =
-          err instanceof SessionNotFoundError
-            ? { missing: "session" as const, id: err.sessionId }
-            : err instanceof OrphanedWorkError
-              ? { missing: err.missing, id: err.id }
-              : undefined;
-        if (!orphan) throw err;
-        const kind = ctx.subject.split(".").pop() ?? key;
-        deps.logger.warn(
-          {
-            subject: ctx.subject,
-            kind,
-            missing: orphan.missing,
-            missing_id: orphan.id,
-            session_id: message.session_id,
-          },
-          `work message names a missing ${orphan.missing}; dropped`,
-        );
-        deps.metrics.workOrphaned(kind, orphan.missing);
-      }
-    };
-  }
-  return wrapped as unknown as ConsumerHandlers<"orchestrator">;
+): NonNullable<ConsumeOptions<"orchestrator">["drop"]> {
+  return (err, message, ctx) => {
+    const orphan = orphanOf(err);
+    if (!orphan) return false;
+    const kind = ctx.subject.split(".").pop() ?? message.key;
+    deps.logger.warn(
+      {
+        subject: ctx.subject,
+        kind,
+        missing: orphan.missing,
+        missing_id: orphan.id,
+        session_id: message.payload.session_id,
+      },
+      `work message names a missing ${orphan.missing}; dropped`,
+    );
+    deps.metrics.workOrphaned(kind, orphan.missing);
+    return true;
+  };
 }
