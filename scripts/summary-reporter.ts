@@ -1,8 +1,12 @@
+import { relative } from "node:path";
 import type { Reporter, TestModule } from "vitest/node";
 
+const SLOWEST = 12;
+
 /**
- * Prints one plain closing line, `N passed, N failed, N skipped`, after vitest's own summary,
- * so CI logs end with a line any reader (or tool) can count.
+ * Prints the slowest test files (where CI time goes), then one plain closing line,
+ * `N passed, N failed, N skipped`, after vitest's own summary, so CI logs end with a line
+ * any reader (or tool) can count.
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
@@ -15,6 +19,16 @@ export default class SummaryReporter implements Reporter {
         if (state === "passed") passed++;
         else if (state === "failed") failed++;
         else skipped++;
+      }
+    }
+    const slowest = [...testModules]
+      .map((m) => ({ file: relative(process.cwd(), m.moduleId), ms: m.diagnostic().duration }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, SLOWEST);
+    if (slowest.length > 1) {
+      process.stdout.write("\nslowest test files:\n");
+      for (const { file, ms } of slowest) {
+        process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}\n`);
       }
     }
     process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
