@@ -189,7 +189,7 @@ export function Layout(props: { children?: ReactNode }) {
       >
         Skip to content
       </MuiLink>
-      <AppBar position="sticky" color="default" elevation={1}>
+      <AppBar position="static" color="default" elevation={1}>
         <Toolbar variant="dense" sx={{ gap: 2 }}>
           <Typography component="span" variant="h6" sx={{ fontWeight: 700 }}>
             TARSy

@@ -1,0 +1,175 @@
+import {
+  Button,
+  Checkbox,
+  FormControl,
+  FormControlLabel,
+  FormGroup,
+  FormLabel,
+  Paper,
+  Stack,
+  TextField,
+  ToggleButton,
+  ToggleButtonGroup,
+} from "@mui/material";
+import { type SessionStatus, SessionStatusSchema } from "@tarsy/contracts";
+import { useEffect, useState } from "react";
+import { type ListState, TIME_RANGE_PRESETS, type TimeRangePreset } from "../lib/url-state.ts";
+
+const nativeSelect = { select: { native: true }, inputLabel: { shrink: true } } as const;
+type RangeChoice = TimeRangePreset | "all" | "custom";
+const RANGE_LABELS: Record<RangeChoice, string> = {
+  all: "All time",
+  "1h": "1h",
+  "24h": "24h",
+  "7d": "7d",
+  "30d": "30d",
+  custom: "Custom",
+};
+const PRESETS = Object.keys(TIME_RANGE_PRESETS) as TimeRangePreset[];
+
+/** The list's filters; every change goes to the URL through `update`. */
+export function SessionFilters(props: {
+  state: ListState;
+  options: { alert_types: string[]; chain_ids: string[] } | null;
+  update: (patch: Partial<ListState>) => void;
+  clear: (() => void) | null;
+}) {
+  const { state, update } = props;
+  const [searchText, setSearchText] = useState(state.search);
+  const [custom, setCustom] = useState(Boolean(state.from || state.to));
+  // Search as you type, after a pause; fewer than 3 characters searches nothing.
+  useEffect(() => {
+    if (searchText === state.search) return;
+    const t = setTimeout(() => update({ search: searchText }), 300);
+    return () => clearTimeout(t);
+  });
+  const range: RangeChoice = state.range || (custom || state.from || state.to ? "custom" : "all");
+  const pickRange = (choice: RangeChoice | null) => {
+    if (!choice) return;
+    setCustom(choice === "custom");
+    if (choice === "custom") update({ range: "" });
+    else update({ range: choice === "all" ? "" : choice, from: "", to: "" });
+  };
+  const toggleStatus = (s: SessionStatus) =>
+    update({
+      status: state.status.includes(s) ? state.status.filter((x) => x !== s) : [...state.status, s],
+    });
+  return (
+    <Paper
+      component="form"
+      variant="outlined"
+      aria-label="Filter sessions"
+      onSubmit={(e) => e.preventDefault()}
+      sx={{ p: 2, mb: 2 }}
+    >
+      <Stack direction="row" spacing={2} useFlexGap sx={{ flexWrap: "wrap", alignItems: "center" }}>
+        <TextField
+          id="filter-search"
+          type="search"
+          label="Search"
+          size="small"
+          value={searchText}
+          placeholder="alert data, analysis… (3+ chars)"
+          onChange={(e) => setSearchText(e.target.value)}
+          sx={{ minWidth: 280 }}
+        />
+        <TextField
+          id="filter-alert-type"
+          select
+          size="small"
+          label="Alert type"
+          value={state.alert_type}
+          onChange={(e) => update({ alert_type: e.target.value })}
+          slotProps={nativeSelect}
+        >
+          <option value="">All</option>
+          {props.options?.alert_types.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </TextField>
+        <TextField
+          id="filter-chain"
+          select
+          size="small"
+          label="Chain"
+          value={state.chain_id}
+          onChange={(e) => update({ chain_id: e.target.value })}
+          slotProps={nativeSelect}
+        >
+          <option value="">All</option>
+          {props.options?.chain_ids.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </TextField>
+        <ToggleButtonGroup
+          size="small"
+          exclusive
+          value={range}
+          onChange={(_, v: RangeChoice | null) => pickRange(v)}
+          aria-label="Time range"
+        >
+          {(["all", ...PRESETS, "custom"] as const).map((r) => (
+            <ToggleButton
+              key={r}
+              value={r}
+              aria-label={r === "all" || r === "custom" ? RANGE_LABELS[r] : `Last ${r}`}
+            >
+              {RANGE_LABELS[r]}
+            </ToggleButton>
+          ))}
+        </ToggleButtonGroup>
+        {range === "custom" ? (
+          <>
+            <TextField
+              id="filter-from"
+              type="datetime-local"
+              size="small"
+              label="From"
+              value={state.from}
+              onChange={(e) => update({ from: e.target.value })}
+              slotProps={{ inputLabel: { shrink: true } }}
+            />
+            <TextField
+              id="filter-to"
+              type="datetime-local"
+              size="small"
+              label="To"
+              value={state.to}
+              onChange={(e) => update({ to: e.target.value })}
+              slotProps={{ inputLabel: { shrink: true } }}
+            />
+          </>
+        ) : null}
+        {props.clear ? (
+          <Button
+            onClick={() => {
+              setSearchText("");
+              setCustom(false);
+              props.clear?.();
+            }}
+          >
+            Clear filters
+          </Button>
+        ) : null}
+      </Stack>
+      <FormControl component="fieldset" sx={{ mt: 1 }}>
+        <FormLabel component="legend">Status</FormLabel>
+        <FormGroup row>
+          {SessionStatusSchema.options.map((s) => (
+            <FormControlLabel
+              key={s}
+              control={
+                <Checkbox
+                  size="small"
+                  checked={state.status.includes(s)}
+                  onChange={() => toggleStatus(s)}
+                />
+              }
+              label={s.replace("_", " ")}
+            />
+          ))}
+        </FormGroup>
+      </FormControl>
+    </Paper>
+  );
+}
