@@ -22,14 +22,23 @@ function SessionsRoute() {
   return <SessionsPage search={useLocation().search} />;
 }
 
+// The session and trace pages still use styles.css's element styles (`.legacy-page`).
 function SessionRoute() {
   const id = useParams().id ?? "";
-  return <SessionPage key={id} sessionId={id} />;
+  return (
+    <div className="legacy-page">
+      <SessionPage key={id} sessionId={id} />
+    </div>
+  );
 }
 
 function TraceRoute() {
   const id = useParams().id ?? "";
-  return <TracePage sessionId={id} search={useLocation().search} />;
+  return (
+    <div className="legacy-page">
+      <TracePage sessionId={id} search={useLocation().search} />
+    </div>
+  );
 }
 
 function PageLoading() {
