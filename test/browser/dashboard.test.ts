@@ -231,6 +231,7 @@ describe("dashboard in a browser", () => {
     await expect(background()).resolves.toBe("rgb(18, 21, 26)");
     await page.reload();
     await page.getByRole("button", { name: "Switch to light theme" }).waitFor();
+    await page.getByRole("heading", { name: "Active (0)" }).waitFor();
     await expect(theme()).resolves.toBe("dark");
     await expect(background()).resolves.toBe("rgb(18, 21, 26)");
     await rig.shot("sessions-dark");

@@ -107,6 +107,7 @@ export function SessionFilters(props: {
           value={range}
           onChange={(_, v: RangeChoice | null) => pickRange(v)}
           aria-label="Time range"
+          sx={{ "& .MuiToggleButton-root": { textTransform: "none", px: 1.5 } }}
         >
           {(["all", ...PRESETS, "custom"] as const).map((r) => (
             <ToggleButton
