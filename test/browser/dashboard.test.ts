@@ -1,5 +1,6 @@
 import type { TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
 /**
@@ -344,4 +345,26 @@ describe("dashboard in a browser", () => {
       await context.close();
     }
   }, 60_000);
+  it("has no serious accessibility violations on the list, submit and system pages, in both themes", async () => {
+    const { page } = rig;
+    const pages = [
+      { path: "/", ready: page.getByRole("heading", { name: "Active (0)" }) },
+      { path: "/submit", ready: page.getByRole("heading", { name: "Submit an alert" }) },
+      { path: "/system", ready: page.getByRole("table", { name: "LLM providers" }) },
+    ];
+    const found: Record<string, unknown> = {};
+    for (const theme of ["light", "dark"] as const) {
+      for (const { path, ready } of pages) {
+        await page.goto(rig.url(path));
+        await ready.waitFor();
+        const current = await page.evaluate(() => document.documentElement.dataset.theme);
+        if (current !== theme) {
+          await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+        }
+        const violations = await seriousAxeViolations(page);
+        if (violations.length) found[`${theme} ${path}`] = violations;
+      }
+    }
+    expect(found).toEqual({});
+  }, 90_000);
 });

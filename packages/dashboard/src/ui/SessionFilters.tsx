@@ -14,8 +14,8 @@ import {
 import { type SessionStatus, SessionStatusSchema } from "@tarsy/contracts";
 import { useEffect, useState } from "react";
 import { type ListState, TIME_RANGE_PRESETS, type TimeRangePreset } from "../lib/url-state.ts";
+import { NATIVE_SELECT } from "./fields.ts";
 
-const nativeSelect = { select: { native: true }, inputLabel: { shrink: true } } as const;
 type RangeChoice = TimeRangePreset | "all" | "custom";
 const RANGE_LABELS: Record<RangeChoice, string> = {
   all: "All time",
@@ -73,34 +73,29 @@ export function SessionFilters(props: {
           onChange={(e) => setSearchText(e.target.value)}
           sx={{ minWidth: 280 }}
         />
-        <TextField
-          id="filter-alert-type"
-          select
-          size="small"
-          label="Alert type"
-          value={state.alert_type}
-          onChange={(e) => update({ alert_type: e.target.value })}
-          slotProps={nativeSelect}
-        >
-          <option value="">All</option>
-          {props.options?.alert_types.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </TextField>
-        <TextField
-          id="filter-chain"
-          select
-          size="small"
-          label="Chain"
-          value={state.chain_id}
-          onChange={(e) => update({ chain_id: e.target.value })}
-          slotProps={nativeSelect}
-        >
-          <option value="">All</option>
-          {props.options?.chain_ids.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </TextField>
+        {(
+          [
+            { key: "alert_type", label: "Alert type", values: props.options?.alert_types },
+            { key: "chain_id", label: "Chain", values: props.options?.chain_ids },
+          ] as const
+        ).map((f) => (
+          <TextField
+            key={f.key}
+            id={`filter-${f.key}`}
+            select
+            size="small"
+            label={f.label}
+            value={state[f.key]}
+            onChange={(e) => update({ [f.key]: e.target.value })}
+            slotProps={NATIVE_SELECT}
+            sx={{ minWidth: 160 }}
+          >
+            <option value="">All</option>
+            {f.values?.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </TextField>
+        ))}
         <ToggleButtonGroup
           size="small"
           exclusive

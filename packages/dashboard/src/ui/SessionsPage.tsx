@@ -82,7 +82,7 @@ export function SessionsPage(props: { search: string }) {
           onPageChange={(_, page) => update({ page: page + 1 })}
           onRowsPerPageChange={(e) => update({ page_size: Number(e.target.value) })}
           labelRowsPerPage="Per page"
-          slotProps={{ select: { native: true } }}
+          slotProps={{ select: { native: true, inputProps: { "aria-label": "Per page" } } }}
         />
       ) : null}
     </section>

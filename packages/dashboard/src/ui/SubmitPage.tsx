@@ -20,12 +20,10 @@ import {
 } from "../lib/alert-form.ts";
 import { ApiError } from "../lib/api.ts";
 import { useLoad, useServices } from "./context.tsx";
+import { NATIVE_SELECT } from "./fields.ts";
 import { navigate } from "./router.tsx";
 
 type Errors = Partial<Record<"data" | "runbook" | "mcpOverride" | "form", string>>;
-
-/** Native selects (MUI-styled): keyboard and screen readers get the platform's own widget. */
-const nativeSelect = { select: { native: true }, inputLabel: { shrink: true } } as const;
 
 export function SubmitPage() {
   const { api } = useServices();
@@ -76,7 +74,7 @@ export function SubmitPage() {
             label="Alert type"
             value={input.alertType}
             onChange={(e) => set({ alertType: e.target.value })}
-            slotProps={nativeSelect}
+            slotProps={NATIVE_SELECT}
           >
             <option value="">
               Default{types.data ? ` (${types.data.default_alert_type})` : ""}
@@ -121,7 +119,7 @@ export function SubmitPage() {
               label="Runbook from the repository"
               value={runbooks.data.includes(input.runbook) ? input.runbook : ""}
               onChange={(e) => set({ runbook: e.target.value })}
-              slotProps={nativeSelect}
+              slotProps={NATIVE_SELECT}
             >
               <option value="">Default runbook (or a URL below)</option>
               {runbooks.data.map((url) => (
