@@ -114,28 +114,20 @@ export function SessionFilters(props: {
             </ToggleButton>
           ))}
         </ToggleButtonGroup>
-        {range === "custom" ? (
-          <>
-            <TextField
-              id="filter-from"
-              type="datetime-local"
-              size="small"
-              label="From"
-              value={state.from}
-              onChange={(e) => update({ from: e.target.value })}
-              slotProps={{ inputLabel: { shrink: true } }}
-            />
-            <TextField
-              id="filter-to"
-              type="datetime-local"
-              size="small"
-              label="To"
-              value={state.to}
-              onChange={(e) => update({ to: e.target.value })}
-              slotProps={{ inputLabel: { shrink: true } }}
-            />
-          </>
-        ) : null}
+        {range === "custom"
+          ? (["from", "to"] as const).map((key) => (
+              <TextField
+                key={key}
+                id={`filter-${key}`}
+                type="datetime-local"
+                size="small"
+                label={key === "from" ? "From" : "To"}
+                value={state[key]}
+                onChange={(e) => update({ [key]: e.target.value })}
+                slotProps={{ inputLabel: { shrink: true } }}
+              />
+            ))
+          : null}
         {props.clear ? (
           <Button
             onClick={() => {
