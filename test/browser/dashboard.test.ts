@@ -1,5 +1,6 @@
 import type { TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
 /**
@@ -7,13 +8,16 @@ import { type DashboardRig, startDashboardRig } from "./support.ts";
  * The tests run in order on one page: the investigation submitted in the first is the one the
  * trace, chat and search tests look at.
  */
+const PROVIDER_SECRET = "xai-browser-secret-7c1e55d0";
+
 describe("dashboard in a browser", () => {
   let rig: DashboardRig;
   let sessionId = "";
   const status = () => rig.page.getByTestId("connection-status");
 
   beforeAll(async () => {
-    rig = await startDashboardRig();
+    // A provider key in the environment: the config viewer names its variable, never its value.
+    rig = await startDashboardRig({ env: { XAI_API_KEY: PROVIDER_SECRET } });
   }, 240_000);
   afterAll(async () => {
     await rig?.stop();
@@ -200,7 +204,9 @@ describe("dashboard in a browser", () => {
   it("shows MCP server health and tools, and reads in the dark theme", async () => {
     const { page } = rig;
     await page.goto(rig.url("/system"));
-    const row = page.locator("tr", { hasText: "demo-cluster" });
+    const row = page
+      .getByRole("table", { name: "MCP servers" })
+      .getByRole("row", { name: /demo-cluster/ });
     await row.getByText(/^[1-9]\d* tools$/).waitFor({ timeout: 30_000 });
     await row.getByText(/healthy|unknown/).waitFor();
     await rig.shot("system");
@@ -210,4 +216,155 @@ describe("dashboard in a browser", () => {
     await page.getByRole("heading", { name: "Final analysis" }).waitFor();
     await rig.shot("session-dark");
   }, 60_000);
+  it("keeps the chosen theme across a reload, and both themes render", async () => {
+    const { page } = rig;
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+    await page.goto(rig.url("/"));
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    if ((await theme()) !== "light") {
+      await page.getByRole("button", { name: "Switch to light theme" }).click();
+    }
+    await expect(theme()).resolves.toBe("light");
+    await expect(background()).resolves.toBe("rgb(247, 248, 250)");
+    await page.getByRole("button", { name: "Switch to dark theme" }).click();
+    await expect(theme()).resolves.toBe("dark");
+    await expect(background()).resolves.toBe("rgb(18, 21, 26)");
+    await page.reload();
+    await page.getByRole("button", { name: "Switch to light theme" }).waitFor();
+    await page.getByRole("heading", { name: "Active (0)" }).waitFor();
+    await expect(theme()).resolves.toBe("dark");
+    await expect(background()).resolves.toBe("rgb(18, 21, 26)");
+    await rig.shot("sessions-dark");
+    await page.getByRole("button", { name: "Switch to light theme" }).click();
+    await page.reload();
+    await page.getByRole("button", { name: "Switch to dark theme" }).waitFor();
+    await expect(theme()).resolves.toBe("light");
+    await expect(background()).resolves.toBe("rgb(247, 248, 250)");
+  }, 60_000);
+
+  it("opens a list URL with its filters shown in the controls and applied to the list", async () => {
+    const { page } = rig;
+    const rows = page.locator("table.sessions tbody tr[data-session-id]");
+    await page.goto(rig.url("/?status=completed&alert_type=PodCrashLooping&range=24h"));
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 1);
+    expect(await rows.first().getAttribute("data-session-id")).toBe(sessionId);
+    await expect(page.getByLabel("completed").isChecked()).resolves.toBe(true);
+    await expect(page.getByLabel("cancelled").isChecked()).resolves.toBe(false);
+    await expect(page.getByLabel("Alert type").inputValue()).resolves.toBe("PodCrashLooping");
+    await expect(
+      page.getByRole("button", { name: "Last 24h" }).getAttribute("aria-pressed"),
+    ).resolves.toBe("true");
+    // The row's summary: the final analysis' first lines, on focus as on hover.
+    await rows.first().getByRole("link").focus();
+    await page
+      .getByRole("tooltip")
+      .getByText(/Root cause/)
+      .waitFor();
+  }, 60_000);
+
+  it("filters by a time-range preset and by a custom range", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/"));
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 2);
+    // A preset asks the API for what was created since that long ago.
+    const asked = page.waitForRequest((r) => r.url().includes("/api/v1/sessions?"));
+    const clicked = Date.now();
+    await page.getByRole("button", { name: "Last 1h" }).click();
+    await page.waitForURL(/range=1h/);
+    const from = Date.parse(new URL((await asked).url()).searchParams.get("from") ?? "");
+    expect(Math.abs(clicked - 3_600_000 - from)).toBeLessThan(30_000);
+    await page.waitForFunction(() => document.querySelectorAll("tr[data-session-id]").length === 2);
+    // A custom range after every session matches none; the URL keeps it.
+    await page.getByRole("button", { name: "Custom" }).click();
+    await page.getByLabel("From").fill("2099-01-01T00:00");
+    await page.waitForURL(/from=2099-01-01T00%3A00/);
+    await page.getByText("No sessions match.").waitFor();
+    await page.reload();
+    await expect(page.getByLabel("From").inputValue()).resolves.toBe("2099-01-01T00:00");
+    await page.getByText("No sessions match.").waitFor();
+  }, 60_000);
+
+  it("shows the resolved configuration: chains, agents and providers, no secret", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/system"));
+    const chains = page.getByRole("table", { name: "Chains" });
+    await chains
+      .getByRole("row", { name: /PodCrashLooping/ })
+      .first()
+      .waitFor();
+    const providers = page.getByRole("table", { name: "LLM providers" });
+    await providers.getByRole("row", { name: /scripted-demo/ }).waitFor();
+    await providers.getByRole("row", { name: /XAI_API_KEY/ }).waitFor();
+    await page.getByRole("table", { name: "Agents" }).getByRole("row").nth(1).waitFor();
+    expect(await page.locator("body").textContent()).not.toContain(PROVIDER_SECRET);
+    await rig.shot("system-config");
+  }, 60_000);
+
+  it("shows the signed-in user when oauth2-proxy answers, and no menu when it does not", async () => {
+    const { page } = rig;
+    // The rig has no oauth2-proxy: /oauth2/userinfo is the SPA's index.html, not JSON.
+    await page.goto(rig.url("/"));
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await page.getByTestId("server-version").waitFor();
+    expect(await page.getByRole("button", { name: "jdoe" }).count()).toBe(0);
+    // A real request from the page, answered by Playwright's interception as the proxy would.
+    await page.route("**/oauth2/userinfo", (route) =>
+      route.fulfill({ json: { user: "jdoe", email: "jdoe@example.com" } }),
+    );
+    await page.reload();
+    await page.getByRole("button", { name: "jdoe" }).click();
+    await page.getByRole("menu").getByText("jdoe@example.com").waitFor();
+    await page.getByRole("menuitem", { name: "Sign out" }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.unroute("**/oauth2/userinfo");
+  }, 60_000);
+
+  it("shows the server's version, and offers a reload once a newer build is served", async () => {
+    const context = await rig.browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.clock.install();
+      await page.goto(rig.url("/system"));
+      const health = (await rig.system.api<{ version: string }>("/health")).body;
+      await page.getByTestId("server-version").getByText(`v${health.version}`).waitFor();
+      const banner = page.getByText("A newer version of TARSy is available — reload");
+      // The same build as the page's: a poll finds nothing new.
+      const polled = page.waitForResponse((r) => r.url().endsWith("/version.json"));
+      await page.clock.fastForward(61_000);
+      expect((await polled).status()).toBe(200);
+      expect(await banner.count()).toBe(0);
+      // A deployment: the server now serves another build.
+      await page.route("**/version.json", (route) =>
+        route.fulfill({ json: { build: "a-newer-build" } }),
+      );
+      await page.clock.fastForward(61_000);
+      await banner.waitFor();
+      await page.getByRole("button", { name: "Reload" }).waitFor();
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+  it("has no serious accessibility violations on the list, submit and system pages, in both themes", async () => {
+    const { page } = rig;
+    const pages = [
+      { path: "/", ready: page.getByRole("heading", { name: "Active (0)" }) },
+      { path: "/submit", ready: page.getByRole("heading", { name: "Submit an alert" }) },
+      { path: "/system", ready: page.getByRole("table", { name: "LLM providers" }) },
+    ];
+    const found: Record<string, unknown> = {};
+    for (const theme of ["light", "dark"] as const) {
+      for (const { path, ready } of pages) {
+        await page.goto(rig.url(path));
+        await ready.waitFor();
+        const current = await page.evaluate(() => document.documentElement.dataset.theme);
+        if (current !== theme) {
+          await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+        }
+        const violations = await seriousAxeViolations(page);
+        if (violations.length) found[`${theme} ${path}`] = violations;
+      }
+    }
+    expect(found).toEqual({});
+  }, 90_000);
 });

@@ -205,3 +205,59 @@ export const FilterOptionsResponseSchema = z.object({
   chain_ids: z.array(z.string()),
 });
 export type FilterOptionsResponse = z.infer<typeof FilterOptionsResponseSchema>;
+
+/**
+ * `GET /api/v1/system/config`: the configuration as resolved, for the dashboard's viewer.
+ * Only what is safe to show: names, types, models and which environment variable holds a
+ * credential, never a value (no keys, tokens, headers, commands' env or URL credentials).
+ */
+export const SystemConfigResponseSchema = z.object({
+  defaults: z.object({
+    llm_provider: z.string(),
+    alert_type: z.string(),
+    max_iterations: z.number().int(),
+  }),
+  chains: z.array(
+    z.object({
+      id: z.string(),
+      description: z.string().nullable(),
+      alert_types: z.array(z.string()),
+      /** The chain's provider, or the default one when it names none. */
+      llm_provider: z.string(),
+      chat_enabled: z.boolean(),
+      builtin: z.boolean(),
+      stages: z.array(
+        z.object({
+          name: z.string(),
+          agents: z.array(z.string()),
+          replicas: z.number().int(),
+          success_policy: z.string().nullable(),
+        }),
+      ),
+    }),
+  ),
+  agents: z.array(
+    z.object({
+      name: z.string(),
+      description: z.string().nullable(),
+      mcp_servers: z.array(z.string()),
+      llm_backend: z.string().nullable(),
+      max_iterations: z.number().int().nullable(),
+      builtin: z.boolean(),
+    }),
+  ),
+  llm_providers: z.array(
+    z.object({
+      name: z.string(),
+      type: z.string(),
+      model: z.string(),
+      /** Scheme, host and path only. */
+      base_url: z.string().nullable(),
+      /** Names of the environment variables holding credentials, never their values. */
+      api_key_env: z.string().nullable(),
+      credentials_env: z.string().nullable(),
+      builtin: z.boolean(),
+    }),
+  ),
+});
+export type SystemConfigResponse = z.infer<typeof SystemConfigResponseSchema>;

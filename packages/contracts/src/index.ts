@@ -25,6 +25,8 @@ export {
   McpServersResponseSchema,
   type RunbooksResponse,
   RunbooksResponseSchema,
+  type SystemConfigResponse,
+  SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
 } from "./api.ts";
 export {

@@ -18,6 +18,7 @@ import {
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
+  SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
@@ -224,6 +225,12 @@ export function buildOpenApi(version: string): Json {
         get: {
           summary: "Alert types and chains",
           responses: ok(200, "alert types", AlertTypesResponseSchema),
+        },
+      },
+      "/api/v1/system/config": {
+        get: {
+          summary: "The resolved configuration (chains, agents, LLM providers), without secrets",
+          responses: ok(200, "configuration", SystemConfigResponseSchema),
         },
       },
       "/api/v1/openapi.json": {

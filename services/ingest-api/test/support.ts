@@ -53,6 +53,8 @@ export interface HarnessOptions {
   gatewayWaitReady?: boolean;
   /** Config directory for ingest-api and the gateway (default test/fixtures). */
   configDir?: string;
+  /** Extra variables the config is interpolated with (beside NODE_BIN and EVERYTHING_MCP). */
+  configEnv?: Record<string, string>;
   llmHealth?: IngestResources["llmHealth"];
   /** Use this bus instead of a fresh test bus (e.g. one on a NATS server the test kills). */
   bus?: Bus;
@@ -69,7 +71,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const nats = await createTestBus();
   const bus = options.bus ?? nats.bus;
   const configDir = options.configDir ?? CONFIG_DIR;
-  const { config } = loadConfig({ configDir, env: CONFIG_ENV });
+  const { config } = loadConfig({ configDir, env: { ...CONFIG_ENV, ...options.configEnv } });
   const logger = testLogger();
   const gateway = options.gateway
     ? await startGatewayProcess({ bus, configDir, waitReady: options.gatewayWaitReady ?? true })

@@ -108,6 +108,7 @@ describe("system endpoints with a gateway answering", () => {
         "/api/v1/system/warnings",
         "/api/v1/system/mcp-servers",
         "/api/v1/system/alert-types",
+        "/api/v1/system/config",
       ]),
     );
     const alerts = res.body.paths["/api/v1/alerts"]?.post as {

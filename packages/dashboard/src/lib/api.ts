@@ -13,6 +13,7 @@ import {
   RunbooksResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
+  SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
@@ -50,6 +51,8 @@ export interface ApiClient {
   alertTypes(): Promise<z.infer<typeof AlertTypesResponseSchema>>;
   mcpServers(): Promise<z.infer<typeof McpServersResponseSchema>>;
   warnings(): Promise<z.infer<typeof SystemWarningsResponseSchema>>;
+  /** The resolved configuration, without secrets. */
+  systemConfig(): Promise<z.infer<typeof SystemConfigResponseSchema>>;
   /** Runbook URLs from `system.runbooks.repo_url` (the server answers [] when it cannot list). */
   runbooks(): Promise<z.infer<typeof RunbooksResponseSchema>>;
 }
@@ -111,6 +114,7 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     alertTypes: () => call(AlertTypesResponseSchema, "/system/alert-types"),
     mcpServers: () => call(McpServersResponseSchema, "/system/mcp-servers"),
     warnings: () => call(SystemWarningsResponseSchema, "/system/warnings"),
+    systemConfig: () => call(SystemConfigResponseSchema, "/system/config"),
     runbooks: () => call(RunbooksResponseSchema, "/runbooks"),
   };
 }

@@ -44,4 +44,18 @@ describe("list URL state", () => {
     expect(ranged.get("from")).toBe("2026-11-01T00:00:00.000Z");
     expect(ranged.get("to")).toBeNull();
   });
+
+  it("keeps a time-range preset relative: the API gets the time that long before now", () => {
+    const state = parseListState("?range=24h&from=2026-01-01T00:00");
+    expect(state).toMatchObject({ range: "24h", from: "", to: "" });
+    expect(formatListState(state)).toBe("range=24h");
+    const now = Date.parse("2026-11-25T12:00:00Z");
+    const api = new URLSearchParams(listQueryString(state, now));
+    expect(api.get("from")).toBe("2026-11-24T12:00:00.000Z");
+    expect(api.get("to")).toBeNull();
+    expect(parseListState("?range=2w&from=2026-01-01T00:00")).toMatchObject({
+      range: "",
+      from: "2026-01-01T00:00",
+    });
+  });
 });

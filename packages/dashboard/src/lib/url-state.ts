@@ -5,12 +5,25 @@ import {
   SessionStatusSchema,
 } from "@tarsy/contracts";
 
+/** Relative time ranges: a link with `range=24h` means "the last 24 hours" whenever opened. */
+export const TIME_RANGE_PRESETS = {
+  "1h": 3_600_000,
+  "24h": 86_400_000,
+  "7d": 7 * 86_400_000,
+  "30d": 30 * 86_400_000,
+} as const;
+export type TimeRangePreset = keyof typeof TIME_RANGE_PRESETS;
+const isPreset = (text: string | null): text is TimeRangePreset =>
+  text !== null && Object.hasOwn(TIME_RANGE_PRESETS, text);
+
 /** The session list's filters, sort and page: kept in the URL so a link survives a reload. */
 export interface ListState {
   status: SessionStatus[];
   alert_type: string;
   chain_id: string;
   search: string;
+  /** A relative range; when set, `from`/`to` (a custom range) are not used. */
+  range: TimeRangePreset | "";
   from: string;
   to: string;
   sort_by: SessionSortField;
@@ -24,6 +37,7 @@ export const DEFAULT_LIST_STATE: ListState = {
   alert_type: "",
   chain_id: "",
   search: "",
+  range: "",
   from: "",
   to: "",
   sort_by: "created_at",
@@ -45,13 +59,15 @@ export function parseListState(search: string): ListState {
     .map((s) => SessionStatusSchema.safeParse(s.trim()))
     .flatMap((r) => (r.success ? [r.data] : []));
   const sortBy = SessionSortFieldSchema.safeParse(q.get("sort_by"));
+  const range = q.get("range");
   return {
     status,
     alert_type: q.get("alert_type") ?? "",
     chain_id: q.get("chain_id") ?? "",
     search: q.get("search") ?? "",
-    from: q.get("from") ?? "",
-    to: q.get("to") ?? "",
+    range: isPreset(range) ? range : "",
+    from: isPreset(range) ? "" : (q.get("from") ?? ""),
+    to: isPreset(range) ? "" : (q.get("to") ?? ""),
     sort_by: sortBy.success ? sortBy.data : DEFAULT_LIST_STATE.sort_by,
     sort_order: q.get("sort_order") === "asc" ? "asc" : "desc",
     page: positiveInt(q.get("page"), 1, 1_000_000),
@@ -63,7 +79,7 @@ export function parseListState(search: string): ListState {
 export function formatListState(state: ListState): string {
   const q = new URLSearchParams();
   if (state.status.length) q.set("status", state.status.join(","));
-  for (const key of ["alert_type", "chain_id", "search", "from", "to"] as const) {
+  for (const key of ["alert_type", "chain_id", "search", "range", "from", "to"] as const) {
     if (state[key]) q.set(key, state[key]);
   }
   if (state.sort_by !== DEFAULT_LIST_STATE.sort_by) q.set("sort_by", state.sort_by);
@@ -75,17 +91,22 @@ export function formatListState(state: ListState): string {
 
 /**
  * The API query string for the list. The search needs at least 3 characters (shorter text is
- * not sent); the time range is given as local datetime text and sent as ISO timestamps.
+ * not sent); a custom time range is given as local datetime text and sent as ISO timestamps, a
+ * preset is sent as the timestamp that long before `now`.
  */
-export function listQueryString(state: ListState): string {
+export function listQueryString(state: ListState, now: number = Date.now()): string {
   const q = new URLSearchParams();
   if (state.status.length) q.set("status", state.status.join(","));
   if (state.alert_type) q.set("alert_type", state.alert_type);
   if (state.chain_id) q.set("chain_id", state.chain_id);
   if (state.search.trim().length >= 3) q.set("search", state.search.trim());
-  for (const key of ["from", "to"] as const) {
-    const date = state[key] ? new Date(state[key]) : null;
-    if (date && !Number.isNaN(date.getTime())) q.set(key, date.toISOString());
+  if (state.range) {
+    q.set("from", new Date(now - TIME_RANGE_PRESETS[state.range]).toISOString());
+  } else {
+    for (const key of ["from", "to"] as const) {
+      const date = state[key] ? new Date(state[key]) : null;
+      if (date && !Number.isNaN(date.getTime())) q.set(key, date.toISOString());
+    }
   }
   q.set("sort_by", state.sort_by);
   q.set("sort_order", state.sort_order);

@@ -1,33 +1,116 @@
-import type { ReactElement } from "react";
+import { Alert, Button, CssBaseline, LinearProgress, Typography } from "@mui/material";
+import { ThemeProvider } from "@mui/material/styles";
+import { lazy, Suspense } from "react";
+import { Outlet, type RouteObject, useParams, useRouteError } from "react-router";
+import { RouterProvider } from "react-router/dom";
 import { Layout } from "./Layout.tsx";
-import { useLocation } from "./router.tsx";
-import { SessionPage } from "./SessionPage.tsx";
-import { SessionsPage } from "./SessionsPage.tsx";
-import { SubmitPage } from "./SubmitPage.tsx";
-import { SystemPage } from "./SystemPage.tsx";
-import { TracePage } from "./TracePage.tsx";
+import { createAppRouter, useLocation } from "./router.tsx";
+import { THEME_STORAGE_KEY, theme } from "./theme.ts";
+
+// Each page is its own chunk, loaded on first visit.
+const SessionsPage = lazy(() =>
+  import("./SessionsPage.tsx").then((m) => ({ default: m.SessionsPage })),
+);
+const SessionPage = lazy(() =>
+  import("./SessionPage.tsx").then((m) => ({ default: m.SessionPage })),
+);
+const TracePage = lazy(() => import("./TracePage.tsx").then((m) => ({ default: m.TracePage })));
+const SubmitPage = lazy(() => import("./SubmitPage.tsx").then((m) => ({ default: m.SubmitPage })));
+const SystemPage = lazy(() => import("./SystemPage.tsx").then((m) => ({ default: m.SystemPage })));
+
+function SessionsRoute() {
+  return <SessionsPage search={useLocation().search} />;
+}
+
+// The session and trace pages still use styles.css's element styles (`.legacy-page`).
+function SessionRoute() {
+  const id = useParams().id ?? "";
+  return (
+    <div className="legacy-page">
+      <SessionPage key={id} sessionId={id} />
+    </div>
+  );
+}
+
+function TraceRoute() {
+  const id = useParams().id ?? "";
+  return (
+    <div className="legacy-page">
+      <TracePage sessionId={id} search={useLocation().search} />
+    </div>
+  );
+}
+
+function PageLoading() {
+  return <LinearProgress aria-label="Loading page" />;
+}
+
+function Pages() {
+  return (
+    <Suspense fallback={<PageLoading />}>
+      <Outlet />
+    </Suspense>
+  );
+}
+
+function NotFound() {
+  const { pathname } = useLocation();
+  return (
+    <section>
+      <Typography variant="h1" gutterBottom>
+        Not found
+      </Typography>
+      <Typography>No page at {pathname}.</Typography>
+    </section>
+  );
+}
+
+/** A page that failed to load (e.g. its chunk is gone after an upgrade) or to render. */
+function RouteError() {
+  const error = useRouteError();
+  return (
+    <Alert
+      severity="error"
+      action={
+        <Button color="inherit" onClick={() => window.location.reload()}>
+          Reload
+        </Button>
+      }
+    >
+      This page could not be shown: {error instanceof Error ? error.message : String(error)}
+    </Alert>
+  );
+}
+
+const routes: RouteObject[] = [
+  {
+    path: "/",
+    Component: Layout,
+    children: [
+      {
+        Component: Pages,
+        ErrorBoundary: RouteError,
+        children: [
+          { index: true, Component: SessionsRoute },
+          { path: "sessions", Component: SessionsRoute },
+          { path: "sessions/:id", Component: SessionRoute },
+          { path: "sessions/:id/trace", Component: TraceRoute },
+          { path: "submit", Component: SubmitPage },
+          { path: "system", Component: SystemPage },
+          { path: "*", Component: NotFound },
+        ],
+      },
+    ],
+  },
+];
+
+const router = createAppRouter(routes);
 
 export function App() {
-  const { pathname, search } = useLocation();
-  const parts = pathname.split("/").filter(Boolean).map(decodeURIComponent);
-  let page: ReactElement;
-  if (parts.length === 0 || (parts[0] === "sessions" && parts.length === 1)) {
-    page = <SessionsPage search={search} />;
-  } else if (parts[0] === "sessions" && parts[1] && parts[2] === "trace") {
-    page = <TracePage sessionId={parts[1]} search={search} />;
-  } else if (parts[0] === "sessions" && parts[1]) {
-    page = <SessionPage key={parts[1]} sessionId={parts[1]} />;
-  } else if (parts[0] === "submit") {
-    page = <SubmitPage />;
-  } else if (parts[0] === "system") {
-    page = <SystemPage />;
-  } else {
-    page = (
-      <section>
-        <h1>Not found</h1>
-        <p>No page at {pathname}.</p>
-      </section>
-    );
-  }
-  return <Layout pathname={pathname}>{page}</Layout>;
+  return (
+    <ThemeProvider theme={theme} modeStorageKey={THEME_STORAGE_KEY} defaultMode="system">
+      <CssBaseline enableColorScheme />
+      <RouterProvider router={router} />
+    </ThemeProvider>
+  );
 }

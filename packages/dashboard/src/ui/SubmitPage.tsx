@@ -1,3 +1,16 @@
+import {
+  Alert,
+  Button,
+  FormControl,
+  FormControlLabel,
+  FormLabel,
+  Paper,
+  Radio,
+  RadioGroup,
+  Stack,
+  TextField,
+  Typography,
+} from "@mui/material";
 import { type FormEvent, useState } from "react";
 import {
   type AlertFormInput,
@@ -7,6 +20,7 @@ import {
 } from "../lib/alert-form.ts";
 import { ApiError } from "../lib/api.ts";
 import { useLoad, useServices } from "./context.tsx";
+import { NATIVE_SELECT } from "./fields.ts";
 import { navigate } from "./router.tsx";
 
 type Errors = Partial<Record<"data" | "runbook" | "mcpOverride" | "form", string>>;
@@ -47,62 +61,65 @@ export function SubmitPage() {
       },
     );
   };
-  const describedBy = (field: keyof Errors) => (errors[field] ? `${field}-error` : undefined);
   return (
     <section>
-      <h1>Submit an alert</h1>
-      <form className="submit" onSubmit={submit} noValidate aria-label="Submit alert">
-        <label>
-          Alert type
-          <select value={input.alertType} onChange={(e) => set({ alertType: e.target.value })}>
+      <Typography variant="h1" gutterBottom>
+        Submit an alert
+      </Typography>
+      <Paper variant="outlined" sx={{ p: 2, maxWidth: 900 }}>
+        <Stack component="form" spacing={2} onSubmit={submit} noValidate aria-label="Submit alert">
+          <TextField
+            id="alert-type"
+            select
+            label="Alert type"
+            value={input.alertType}
+            onChange={(e) => set({ alertType: e.target.value })}
+            slotProps={NATIVE_SELECT}
+          >
             <option value="">
               Default{types.data ? ` (${types.data.default_alert_type})` : ""}
             </option>
             {types.data?.alert_types.map((t) => (
               <option key={t}>{t}</option>
             ))}
-          </select>
-        </label>
-        <fieldset>
-          <legend>Data format</legend>
-          {(["json", "text"] as const).map((f) => (
-            <label key={f} className="check">
-              <input
-                type="radio"
-                name="format"
-                checked={input.format === f}
-                onChange={() => set({ format: f })}
-              />
-              {f === "json" ? "JSON" : "Free text"}
-            </label>
-          ))}
-        </fieldset>
-        <label>
-          Alert data
-          <textarea
-            rows={10}
+          </TextField>
+          <FormControl>
+            <FormLabel id="format-label">Data format</FormLabel>
+            <RadioGroup
+              row
+              aria-labelledby="format-label"
+              name="format"
+              value={input.format}
+              onChange={(e) => set({ format: e.target.value === "text" ? "text" : "json" })}
+            >
+              <FormControlLabel value="json" control={<Radio />} label="JSON" />
+              <FormControlLabel value="text" control={<Radio />} label="Free text" />
+            </RadioGroup>
+          </FormControl>
+          <TextField
+            id="data"
+            label="Alert data"
+            multiline
+            minRows={10}
             value={input.data}
             onChange={(e) => set({ data: e.target.value })}
-            aria-invalid={Boolean(errors.data)}
-            aria-describedby={describedBy("data")}
+            error={Boolean(errors.data)}
+            helperText={errors.data}
             placeholder={
               input.format === "json"
                 ? '{"alertname": "PodCrashLooping", "namespace": "prod"}'
                 : "Describe the alert"
             }
+            slotProps={{ htmlInput: { spellCheck: false, sx: { fontFamily: "monospace" } } }}
           />
-        </label>
-        {errors.data ? (
-          <p id="data-error" className="error">
-            {errors.data}
-          </p>
-        ) : null}
-        {runbooks.data && runbooks.data.length > 0 ? (
-          <label>
-            Runbook from the repository
-            <select
+          {runbooks.data && runbooks.data.length > 0 ? (
+            <TextField
+              id="runbook-pick"
+              select
+              label="Runbook from the repository"
               value={runbooks.data.includes(input.runbook) ? input.runbook : ""}
               onChange={(e) => set({ runbook: e.target.value })}
+              slotProps={NATIVE_SELECT}
             >
               <option value="">Default runbook (or a URL below)</option>
               {runbooks.data.map((url) => (
@@ -110,53 +127,45 @@ export function SubmitPage() {
                   {runbookLabel(url)}
                 </option>
               ))}
-            </select>
-          </label>
-        ) : null}
-        <label>
-          Runbook URL
-          <input
+            </TextField>
+          ) : null}
+          <TextField
+            id="runbook"
             type="url"
+            label="Runbook URL"
             value={input.runbook}
             onChange={(e) => set({ runbook: e.target.value })}
-            aria-invalid={Boolean(errors.runbook)}
-            aria-describedby={describedBy("runbook")}
+            error={Boolean(errors.runbook)}
+            helperText={errors.runbook}
           />
-        </label>
-        {errors.runbook ? (
-          <p id="runbook-error" className="error">
-            {errors.runbook}
-          </p>
-        ) : null}
-        <label>
-          MCP override (optional; one server per line, <code>server: tool1, tool2</code>)
-          <textarea
-            rows={3}
+          <TextField
+            id="mcp-override"
+            label="MCP override (optional)"
+            multiline
+            minRows={3}
             value={input.mcpOverride}
             onChange={(e) => set({ mcpOverride: e.target.value })}
-            aria-invalid={Boolean(errors.mcpOverride)}
-            aria-describedby={describedBy("mcpOverride")}
+            error={Boolean(errors.mcpOverride)}
+            helperText={
+              errors.mcpOverride ?? (
+                <>
+                  One server per line, <code>server: tool1, tool2</code>
+                  {servers.data
+                    ? ` · servers: ${servers.data.servers.map((s) => s.id).join(", ") || "none"}`
+                    : ""}
+                </>
+              )
+            }
+            slotProps={{ htmlInput: { spellCheck: false, sx: { fontFamily: "monospace" } } }}
           />
-        </label>
-        {errors.mcpOverride ? (
-          <p id="mcpOverride-error" className="error">
-            {errors.mcpOverride}
-          </p>
-        ) : null}
-        {servers.data ? (
-          <p className="muted">
-            Servers: {servers.data.servers.map((s) => s.id).join(", ") || "none"}
-          </p>
-        ) : null}
-        {errors.form ? (
-          <p role="alert" className="error">
-            {errors.form}
-          </p>
-        ) : null}
-        <button type="submit" disabled={sending}>
-          {sending ? "Submitting…" : "Submit alert"}
-        </button>
-      </form>
+          {errors.form ? <Alert severity="error">{errors.form}</Alert> : null}
+          <div>
+            <Button type="submit" variant="contained" disabled={sending}>
+              {sending ? "Submitting…" : "Submit alert"}
+            </Button>
+          </div>
+        </Stack>
+      </Paper>
     </section>
   );
 }

@@ -1,69 +1,231 @@
+import ExpandMore from "@mui/icons-material/ExpandMore";
+import {
+  Accordion,
+  AccordionDetails,
+  AccordionSummary,
+  Alert,
+  Box,
+  Chip,
+  List,
+  ListItem,
+  ListItemText,
+  Paper,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  Typography,
+} from "@mui/material";
+import type { McpServersResponse, SystemConfigResponse } from "@tarsy/contracts";
+import type { ReactNode } from "react";
 import { useLoad, useServices } from "./context.tsx";
 import { formatTime } from "./format.ts";
+
+function Section(props: { title: string; id: string; children: ReactNode }) {
+  return (
+    <Paper component="section" aria-labelledby={props.id} variant="outlined" sx={{ p: 2 }}>
+      <Typography variant="h2" id={props.id} gutterBottom>
+        {props.title}
+      </Typography>
+      {props.children}
+    </Paper>
+  );
+}
+
+/** A table with a header row; rows are the caller's `TableRow`s. */
+function DataTable(props: { label: string; head: string[]; children: ReactNode }) {
+  return (
+    <TableContainer>
+      <Table size="small" aria-label={props.label}>
+        <TableHead>
+          <TableRow>
+            {props.head.map((h) => (
+              <TableCell key={h}>{h}</TableCell>
+            ))}
+          </TableRow>
+        </TableHead>
+        <TableBody>{props.children}</TableBody>
+      </Table>
+    </TableContainer>
+  );
+}
+
+function Health(props: { healthy: boolean | null }) {
+  if (props.healthy == null) return <Chip size="small" variant="outlined" label="unknown" />;
+  return props.healthy ? (
+    <Chip size="small" color="success" variant="outlined" label="healthy" />
+  ) : (
+    <Chip size="small" color="error" label="unhealthy" />
+  );
+}
+
+function McpServers(props: { data: McpServersResponse }) {
+  return (
+    <>
+      {props.data.gateway_error ? (
+        <Alert severity="error" sx={{ mb: 1 }}>
+          Gateway unreachable: {props.data.gateway_error}
+        </Alert>
+      ) : null}
+      <DataTable label="MCP servers" head={["Server", "Transport", "Health", "Tools"]}>
+        {props.data.servers.map((s) => (
+          <TableRow key={s.id} sx={{ verticalAlign: "top" }}>
+            <TableCell>{s.id}</TableCell>
+            <TableCell>{s.transport}</TableCell>
+            <TableCell>
+              <Health healthy={s.healthy} />
+            </TableCell>
+            <TableCell sx={{ width: "55%" }}>
+              <Accordion
+                disableGutters
+                variant="outlined"
+                slotProps={{ transition: { unmountOnExit: true } }}
+              >
+                <AccordionSummary expandIcon={<ExpandMore />}>
+                  <Typography variant="body2">{s.tools.length} tools</Typography>
+                </AccordionSummary>
+                <AccordionDetails>
+                  <List dense disablePadding>
+                    {s.tools.map((t) => (
+                      <ListItem key={t.name} disableGutters>
+                        <ListItemText primary={<code>{t.name}</code>} secondary={t.description} />
+                      </ListItem>
+                    ))}
+                  </List>
+                </AccordionDetails>
+              </Accordion>
+            </TableCell>
+          </TableRow>
+        ))}
+      </DataTable>
+    </>
+  );
+}
+
+const orNone = (text: string | null | undefined) => text || "—";
+
+/** The resolved configuration, read-only; the API never sends secret values. */
+function ConfigViewer(props: { config: SystemConfigResponse }) {
+  const { config } = props;
+  return (
+    <Stack spacing={2}>
+      <Typography variant="body2">
+        Defaults: provider <strong>{config.defaults.llm_provider}</strong>, alert type{" "}
+        <strong>{config.defaults.alert_type}</strong>, up to{" "}
+        <strong>{config.defaults.max_iterations}</strong> iterations.
+      </Typography>
+      <Box>
+        <Typography variant="h3" gutterBottom>
+          Chains
+        </Typography>
+        <DataTable label="Chains" head={["Chain", "Alert types", "Stages", "LLM provider", "Chat"]}>
+          {config.chains.map((c) => (
+            <TableRow key={c.id} sx={{ verticalAlign: "top" }}>
+              <TableCell>
+                {c.id}
+                {c.builtin ? <Chip size="small" label="built-in" sx={{ ml: 1 }} /> : null}
+                {c.description ? (
+                  <Typography variant="body2" color="text.secondary">
+                    {c.description}
+                  </Typography>
+                ) : null}
+              </TableCell>
+              <TableCell>{c.alert_types.join(", ")}</TableCell>
+              <TableCell>
+                {c.stages.map((s) => (
+                  <div key={s.name}>
+                    <strong>{s.name}</strong>: {s.agents.join(", ")}
+                    {s.replicas > 1 ? ` ×${s.replicas}` : ""}
+                  </div>
+                ))}
+              </TableCell>
+              <TableCell>{c.llm_provider}</TableCell>
+              <TableCell>{c.chat_enabled ? "on" : "off"}</TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+      </Box>
+      <Box>
+        <Typography variant="h3" gutterBottom>
+          Agents
+        </Typography>
+        <DataTable label="Agents" head={["Agent", "MCP servers", "Backend", "Max iterations"]}>
+          {config.agents.map((a) => (
+            <TableRow key={a.name} sx={{ verticalAlign: "top" }}>
+              <TableCell>
+                {a.name}
+                {a.description ? (
+                  <Typography variant="body2" color="text.secondary">
+                    {a.description}
+                  </Typography>
+                ) : null}
+              </TableCell>
+              <TableCell>{orNone(a.mcp_servers.join(", "))}</TableCell>
+              <TableCell>{orNone(a.llm_backend)}</TableCell>
+              <TableCell>{a.max_iterations ?? "default"}</TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+      </Box>
+      <Box>
+        <Typography variant="h3" gutterBottom>
+          LLM providers
+        </Typography>
+        <DataTable
+          label="LLM providers"
+          head={["Provider", "Type", "Model", "Endpoint", "Key from variable"]}
+        >
+          {config.llm_providers.map((p) => (
+            <TableRow key={p.name}>
+              <TableCell>{p.name}</TableCell>
+              <TableCell>{p.type}</TableCell>
+              <TableCell>{p.model}</TableCell>
+              <TableCell>{orNone(p.base_url)}</TableCell>
+              <TableCell>
+                <code>{orNone(p.api_key_env ?? p.credentials_env)}</code>
+              </TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+      </Box>
+    </Stack>
+  );
+}
 
 export function SystemPage() {
   const { api } = useServices();
   const servers = useLoad(() => api.mcpServers(), []);
   const warnings = useLoad(() => api.warnings(), []);
+  const config = useLoad(() => api.systemConfig(), []);
   return (
-    <section>
-      <h1>System</h1>
-      <h2>MCP servers</h2>
-      {servers.error ? (
-        <p role="alert" className="error">
-          {servers.error.message}
-        </p>
-      ) : null}
-      {servers.data?.gateway_error ? (
-        <p className="error">Gateway unreachable: {servers.data.gateway_error}</p>
-      ) : null}
-      <table aria-label="MCP servers">
-        <thead>
-          <tr>
-            <th>Server</th>
-            <th>Transport</th>
-            <th>Health</th>
-            <th>Tools</th>
-          </tr>
-        </thead>
-        <tbody>
-          {servers.data?.servers.map((s) => (
-            <tr key={s.id}>
-              <td>{s.id}</td>
-              <td>{s.transport}</td>
-              <td>
-                <span
-                  className={`badge ${s.healthy === false ? "status-failed" : s.healthy ? "status-completed" : ""}`}
-                >
-                  {s.healthy == null ? "unknown" : s.healthy ? "healthy" : "unhealthy"}
-                </span>
-              </td>
-              <td>
-                <details>
-                  <summary>{s.tools.length} tools</summary>
-                  <ul>
-                    {s.tools.map((t) => (
-                      <li key={t.name}>
-                        <code>{t.name}</code> <span className="muted">{t.description}</span>
-                      </li>
-                    ))}
-                  </ul>
-                </details>
-              </td>
-            </tr>
+    <Stack spacing={2} component="section">
+      <Typography variant="h1">System</Typography>
+      <Section title="MCP servers" id="mcp-h">
+        {servers.error ? <Alert severity="error">{servers.error.message}</Alert> : null}
+        {servers.data ? <McpServers data={servers.data} /> : null}
+      </Section>
+      <Section title="Warnings" id="warnings-h">
+        {warnings.data?.warnings.length === 0 ? (
+          <Typography color="text.secondary">No warnings.</Typography>
+        ) : null}
+        <Stack spacing={1}>
+          {warnings.data?.warnings.map((w) => (
+            <Alert key={w.id} severity="warning">
+              <strong>{w.category}</strong> {w.server_id ?? ""}: {w.message}{" "}
+              <Typography component="span" variant="body2" color="text.secondary">
+                {formatTime(w.created_at)}
+              </Typography>
+            </Alert>
           ))}
-        </tbody>
-      </table>
-      <h2>Warnings</h2>
-      {warnings.data?.warnings.length === 0 ? <p className="muted">No warnings.</p> : null}
-      <ul>
-        {warnings.data?.warnings.map((w) => (
-          <li key={w.id}>
-            <strong>{w.category}</strong> {w.server_id ?? ""}: {w.message}{" "}
-            <span className="muted">{formatTime(w.created_at)}</span>
-          </li>
-        ))}
-      </ul>
-    </section>
+        </Stack>
+      </Section>
+      <Section title="Configuration" id="config-h">
+        {config.error ? <Alert severity="error">{config.error.message}</Alert> : null}
+        {config.data ? <ConfigViewer config={config.data} /> : null}
+      </Section>
+    </Stack>
   );
 }

@@ -1,33 +1,38 @@
-import { type MouseEvent, type ReactNode, useEffect, useState } from "react";
+import type { ReactNode } from "react";
+import {
+  createBrowserRouter,
+  type RouteObject,
+  Link as RouterLink,
+  useLocation as useRouterLocation,
+} from "react-router";
 
-/** A minimal history-API router: the location is state, links push entries. */
-export function navigate(to: string, replace = false): void {
-  if (replace) window.history.replaceState(null, "", to);
-  else window.history.pushState(null, "", to);
-  window.dispatchEvent(new PopStateEvent("popstate"));
+/**
+ * The app's react-router instance and thin wrappers over it, with the call signatures the pages
+ * have always used: `Link`, `navigate` (usable outside React) and `useLocation`.
+ */
+type AppRouter = ReturnType<typeof createBrowserRouter>;
+let router: AppRouter | null = null;
+
+/** Creates the browser router; `navigate` goes through it from then on. */
+export function createAppRouter(routes: RouteObject[]): AppRouter {
+  router = createBrowserRouter(routes);
+  return router;
 }
 
-const read = () => ({ pathname: window.location.pathname, search: window.location.search });
+export function navigate(to: string, replace = false): void {
+  if (!router) throw new Error("navigate before the router exists");
+  void router.navigate(to, { replace });
+}
 
 export function useLocation(): { pathname: string; search: string } {
-  const [loc, setLoc] = useState(read);
-  useEffect(() => {
-    const onPop = () => setLoc(read());
-    window.addEventListener("popstate", onPop);
-    return () => window.removeEventListener("popstate", onPop);
-  }, []);
-  return loc;
+  const { pathname, search } = useRouterLocation();
+  return { pathname, search };
 }
 
 export function Link(props: { to: string; children: ReactNode; className?: string }) {
-  const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
-    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-    e.preventDefault();
-    navigate(props.to);
-  };
   return (
-    <a href={props.to} onClick={onClick} className={props.className}>
+    <RouterLink to={props.to} className={props.className}>
       {props.children}
-    </a>
+    </RouterLink>
   );
 }

@@ -1,12 +1,16 @@
 import { listAlertTypes } from "@tarsy/config";
 import type { AlertTypesResponse, McpServersResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
+import { presentConfig } from "../config-view.ts";
 import { configWarnings } from "../config-warnings.ts";
 import type { IngestResources } from "../deps.ts";
 import { unavailable } from "../errors.ts";
 import { withTimeout } from "../timeout.ts";
 
-/** `/api/v1/system/*`: warnings, MCP servers and their tools, alert types and chains. */
+/**
+ * `/api/v1/system/*`: warnings, MCP servers and their tools, alert types and chains, and the
+ * resolved configuration without secrets.
+ */
 export function systemRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const ms = deps.settings.dependencyTimeoutMs;
@@ -73,6 +77,8 @@ export function systemRoutes(deps: IngestResources): Hono {
     };
     return c.json(body);
   });
+
+  app.get("/config", (c) => c.json(presentConfig(deps.config)));
 
   return app;
 }

@@ -1,0 +1,149 @@
+import {
+  Link as MuiLink,
+  Paper,
+  Table,
+  TableBody,
+  TableCell,
+  TableHead,
+  TableRow,
+  TableSortLabel,
+  Tooltip,
+} from "@mui/material";
+import type { SessionSummary } from "@tarsy/contracts";
+import { type ReactElement, useState } from "react";
+import { Link as RouterLink } from "react-router";
+import { type TableComponents, TableVirtuoso } from "react-virtuoso";
+import type { ListState } from "../lib/url-state.ts";
+import { useServices } from "./context.tsx";
+import { formatDuration, formatTime } from "./format.ts";
+import { StatusBadge } from "./StatusBadge.tsx";
+
+type SortField = ListState["sort_by"];
+
+/** The first lines of a final analysis: what a tooltip has room for. */
+export function firstLines(text: string, lines = 4, chars = 400): string {
+  const head = text
+    .split("\n")
+    .filter((l) => l.trim())
+    .slice(0, lines)
+    .join("\n");
+  return head.length > chars ? `${head.slice(0, chars - 1)}…` : head;
+}
+
+/**
+ * A row's summary on hover or focus: the error of a failed session, or the first lines of the
+ * final analysis (fetched the first time it opens).
+ */
+function SummaryTooltip(props: { session: SessionSummary; children: ReactElement }) {
+  const { api } = useServices();
+  const s = props.session;
+  const [summary, setSummary] = useState<string | null>(s.error_message);
+  const load = () => {
+    if (summary !== null || !s.has_final_analysis) return;
+    api.session(s.id).then(
+      (d) => setSummary(firstLines(d.final_analysis || d.executive_summary || "")),
+      () => setSummary("Summary unavailable"),
+    );
+  };
+  const title = summary ?? (s.has_final_analysis ? "Loading summary…" : "No analysis yet");
+  return (
+    <Tooltip
+      describeChild
+      placement="bottom-start"
+      onOpen={load}
+      title={<span style={{ whiteSpace: "pre-line" }}>{title}</span>}
+    >
+      {props.children}
+    </Tooltip>
+  );
+}
+
+const components: TableComponents<SessionSummary> = {
+  Table: (props) => (
+    <Table
+      {...props}
+      size="small"
+      className="sessions"
+      aria-label="Sessions"
+      sx={{ tableLayout: "fixed" }}
+    />
+  ),
+  TableHead: (props) => <TableHead {...props} />,
+  TableBody: (props) => <TableBody {...props} />,
+  TableRow: ({ item, ...props }) => <TableRow {...props} hover data-session-id={item.id} />,
+};
+
+const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
+  { label: "Status", sort: "status", width: "12%" },
+  { label: "Alert type", sort: "alert_type", width: "24%" },
+  { label: "Chain", width: "20%" },
+  { label: "Created", sort: "created_at", width: "20%" },
+  { label: "Duration", width: "12%" },
+  { label: "Tokens", width: "12%" },
+];
+
+/** The historical list: a virtualised table (a page of up to 200 rows stays smooth). */
+export function SessionTable(props: {
+  sessions: SessionSummary[];
+  busy: boolean;
+  state: ListState;
+  sortBy: (field: SortField) => void;
+}) {
+  const { state } = props;
+  const header = () => (
+    <TableRow sx={{ bgcolor: "background.paper" }}>
+      {COLUMNS.map((c) => {
+        const active = c.sort !== undefined && state.sort_by === c.sort;
+        const sort = c.sort;
+        return (
+          <TableCell
+            key={c.label}
+            sx={{ width: c.width, fontWeight: 600 }}
+            sortDirection={active ? state.sort_order : false}
+          >
+            {sort ? (
+              <TableSortLabel
+                active={active}
+                direction={active ? state.sort_order : "desc"}
+                onClick={() => props.sortBy(sort)}
+              >
+                {c.label}
+              </TableSortLabel>
+            ) : (
+              c.label
+            )}
+          </TableCell>
+        );
+      })}
+    </TableRow>
+  );
+  return (
+    <Paper variant="outlined" aria-busy={props.busy}>
+      <TableVirtuoso
+        useWindowScroll
+        data={props.sessions}
+        components={components}
+        fixedHeaderContent={header}
+        computeItemKey={(_, s) => s.id}
+        itemContent={(_, s) => (
+          <>
+            <TableCell>
+              <StatusBadge status={s.status} />
+            </TableCell>
+            <TableCell>
+              <SummaryTooltip session={s}>
+                <MuiLink component={RouterLink} to={`/sessions/${s.id}`}>
+                  {s.alert_type}
+                </MuiLink>
+              </SummaryTooltip>
+            </TableCell>
+            <TableCell>{s.chain_id}</TableCell>
+            <TableCell>{formatTime(s.created_at)}</TableCell>
+            <TableCell>{formatDuration(s.duration_ms)}</TableCell>
+            <TableCell>{s.token_usage.total_tokens}</TableCell>
+          </>
+        )}
+      />
+    </Paper>
+  );
+}

@@ -1,0 +1,60 @@
+import type { TarsyConfig } from "@tarsy/config";
+import type { SystemConfigResponse } from "@tarsy/contracts";
+
+/** A URL without credentials, query or fragment (they can carry keys); null if unparsable. */
+function publicUrl(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    const { protocol, host, pathname } = new URL(url);
+    return `${protocol}//${host}${pathname}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The configuration as the dashboard's viewer shows it. Built field by field from what is
+ * safe (never by copying an object and deleting secrets), so a new secret field in the
+ * config cannot leak by default.
+ */
+export function presentConfig(config: TarsyConfig): SystemConfigResponse {
+  const { defaults } = config;
+  return {
+    defaults: {
+      llm_provider: defaults.llm_provider,
+      alert_type: defaults.alert_type,
+      max_iterations: defaults.max_iterations,
+    },
+    chains: [...config.chains.values()].map((chain) => ({
+      id: chain.id,
+      description: chain.description ?? null,
+      alert_types: chain.alert_types,
+      llm_provider: chain.llm_provider ?? defaults.llm_provider,
+      chat_enabled: chain.chat.enabled,
+      builtin: chain.builtin,
+      stages: chain.stages.map((stage) => ({
+        name: stage.name,
+        agents: stage.agents.map((a) => a.name),
+        replicas: stage.replicas,
+        success_policy: stage.success_policy ?? defaults.success_policy ?? null,
+      })),
+    })),
+    agents: [...config.agents.values()].map((agent) => ({
+      name: agent.name,
+      description: agent.description ?? null,
+      mcp_servers: agent.mcp_servers,
+      llm_backend: agent.llm_backend ?? null,
+      max_iterations: agent.max_iterations ?? null,
+      builtin: agent.builtin,
+    })),
+    llm_providers: [...config.llmProviders.values()].map((provider) => ({
+      name: provider.name,
+      type: provider.type,
+      model: provider.model,
+      base_url: publicUrl(provider.base_url),
+      api_key_env: provider.api_key_env ?? null,
+      credentials_env: provider.credentials_env ?? null,
+      builtin: provider.builtin,
+    })),
+  };
+}
