@@ -1,0 +1,101 @@
+import Box from "@mui/material/Box";
+import { useTheme } from "@mui/material/styles";
+import { Highlight, themes } from "prism-react-renderer";
+import { Fragment, memo } from "react";
+import { CopyButton } from "./CopyButton.tsx";
+
+export type CodeLanguage = "json" | "yaml" | "text";
+
+/** Above this size, text is shown plain: highlighting 100 KB of tokens costs more than it helps. */
+const HIGHLIGHT_LIMIT = 20_000;
+
+/** JSON when it parses as JSON, YAML when it looks like `key: value` lines, else text. */
+export function detectLanguage(text: string): CodeLanguage {
+  const t = text.trim();
+  if (t.startsWith("{") || t.startsWith("[")) {
+    try {
+      JSON.parse(t);
+      return "json";
+    } catch {
+      // not JSON after all
+    }
+  }
+  if (/^(---\s*\n)?[\w.-]+:(\s|$)/.test(t) && t.includes("\n")) return "yaml";
+  return "text";
+}
+
+/**
+ * Highlighted code (prism-react-renderer, a theme matching the MUI palette mode) with a copy
+ * button; `label` names the block for screen readers and the copy button.
+ */
+export const CodeBlock = memo(function CodeBlock(props: {
+  code: string;
+  language?: CodeLanguage;
+  label: string;
+  maxHeight?: number;
+}) {
+  const theme = useTheme();
+  const language = props.language ?? detectLanguage(props.code);
+  const prism = theme.palette.mode === "dark" ? themes.vsDark : themes.github;
+  const plain = language === "text" || props.code.length > HIGHLIGHT_LIMIT;
+  return (
+    <Box
+      sx={{
+        position: "relative",
+        border: 1,
+        borderColor: "divider",
+        borderRadius: 1,
+        bgcolor: "action.hover",
+      }}
+    >
+      <Box sx={{ position: "absolute", top: 2, right: 2, zIndex: 1 }}>
+        <CopyButton label={`Copy ${props.label}`} text={() => props.code} />
+      </Box>
+      <Box
+        component="pre"
+        role="region"
+        aria-label={props.label}
+        tabIndex={0}
+        sx={{
+          m: 0,
+          p: 1.5,
+          pr: 5,
+          overflow: "auto",
+          maxHeight: props.maxHeight ?? 480,
+          fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+          fontSize: "0.8125rem",
+          lineHeight: 1.5,
+          whiteSpace: "pre-wrap",
+          wordBreak: "break-word",
+          color: "text.primary",
+        }}
+      >
+        {plain ? (
+          props.code
+        ) : (
+          <Highlight code={props.code} language={language} theme={prism}>
+            {({ tokens, getLineProps, getTokenProps }) =>
+              tokens.map((line, i) => (
+                // Lines inline with a newline between them: the text copies and reads as written.
+                // biome-ignore lint/suspicious/noArrayIndexKey: lines of a fixed text, in order
+                <Fragment key={i}>
+                  {i > 0 ? "\n" : null}
+                  <span className={getLineProps({ line }).className}>
+                    {line.map((token, j) => {
+                      // An empty line's placeholder "\n": the newline between lines is there.
+                      if (token.empty) return null;
+                      const { style, ...rest } = getTokenProps({ token });
+                      // The theme's colours, without its background (the box has one).
+                      // biome-ignore lint/suspicious/noArrayIndexKey: tokens of a fixed line
+                      return <span key={j} {...rest} style={{ color: style?.color }} />;
+                    })}
+                  </span>
+                </Fragment>
+              ))
+            }
+          </Highlight>
+        )}
+      </Box>
+    </Box>
+  );
+});

@@ -1,0 +1,312 @@
+import ExpandMoreIcon from "@mui/icons-material/ExpandMore";
+import Accordion from "@mui/material/Accordion";
+import AccordionDetails from "@mui/material/AccordionDetails";
+import AccordionSummary from "@mui/material/AccordionSummary";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Chip from "@mui/material/Chip";
+import CircularProgress from "@mui/material/CircularProgress";
+import Stack from "@mui/material/Stack";
+import Typography from "@mui/material/Typography";
+import { createContext, memo, type ReactNode, useContext } from "react";
+import type { TimelineItem } from "../lib/timeline.ts";
+import { CodeBlock } from "./CodeBlock.tsx";
+import { CopyButton } from "./CopyButton.tsx";
+import { prettyJson } from "./format.ts";
+import { Markdown } from "./Markdown.tsx";
+
+const LABELS: Record<TimelineItem["event_type"], string> = {
+  llm_thinking: "Thinking",
+  llm_response: "Response",
+  llm_tool_call: "Tool call",
+  mcp_tool_summary: "Tool result summary",
+  error: "Error",
+  user_question: "Question",
+  executive_summary: "Executive summary",
+  final_analysis: "Final analysis",
+  code_execution: "Code execution",
+  google_search_result: "Search result",
+  url_context_result: "URL context",
+  provider_fallback: "Provider fallback",
+};
+
+/**
+ * What the masking wrote where it acted (packages/masking: `[MASKED_X]` replacements and the
+ * fail-closed `TOOL_RESULT_REDACTED_NOTICE`). The timeline event carries no redaction count,
+ * so a tool result shows "masked" when it holds one of these.
+ */
+const MASKED = /\[MASKED_[A-Z_]+\]|\[REDACTED: data masking failure/;
+
+/** Longer texts of other kinds start collapsed. */
+const LONG = 1800;
+
+/** Which collapsible parts are open, kept above the virtualised list (rows unmount). */
+export interface ExpandedState {
+  isOpen(key: string): boolean;
+  toggle(key: string, open: boolean): void;
+}
+export const ExpandedContext = createContext<ExpandedState>({
+  isOpen: () => false,
+  toggle: () => undefined,
+});
+
+/** The URL of one timeline item (`#event-<id>` on the session page). */
+export function eventLink(eventId: string): string {
+  const { origin, pathname, search } = window.location;
+  return `${origin}${pathname}${search}#event-${eventId}`;
+}
+
+const mono = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
+
+/** A collapsible part whose body renders only while open (a 100 KB result costs nothing shut). */
+function Collapsible(props: {
+  openKey: string;
+  summary: ReactNode;
+  label: string;
+  children: () => ReactNode;
+}) {
+  const expanded = useContext(ExpandedContext);
+  const open = expanded.isOpen(props.openKey);
+  return (
+    <Accordion
+      expanded={open}
+      onChange={(_, next) => expanded.toggle(props.openKey, next)}
+      disableGutters
+      variant="outlined"
+      slotProps={{ transition: { timeout: 0 } }}
+      sx={{ "&::before": { display: "none" } }}
+    >
+      <AccordionSummary expandIcon={<ExpandMoreIcon />} aria-label={props.label}>
+        {props.summary}
+      </AccordionSummary>
+      <AccordionDetails>{open ? props.children() : null}</AccordionDetails>
+    </Accordion>
+  );
+}
+
+function toolName(item: TimelineItem): string {
+  const meta = item.metadata ?? {};
+  return [meta.server_name ?? meta.server, meta.tool_name ?? meta.tool].filter(Boolean).join(".");
+}
+
+function ToolCall(props: { item: TimelineItem }) {
+  const { item } = props;
+  const meta = item.metadata ?? {};
+  const name = toolName(item) || "tool";
+  const args = meta.arguments ?? meta.tool_arguments;
+  const masked = MASKED.test(item.content);
+  const running = item.status === "streaming";
+  return (
+    <Collapsible
+      openKey={`tool:${item.event_id}`}
+      label={`Tool call ${name}`}
+      summary={
+        <Stack
+          direction="row"
+          spacing={1}
+          sx={{ alignItems: "center", flexWrap: "wrap", rowGap: 0.5 }}
+        >
+          <Typography component="code" sx={{ fontFamily: mono, fontSize: "0.875rem" }}>
+            {name}
+          </Typography>
+          {running ? <Chip size="small" label="running…" /> : null}
+          {meta.is_error ? <Chip size="small" color="error" label="error" /> : null}
+          {masked ? <Chip size="small" color="warning" variant="outlined" label="masked" /> : null}
+          {!running && item.content ? (
+            <Typography variant="caption" color="text.secondary">
+              {item.content.length.toLocaleString()} chars
+            </Typography>
+          ) : null}
+        </Stack>
+      }
+    >
+      {() => (
+        <Stack spacing={1.5}>
+          {args !== undefined ? (
+            <Box>
+              <Typography variant="subtitle2" component="h4" gutterBottom>
+                Arguments
+              </Typography>
+              <CodeBlock code={prettyJson(args)} language="json" label={`arguments of ${name}`} />
+            </Box>
+          ) : null}
+          {item.content ? (
+            <Box>
+              <Typography variant="subtitle2" component="h4" gutterBottom>
+                {meta.is_error ? "Error" : "Result"}
+              </Typography>
+              <CodeBlock code={item.content} label={`result of ${name}`} />
+            </Box>
+          ) : null}
+        </Stack>
+      )}
+    </Collapsible>
+  );
+}
+
+function ProviderFallback(props: { item: TimelineItem }) {
+  const meta = props.item.metadata ?? {};
+  const skipped = Array.isArray(meta.skipped_incompatible) ? meta.skipped_incompatible : [];
+  return (
+    <Alert severity="warning" variant="outlined" icon={false}>
+      <Typography component="p" variant="body2">
+        <code>{String(meta.original_provider ?? "?")}</code> →{" "}
+        <code>{String(meta.fallback_provider ?? "?")}</code>
+        {meta.fallback_backend ? ` (${String(meta.fallback_backend)})` : ""}
+      </Typography>
+      {meta.reason ? (
+        <Typography
+          component="pre"
+          variant="body2"
+          sx={{ fontFamily: mono, whiteSpace: "pre-wrap", m: 0, mt: 0.5 }}
+        >
+          {String(meta.reason)}
+        </Typography>
+      ) : null}
+      {skipped.length > 0 ? (
+        <Typography variant="body2">
+          Skipped (no Gemini native tools): {skipped.map(String).join(", ")}
+        </Typography>
+      ) : null}
+    </Alert>
+  );
+}
+
+function PlainText(props: { text: string; muted?: boolean }) {
+  return (
+    <Typography
+      component="pre"
+      variant="body2"
+      color={props.muted ? "text.secondary" : "text.primary"}
+      sx={{ fontFamily: "inherit", whiteSpace: "pre-wrap", overflowWrap: "anywhere", m: 0 }}
+    >
+      {props.text}
+    </Typography>
+  );
+}
+
+function Body(props: { item: TimelineItem }) {
+  const { item } = props;
+  const streaming = item.status === "streaming";
+  switch (item.event_type) {
+    case "llm_tool_call":
+      return <ToolCall item={item} />;
+    case "provider_fallback":
+      return <ProviderFallback item={item} />;
+    case "llm_thinking":
+      return (
+        <Collapsible
+          openKey={`thinking:${item.event_id}`}
+          label="Thinking"
+          summary={
+            <Typography variant="body2" color="text.secondary" noWrap sx={{ maxWidth: "60ch" }}>
+              {streaming ? "Thinking…" : `Thinking (${item.content.length.toLocaleString()} chars)`}
+            </Typography>
+          }
+        >
+          {() => <PlainText text={item.content} muted />}
+        </Collapsible>
+      );
+    case "error":
+      return (
+        <Alert severity="error" variant="outlined">
+          <PlainText text={item.content} />
+        </Alert>
+      );
+    case "llm_response":
+    case "mcp_tool_summary":
+    case "final_analysis":
+    case "executive_summary":
+      return <Markdown text={item.content} streaming={streaming} />;
+    default:
+      return item.content.length > LONG && !streaming ? (
+        <Collapsible
+          openKey={`long:${item.event_id}`}
+          label={`${LABELS[item.event_type]} (long)`}
+          summary={
+            <Typography variant="body2" noWrap sx={{ maxWidth: "70ch" }}>
+              {item.content.slice(0, 160)}…
+            </Typography>
+          }
+        >
+          {() => <PlainText text={item.content} />}
+        </Collapsible>
+      ) : (
+        <PlainText text={item.content} />
+      );
+  }
+}
+
+const STATUS_COLOR = {
+  failed: "error",
+  timed_out: "error",
+  cancelled: "warning",
+} as const;
+
+/** One timeline item: its kind, badges, a deep-link button and its body. */
+export const Entry = memo(function Entry(props: { item: TimelineItem; highlighted?: boolean }) {
+  const { item } = props;
+  const streaming = item.status === "streaming";
+  const meta = item.metadata ?? {};
+  const label = meta.kind === "runbook_fallback" ? "Runbook" : LABELS[item.event_type];
+  return (
+    <Box
+      component="article"
+      id={`event-${item.event_id}`}
+      data-event-id={item.event_id}
+      data-event-type={item.event_type}
+      aria-busy={streaming}
+      aria-label={label}
+      tabIndex={-1}
+      sx={{
+        py: 1,
+        px: 1.5,
+        borderLeft: 3,
+        borderColor: props.highlighted ? "primary.main" : "transparent",
+        bgcolor: props.highlighted ? "action.selected" : "transparent",
+        borderRadius: 1,
+        transition: "background-color 0.6s",
+      }}
+    >
+      <Stack direction="row" spacing={1} sx={{ alignItems: "center", mb: 0.5, minHeight: 28 }}>
+        <Typography variant="overline" color="text.secondary" sx={{ lineHeight: 1.5 }}>
+          {label}
+        </Typography>
+        {streaming ? <CircularProgress size={12} aria-label="streaming" /> : null}
+        {streaming && item.retries ? (
+          <Chip
+            size="small"
+            color="warning"
+            variant="outlined"
+            title="the LLM call was cut and is retried"
+            label={`retried${item.retries > 1 ? ` ×${item.retries}` : ""}`}
+          />
+        ) : null}
+        {item.status !== "completed" && !streaming ? (
+          <Chip
+            size="small"
+            variant="outlined"
+            color={STATUS_COLOR[item.status as keyof typeof STATUS_COLOR] ?? "default"}
+            label={item.status}
+          />
+        ) : null}
+        {meta.forced_conclusion ? (
+          <Chip size="small" color="warning" label="forced conclusion" />
+        ) : null}
+        {item.event_type === "mcp_tool_summary" ? (
+          <Chip size="small" color="info" variant="outlined" label="summarized" />
+        ) : null}
+        {item.event_type === "provider_fallback" ? (
+          <Chip size="small" color="warning" variant="outlined" label="provider fallback" />
+        ) : null}
+        <Box sx={{ flexGrow: 1 }} />
+        <CopyButton
+          icon="link"
+          label={`Copy link to this ${label.toLowerCase()}`}
+          text={() => eventLink(item.event_id)}
+        />
+      </Stack>
+      <Body item={item} />
+    </Box>
+  );
+});
