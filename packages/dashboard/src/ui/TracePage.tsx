@@ -35,26 +35,43 @@ function Section(props: { title: string; children: ReactNode }) {
   );
 }
 
+/** An interaction's detail: a section named by its heading, its error first. */
+function DetailFrame(props: {
+  id: string;
+  title: string;
+  error: string | null;
+  children: ReactNode;
+}) {
+  return (
+    <Box component="section" aria-labelledby={props.id}>
+      <Typography variant="h6" component="h3" id={props.id}>
+        {props.title}
+      </Typography>
+      {props.error ? (
+        <Alert severity="error" sx={{ mt: 1 }}>
+          {props.error}
+        </Alert>
+      ) : null}
+      {props.children}
+    </Box>
+  );
+}
+
 function LlmDetail(props: { sessionId: string; id: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.llmInteraction(props.sessionId, props.id), [props.id]);
   if (error) return <Alert severity="error">{error.message}</Alert>;
   if (!data) return <Loading />;
-  const headingId = `llm-h-${data.id}`;
   return (
-    <Box component="section" aria-labelledby={headingId}>
-      <Typography variant="h6" component="h3" id={headingId}>
-        LLM interaction: {data.interaction_type} · {data.model_name}
-      </Typography>
+    <DetailFrame
+      id={`llm-h-${data.id}`}
+      title={`LLM interaction: ${data.interaction_type} · ${data.model_name}`}
+      error={data.error_message}
+    >
       <Typography variant="body2" color="text.secondary">
         {data.provider ?? ""} · tokens {data.input_tokens ?? 0} in / {data.output_tokens ?? 0} out ·{" "}
         {data.duration_ms ?? "—"} ms
       </Typography>
-      {data.error_message ? (
-        <Alert severity="error" sx={{ mt: 1 }}>
-          {data.error_message}
-        </Alert>
-      ) : null}
       <Section title="Conversation as sent">
         <Box component="ol" aria-label="Conversation" sx={{ listStyle: "none", m: 0, p: 0 }}>
           {data.conversation.map((m, i) => (
@@ -89,7 +106,7 @@ function LlmDetail(props: { sessionId: string; id: string }) {
           <CodeBlock code={prettyJson(data.tool_calls)} language="json" label="tool calls" />
         </Section>
       ) : null}
-    </Box>
+    </DetailFrame>
   );
 }
 
@@ -98,18 +115,12 @@ function McpDetail(props: { sessionId: string; id: string }) {
   const { data, error } = useLoad(() => api.mcpInteraction(props.sessionId, props.id), [props.id]);
   if (error) return <Alert severity="error">{error.message}</Alert>;
   if (!data) return <Loading />;
-  const headingId = `mcp-h-${data.id}`;
   return (
-    <Box component="section" aria-labelledby={headingId}>
-      <Typography variant="h6" component="h3" id={headingId}>
-        MCP {data.interaction_type}: {data.server_name}
-        {data.tool_name ? `.${data.tool_name}` : ""}
-      </Typography>
-      {data.error_message ? (
-        <Alert severity="error" sx={{ mt: 1 }}>
-          {data.error_message}
-        </Alert>
-      ) : null}
+    <DetailFrame
+      id={`mcp-h-${data.id}`}
+      title={`MCP ${data.interaction_type}: ${data.server_name}${data.tool_name ? `.${data.tool_name}` : ""}`}
+      error={data.error_message}
+    >
       <Section title="Arguments">
         <CodeBlock code={prettyJson(data.tool_arguments)} language="json" label="arguments" />
       </Section>
@@ -124,7 +135,7 @@ function McpDetail(props: { sessionId: string; id: string }) {
           </AccordionDetails>
         </Accordion>
       ) : null}
-    </Box>
+    </DetailFrame>
   );
 }
 
