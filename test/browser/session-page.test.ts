@@ -3,6 +3,7 @@ import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
 import { createDb } from "@tarsy/db";
 import { insertSessionRows, insertTimelineEventRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DASHBOARD_DIR } from "../../packages/dashboard/testing/browser.ts";
 import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
 import { DEMO_ALERT } from "../e2e/support.ts";
 import { type DashboardRig, inViewport, SCREENSHOTS, startDashboardRig } from "./support.ts";
@@ -18,6 +19,14 @@ describe("the session page", () => {
   let detail: SessionDetail;
   let timeline: TimelineResponse;
   const readClipboard = () => rig.page.evaluate(() => navigator.clipboard.readText());
+  /**
+   * A fresh navigation: Chromium turns a visit to the URL already shown into a reload, which
+   * restores the old scroll position.
+   */
+  const open = async (path: string) => {
+    await rig.page.goto("about:blank");
+    await rig.page.goto(rig.url(path));
+  };
 
   beforeAll(async () => {
     rig = await startDashboardRig();
@@ -45,7 +54,7 @@ describe("the session page", () => {
 
   it("shows every stage on the stepper with its status", async () => {
     const { page } = rig;
-    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await open(`/sessions/${sessionId}`);
     const steps = page.getByRole("list", { name: "Stages" }).getByRole("listitem");
     await steps.first().waitFor();
     const stages = detail.stages.filter((s) => s.kind !== "chat");
@@ -56,7 +65,7 @@ describe("the session page", () => {
     // A cancelled investigation: its stage reads "cancelled".
     const cancelled = await submitAlert(rig.system, "PodCrashLooping", { note: "SLOW-CANCEL" });
     await waitStatus(rig.system, cancelled, ["in_progress"], 60_000);
-    await page.goto(rig.url(`/sessions/${cancelled}`));
+    await open(`/sessions/${cancelled}`);
     await page.locator('article[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
     await page.getByRole("button", { name: "Cancel session" }).click();
     await page
@@ -70,7 +79,7 @@ describe("the session page", () => {
 
   it("shows the parallel agents as tabs and the synthesis as a card after them", async () => {
     const { page } = rig;
-    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await open(`/sessions/${sessionId}`);
     const agents = page.getByRole("tablist", { name: "Parallel agents" });
     const logTab = agents.getByRole("tab", { name: /LogAgent/ });
     const eventsTab = agents.getByRole("tab", { name: /EventsAgent/ });
@@ -95,7 +104,7 @@ describe("the session page", () => {
 
   it("opens a tool call on demand, copies its result, and marks a masked one", async () => {
     const { page } = rig;
-    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await open(`/sessions/${sessionId}`);
     const [getPods] = events("llm_tool_call").filter(
       (e) => (e.metadata as { tool_name?: string }).tool_name === "get_pods",
     );
@@ -132,10 +141,10 @@ describe("the session page", () => {
 
   it("keeps thinking collapsed until asked", async () => {
     const { page } = rig;
-    await page.goto(rig.url(`/sessions/${sessionId}`));
+    await open(`/sessions/${sessionId}`);
     const thought = "The alert names a crash-looping pod in payments.";
     expect(events("llm_thinking").some((e) => e.content.startsWith(thought))).toBe(true);
-    const thinking = page.getByRole("button", { name: "Thinking", exact: true }).first();
+    const thinking = page.getByRole("button", { name: /^Thinking/ }).first();
     await thinking.waitFor();
     expect(await thinking.getAttribute("aria-expanded")).toBe("false");
     expect(await page.getByText(thought).count()).toBe(0);
@@ -148,7 +157,7 @@ describe("the session page", () => {
     const { page } = rig;
     const target = events(null, "EventsAgent").at(-1);
     expect(target).toBeDefined();
-    await page.goto(rig.url(`/sessions/${sessionId}#event-${target?.id}`));
+    await open(`/sessions/${sessionId}#event-${target?.id}`);
     const eventsTab = page
       .getByRole("tablist", { name: "Parallel agents" })
       .getByRole("tab", { name: /EventsAgent/ });
@@ -161,6 +170,42 @@ describe("the session page", () => {
     await expect(readClipboard()).resolves.toBe(
       rig.url(`/sessions/${sessionId}#event-${target?.id}`),
     );
+  }, 60_000);
+
+  it("has no serious accessibility violations on the session and trace pages", async () => {
+    const { page } = rig;
+    const audit = async () => {
+      await page.addScriptTag({ path: join(DASHBOARD_DIR, "node_modules/axe-core/axe.min.js") });
+      return page.evaluate(async () => {
+        const axe = (window as unknown as { axe: { run(ctx: string): Promise<AxeResults> } }).axe;
+        type AxeResults = {
+          violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[];
+        };
+        const results = await axe.run("main");
+        return results.violations
+          .filter((v) => v.impact === "serious" || v.impact === "critical")
+          .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+      });
+    };
+    await open(`/sessions/${sessionId}`);
+    await page.getByRole("heading", { name: "Final analysis" }).waitFor();
+    await page.getByRole("button", { name: "Tool call demo-cluster.get_pods" }).click();
+    await page
+      .getByRole("button", { name: /^Thinking/ })
+      .first()
+      .click();
+    await page.getByRole("tab", { name: /EventsAgent/ }).click();
+    await page.getByRole("button", { name: "Tool call demo-cluster.get_secret" }).waitFor();
+    await page.getByRole("button", { name: "Alert data" }).click();
+    await page.getByRole("region", { name: "alert payload" }).waitFor();
+    expect(await audit()).toEqual([]);
+    await open(`/sessions/${sessionId}/trace`);
+    await page
+      .getByRole("button", { name: /^LLM iteration/ })
+      .first()
+      .click();
+    await page.getByRole("list", { name: "Conversation" }).waitFor();
+    expect(await audit()).toEqual([]);
   }, 60_000);
 
   it("opens a session of 5,000 events with 100 KB tool results, virtualised", async () => {
@@ -202,7 +247,7 @@ describe("the session page", () => {
     }
     expect(ids).toHaveLength(5_000);
 
-    await page.goto(rig.url(`/sessions/${big}`));
+    await open(`/sessions/${big}`);
     await page
       .getByText("Row 11: the agent looked at one more thing.")
       .waitFor({ timeout: 30_000 });
@@ -235,7 +280,7 @@ describe("the session page", () => {
 
     // A deep link into the middle of the list scrolls the virtualiser to it.
     const middle = ids[2_500];
-    await page.goto(rig.url(`/sessions/${big}#event-${middle}`));
+    await open(`/sessions/${big}#event-${middle}`);
     await expect.poll(() => inViewport(page, `#event-${middle}`), { timeout: 30_000 }).toBe(true);
   }, 180_000);
 });

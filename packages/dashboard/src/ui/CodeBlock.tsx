@@ -1,7 +1,7 @@
 import Box from "@mui/material/Box";
-import { useTheme } from "@mui/material/styles";
-import { Highlight, themes } from "prism-react-renderer";
-import { Fragment, memo } from "react";
+import { type Theme, useTheme } from "@mui/material/styles";
+import { Highlight, type PrismTheme } from "prism-react-renderer";
+import { Fragment, memo, useMemo } from "react";
 import { CopyButton } from "./CopyButton.tsx";
 
 export type CodeLanguage = "json" | "yaml" | "text";
@@ -25,6 +25,25 @@ export function detectLanguage(text: string): CodeLanguage {
 }
 
 /**
+ * Token colours from the MUI palette (the darker shades on a light background, the main ones on
+ * a dark one), so highlighted code keeps its contrast in both themes.
+ */
+export function prismTheme(theme: Theme): PrismTheme {
+  const p = theme.palette;
+  const shade = (c: { main: string; dark: string }) => (p.mode === "dark" ? c.main : c.dark);
+  return {
+    plain: { color: p.text.primary, backgroundColor: "transparent" },
+    styles: [
+      { types: ["property", "attr-name", "key", "atrule"], style: { color: shade(p.primary) } },
+      { types: ["string", "char", "inserted"], style: { color: shade(p.success) } },
+      { types: ["number", "boolean", "constant", "null"], style: { color: shade(p.secondary) } },
+      { types: ["deleted", "important"], style: { color: shade(p.error) } },
+      { types: ["punctuation", "operator", "comment"], style: { color: p.text.secondary } },
+    ],
+  };
+}
+
+/**
  * Highlighted code (prism-react-renderer, a theme matching the MUI palette mode) with a copy
  * button; `label` names the block for screen readers and the copy button.
  */
@@ -36,7 +55,7 @@ export const CodeBlock = memo(function CodeBlock(props: {
 }) {
   const theme = useTheme();
   const language = props.language ?? detectLanguage(props.code);
-  const prism = theme.palette.mode === "dark" ? themes.vsDark : themes.github;
+  const prism = useMemo(() => prismTheme(theme), [theme]);
   const plain = language === "text" || props.code.length > HIGHLIGHT_LIMIT;
   return (
     <Box
@@ -45,7 +64,7 @@ export const CodeBlock = memo(function CodeBlock(props: {
         border: 1,
         borderColor: "divider",
         borderRadius: 1,
-        bgcolor: "action.hover",
+        bgcolor: "background.paper",
       }}
     >
       <Box sx={{ position: "absolute", top: 2, right: 2, zIndex: 1 }}>
@@ -85,7 +104,6 @@ export const CodeBlock = memo(function CodeBlock(props: {
                       // An empty line's placeholder "\n": the newline between lines is there.
                       if (token.empty) return null;
                       const { style, ...rest } = getTokenProps({ token });
-                      // The theme's colours, without its background (the box has one).
                       // biome-ignore lint/suspicious/noArrayIndexKey: tokens of a fixed line
                       return <span key={j} {...rest} style={{ color: style?.color }} />;
                     })}

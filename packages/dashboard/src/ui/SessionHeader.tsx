@@ -6,7 +6,6 @@ import AccordionSummary from "@mui/material/AccordionSummary";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
-import Chip from "@mui/material/Chip";
 import Link from "@mui/material/Link";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
@@ -22,19 +21,30 @@ import { useServices } from "./context.tsx";
 import { elapsedSince, formatDuration } from "./format.ts";
 import { useNow } from "./hooks.ts";
 import { navigate } from "./router.tsx";
-import { StatusChip } from "./StatusChip.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
 type Stage = SessionDetail["stages"][number];
 
 /** A button that navigates inside the app (a real link: middle-click opens a tab). */
-export function NavButton(props: { to: string; children: string; variant?: "outlined" | "text" }) {
+export function NavButton(props: {
+  to: string;
+  children: string;
+  variant?: "outlined" | "text";
+  color?: "primary" | "inherit";
+}) {
   const onClick = (e: MouseEvent) => {
     if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     e.preventDefault();
     navigate(props.to);
   };
   return (
-    <Button href={props.to} onClick={onClick} variant={props.variant ?? "outlined"} size="small">
+    <Button
+      href={props.to}
+      onClick={onClick}
+      variant={props.variant ?? "outlined"}
+      color={props.color ?? "primary"}
+      size="small"
+    >
       {props.children}
     </Button>
   );
@@ -190,13 +200,12 @@ function RunbookInfo(props: { detail: SessionDetail }) {
           )}
         </Typography>
         {runbook ? (
-          <Chip
-            size="small"
-            variant="outlined"
-            color={runbook.source === "fetched" ? "success" : "default"}
-            data-testid="runbook-source"
-            label={RUNBOOK_SOURCES[runbook.source]}
-          />
+          <span data-testid="runbook-source">
+            <ToneChip
+              tone={runbook.source === "fetched" ? "success" : "default"}
+              label={RUNBOOK_SOURCES[runbook.source]}
+            />
+          </span>
         ) : (
           <Typography variant="body2" color="text.secondary">
             (not resolved yet)

@@ -1,6 +1,9 @@
 import Chip, { type ChipProps } from "@mui/material/Chip";
+import type { Theme } from "@mui/material/styles";
 
-const COLORS: Record<string, ChipProps["color"]> = {
+export type Tone = "success" | "error" | "warning" | "info" | "default";
+
+const STATUS_TONES: Record<string, Tone> = {
   completed: "success",
   failed: "error",
   timed_out: "error",
@@ -9,16 +12,48 @@ const COLORS: Record<string, ChipProps["color"]> = {
   in_progress: "info",
   active: "info",
   streaming: "info",
-  pending: "default",
 };
 
-/** A session, stage, execution or event status as a coloured chip ("in progress", not "in_progress"). */
-export function StatusChip(props: { status: string; size?: ChipProps["size"] }) {
+/**
+ * A small outlined chip in a tone. Its text takes the tone's darker shade on a light
+ * background and its lighter one on a dark background: the palette's main shades of warning
+ * and info are too light to read as text on white.
+ */
+export function ToneChip(props: {
+  label: string;
+  tone?: Tone;
+  size?: ChipProps["size"];
+  title?: string;
+}) {
+  const tone = props.tone ?? "default";
   return (
     <Chip
       size={props.size ?? "small"}
-      color={COLORS[props.status] ?? "default"}
-      variant={props.status === "pending" ? "outlined" : "filled"}
+      variant="outlined"
+      title={props.title}
+      label={props.label}
+      sx={
+        tone === "default"
+          ? undefined
+          : (theme: Theme) => ({
+              color:
+                theme.palette.mode === "dark"
+                  ? theme.palette[tone].light
+                  : theme.palette[tone].dark,
+              borderColor: theme.palette[tone].main,
+              fontWeight: 500,
+            })
+      }
+    />
+  );
+}
+
+/** A session, stage, execution or event status ("in progress", not "in_progress"). */
+export function StatusChip(props: { status: string; size?: ChipProps["size"] }) {
+  return (
+    <ToneChip
+      size={props.size}
+      tone={STATUS_TONES[props.status] ?? "default"}
       label={props.status.replace("_", " ")}
     />
   );

@@ -3,7 +3,6 @@ import Box from "@mui/material/Box";
 import Card from "@mui/material/Card";
 import CardContent from "@mui/material/CardContent";
 import CardHeader from "@mui/material/CardHeader";
-import Chip from "@mui/material/Chip";
 import Stack from "@mui/material/Stack";
 import Tab from "@mui/material/Tab";
 import Tabs from "@mui/material/Tabs";
@@ -12,7 +11,7 @@ import type { SessionDetail } from "@tarsy/contracts";
 import { forwardRef, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ItemProps, type ListProps, Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import { groupByExecution, type TimelineItem } from "../lib/timeline.ts";
-import { StatusChip } from "./StatusChip.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
 import { Entry, ExpandedContext, type ExpandedState } from "./TimelineEntry.tsx";
 
 type Stage = SessionDetail["stages"][number];
@@ -36,10 +35,8 @@ export function ExecutionProvider(props: { execution: Execution | undefined }) {
         {e.llm_backend ? ` (${e.llm_backend})` : ""}
       </Typography>
       {e.original_llm_provider ? (
-        <Chip
-          size="small"
-          color="warning"
-          variant="outlined"
+        <ToneChip
+          tone="warning"
           title="switched after the provider kept failing"
           label={`fell back from ${e.original_llm_provider}${
             e.original_llm_backend ? ` (${e.original_llm_backend})` : ""
@@ -148,7 +145,7 @@ function AgentTabs(props: {
   const { row } = props;
   const selected = row.executions.find((e) => e.id === row.selected);
   return (
-    <Box sx={{ borderBottom: 1, borderColor: "divider", mb: 1 }}>
+    <Box sx={{ borderBottom: 1, borderColor: "divider", mb: 1, bgcolor: "background.paper" }}>
       <Tabs
         value={row.selected}
         onChange={(_, id: string) => props.onSelect(row.stage.id, id)}
@@ -193,7 +190,7 @@ function SynthesisCard(props: { stage: Stage; items: TimelineItem[]; highlighted
             <Typography variant="h6" component="h3">
               {stage.stage_index}. {stage.stage_name}
             </Typography>
-            <Chip size="small" variant="outlined" label="synthesis" />
+            <ToneChip label="synthesis" />
             <StatusChip status={stage.status} />
           </Stack>
         }

@@ -4,7 +4,6 @@ import AccordionDetails from "@mui/material/AccordionDetails";
 import AccordionSummary from "@mui/material/AccordionSummary";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
-import Chip from "@mui/material/Chip";
 import CircularProgress from "@mui/material/CircularProgress";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
@@ -14,6 +13,7 @@ import { CodeBlock } from "./CodeBlock.tsx";
 import { CopyButton } from "./CopyButton.tsx";
 import { prettyJson } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
 const LABELS: Record<TimelineItem["event_type"], string> = {
   llm_thinking: "Thinking",
@@ -58,11 +58,25 @@ export function eventLink(eventId: string): string {
 
 const mono = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
 
-/** A collapsible part whose body renders only while open (a 100 KB result costs nothing shut). */
+/** Read by screen readers, not shown. */
+const srOnly = {
+  position: "absolute",
+  width: 1,
+  height: 1,
+  overflow: "hidden",
+  clip: "rect(0 0 0 0)",
+  whiteSpace: "nowrap",
+} as const;
+
+/**
+ * A collapsible part whose body renders only while open (a 100 KB result costs nothing shut).
+ * `kind` starts the toggle's accessible name ("Tool call demo-cluster.get_pods …") unseen:
+ * the entry's heading already shows it.
+ */
 function Collapsible(props: {
   openKey: string;
   summary: ReactNode;
-  label: string;
+  kind?: string;
   children: () => ReactNode;
 }) {
   const expanded = useContext(ExpandedContext);
@@ -76,7 +90,12 @@ function Collapsible(props: {
       slotProps={{ transition: { timeout: 0 } }}
       sx={{ "&::before": { display: "none" } }}
     >
-      <AccordionSummary expandIcon={<ExpandMoreIcon />} aria-label={props.label}>
+      <AccordionSummary expandIcon={<ExpandMoreIcon />}>
+        {props.kind ? (
+          <Box component="span" sx={srOnly}>
+            {props.kind}{" "}
+          </Box>
+        ) : null}
         {props.summary}
       </AccordionSummary>
       <AccordionDetails>{open ? props.children() : null}</AccordionDetails>
@@ -99,7 +118,7 @@ function ToolCall(props: { item: TimelineItem }) {
   return (
     <Collapsible
       openKey={`tool:${item.event_id}`}
-      label={`Tool call ${name}`}
+      kind="Tool call"
       summary={
         <Stack
           direction="row"
@@ -109,9 +128,9 @@ function ToolCall(props: { item: TimelineItem }) {
           <Typography component="code" sx={{ fontFamily: mono, fontSize: "0.875rem" }}>
             {name}
           </Typography>
-          {running ? <Chip size="small" label="running…" /> : null}
-          {meta.is_error ? <Chip size="small" color="error" label="error" /> : null}
-          {masked ? <Chip size="small" color="warning" variant="outlined" label="masked" /> : null}
+          {running ? <ToneChip label="running…" tone="info" /> : null}
+          {meta.is_error ? <ToneChip tone="error" label="error" /> : null}
+          {masked ? <ToneChip tone="warning" label="masked" /> : null}
           {!running && item.content ? (
             <Typography variant="caption" color="text.secondary">
               {item.content.length.toLocaleString()} chars
@@ -197,7 +216,6 @@ function Body(props: { item: TimelineItem }) {
       return (
         <Collapsible
           openKey={`thinking:${item.event_id}`}
-          label="Thinking"
           summary={
             <Typography variant="body2" color="text.secondary" noWrap sx={{ maxWidth: "60ch" }}>
               {streaming ? "Thinking…" : `Thinking (${item.content.length.toLocaleString()} chars)`}
@@ -222,7 +240,7 @@ function Body(props: { item: TimelineItem }) {
       return item.content.length > LONG && !streaming ? (
         <Collapsible
           openKey={`long:${item.event_id}`}
-          label={`${LABELS[item.event_type]} (long)`}
+          kind={LABELS[item.event_type]}
           summary={
             <Typography variant="body2" noWrap sx={{ maxWidth: "70ch" }}>
               {item.content.slice(0, 160)}…
@@ -236,12 +254,6 @@ function Body(props: { item: TimelineItem }) {
       );
   }
 }
-
-const STATUS_COLOR = {
-  failed: "error",
-  timed_out: "error",
-  cancelled: "warning",
-} as const;
 
 /** One timeline item: its kind, badges, a deep-link button and its body. */
 export const Entry = memo(function Entry(props: { item: TimelineItem; highlighted?: boolean }) {
@@ -274,30 +286,19 @@ export const Entry = memo(function Entry(props: { item: TimelineItem; highlighte
         </Typography>
         {streaming ? <CircularProgress size={12} aria-label="streaming" /> : null}
         {streaming && item.retries ? (
-          <Chip
-            size="small"
-            color="warning"
-            variant="outlined"
+          <ToneChip
+            tone="warning"
             title="the LLM call was cut and is retried"
             label={`retried${item.retries > 1 ? ` ×${item.retries}` : ""}`}
           />
         ) : null}
-        {item.status !== "completed" && !streaming ? (
-          <Chip
-            size="small"
-            variant="outlined"
-            color={STATUS_COLOR[item.status as keyof typeof STATUS_COLOR] ?? "default"}
-            label={item.status}
-          />
-        ) : null}
-        {meta.forced_conclusion ? (
-          <Chip size="small" color="warning" label="forced conclusion" />
-        ) : null}
+        {item.status !== "completed" && !streaming ? <StatusChip status={item.status} /> : null}
+        {meta.forced_conclusion ? <ToneChip tone="warning" label="forced conclusion" /> : null}
         {item.event_type === "mcp_tool_summary" ? (
-          <Chip size="small" color="info" variant="outlined" label="summarized" />
+          <ToneChip tone="info" label="summarized" />
         ) : null}
         {item.event_type === "provider_fallback" ? (
-          <Chip size="small" color="warning" variant="outlined" label="provider fallback" />
+          <ToneChip tone="warning" label="provider fallback" />
         ) : null}
         <Box sx={{ flexGrow: 1 }} />
         <CopyButton

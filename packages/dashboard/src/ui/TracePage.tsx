@@ -4,7 +4,6 @@ import AccordionDetails from "@mui/material/AccordionDetails";
 import AccordionSummary from "@mui/material/AccordionSummary";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
-import Chip from "@mui/material/Chip";
 import CircularProgress from "@mui/material/CircularProgress";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
@@ -15,6 +14,7 @@ import { useLoad, useServices } from "./context.tsx";
 import { formatTime, prettyJson } from "./format.ts";
 import { navigate } from "./router.tsx";
 import { NavButton } from "./SessionHeader.tsx";
+import { ToneChip } from "./StatusChip.tsx";
 
 function Loading() {
   return (
@@ -162,7 +162,7 @@ function Interaction(props: {
           <Typography component="span" variant="caption" color="text.secondary">
             {props.meta}
           </Typography>
-          {props.failed ? <Chip size="small" color="error" label="error" /> : null}
+          {props.failed ? <ToneChip tone="error" label="error" /> : null}
         </Stack>
       </AccordionSummary>
       <AccordionDetails>{props.open ? props.children() : null}</AccordionDetails>
@@ -215,7 +215,7 @@ export function TracePage(props: { sessionId: string; search: string }) {
   );
   return (
     <Box component="section" sx={{ pb: 6 }}>
-      <NavButton to={`/sessions/${props.sessionId}`} variant="text">
+      <NavButton to={`/sessions/${props.sessionId}`} variant="text" color="inherit">
         ← Back to session
       </NavButton>
       <Typography variant="h5" component="h1" sx={{ my: 1 }}>
