@@ -3,26 +3,10 @@ import { type Theme, useTheme } from "@mui/material/styles";
 import { Highlight, type PrismTheme } from "prism-react-renderer";
 import { Fragment, memo, useMemo } from "react";
 import { CopyButton } from "./CopyButton.tsx";
-
-export type CodeLanguage = "json" | "yaml" | "text";
+import { type CodeLanguage, detectLanguage } from "./format.ts";
 
 /** Above this size, text is shown plain: highlighting 100 KB of tokens costs more than it helps. */
 const HIGHLIGHT_LIMIT = 20_000;
-
-/** JSON when it parses as JSON, YAML when it looks like `key: value` lines, else text. */
-export function detectLanguage(text: string): CodeLanguage {
-  const t = text.trim();
-  if (t.startsWith("{") || t.startsWith("[")) {
-    try {
-      JSON.parse(t);
-      return "json";
-    } catch {
-      // not JSON after all
-    }
-  }
-  if (/^(---\s*\n)?[\w.-]+:(\s|$)/.test(t) && t.includes("\n")) return "yaml";
-  return "text";
-}
 
 /**
  * Token colours from the MUI palette (the darker shades on a light background, the main ones on

@@ -11,7 +11,7 @@ import { createContext, memo, type ReactNode, useContext } from "react";
 import type { TimelineItem } from "../lib/timeline.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { CopyButton } from "./CopyButton.tsx";
-import { prettyJson } from "./format.ts";
+import { prettyJson, wasMasked } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
 import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
@@ -29,13 +29,6 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   url_context_result: "URL context",
   provider_fallback: "Provider fallback",
 };
-
-/**
- * What the masking wrote where it acted (packages/masking: `[MASKED_X]` replacements and the
- * fail-closed `TOOL_RESULT_REDACTED_NOTICE`). The timeline event carries no redaction count,
- * so a tool result shows "masked" when it holds one of these.
- */
-const MASKED = /\[MASKED_[A-Z_]+\]|\[REDACTED: data masking failure/;
 
 /** Longer texts of other kinds start collapsed. */
 const LONG = 1800;
@@ -113,7 +106,7 @@ function ToolCall(props: { item: TimelineItem }) {
   const meta = item.metadata ?? {};
   const name = toolName(item) || "tool";
   const args = meta.arguments ?? meta.tool_arguments;
-  const masked = MASKED.test(item.content);
+  const masked = wasMasked(item.content);
   const running = item.status === "streaming";
   return (
     <Collapsible
