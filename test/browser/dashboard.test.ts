@@ -1,7 +1,7 @@
 import type { TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
-import { type DashboardRig, startDashboardRig } from "./support.ts";
+import { type DashboardRig, markdownText, scanTimeline, startDashboardRig } from "./support.ts";
 
 /**
  * The dashboard in Chromium against the whole system (every service a process, scripted LLM).
@@ -50,14 +50,18 @@ describe("dashboard in a browser", () => {
     sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");
     expect(sessionId).not.toBe("");
 
-    // Tokens arrive one chunk at a time: a streaming entry's text grows while we watch.
-    const streaming = page.locator('li.entry[aria-busy="true"] pre').first();
+    // Tokens arrive one chunk at a time: a streaming response's text grows while we watch.
+    const busyResponse = 'article[aria-busy="true"][data-event-type="llm_response"] .markdown';
+    const streaming = page.locator(busyResponse).first();
     await streaming.waitFor({ timeout: 60_000 });
     const before = (await streaming.textContent()) ?? "";
-    await page.waitForFunction((n) => {
-      const el = document.querySelector('li.entry[aria-busy="true"] pre');
-      return el === null || (el.textContent ?? "").length > n;
-    }, before.length);
+    await page.waitForFunction(
+      ([sel, n]) => {
+        const el = document.querySelector(sel as string);
+        return el === null || (el.textContent ?? "").length > (n as number);
+      },
+      [busyResponse, before.length],
+    );
 
     // Drop the socket for 1.5 s mid-investigation: the events of that gap come by catch-up.
     await page.evaluate(() =>
@@ -70,38 +74,33 @@ describe("dashboard in a browser", () => {
 
     await page.getByRole("heading", { name: "Final analysis" }).waitFor({ timeout: 90_000 });
     await page.getByRole("heading", { name: "Executive summary" }).waitFor({ timeout: 60_000 });
-    await page.locator(".badge.status-completed").first().waitFor();
+    await page.getByRole("heading", { level: 1 }).getByText("completed").waitFor();
     // Markdown is rendered, not shown as source.
-    await page.locator(".result .markdown h2", { hasText: "Root cause" }).waitFor();
-    expect(await page.locator(".result .markdown").first().innerHTML()).toContain("<ol>");
-    // Parallel agents side by side.
-    await page.getByRole("region", { name: "Agent LogAgent" }).waitFor();
-    await page.getByRole("region", { name: "Agent EventsAgent" }).waitFor();
+    const finalAnalysis = page.getByRole("region", { name: "Final analysis" });
+    await finalAnalysis.getByRole("heading", { name: "Root cause" }).waitFor();
+    expect(await finalAnalysis.locator(".markdown").innerHTML()).toContain("<ol>");
+    // Parallel agents, one tab each.
+    const agents = page.getByRole("tablist", { name: "Parallel agents" });
+    await agents.getByRole("tab", { name: /LogAgent/ }).waitFor();
+    await agents.getByRole("tab", { name: /EventsAgent/ }).waitFor();
 
     // Every persisted event is on the page exactly once, finished, with its stored content.
     const timeline = (
       await rig.system.api<TimelineResponse>(`/api/v1/sessions/${sessionId}/timeline`)
     ).body;
     expect(timeline.events.length).toBeGreaterThan(8);
-    await page.waitForFunction(
-      (n) => document.querySelectorAll("li.entry[data-event-id]").length >= n,
-      timeline.events.length,
-    );
-    const shown = await page.$$eval("li.entry[data-event-id]", (els) =>
-      els.map((el) => ({
-        id: el.getAttribute("data-event-id"),
-        busy: el.getAttribute("aria-busy"),
-      })),
-    );
+    const { entries, duplicates } = await scanTimeline(page);
+    const shown = [...entries.values()];
+    expect(duplicates).toEqual([]);
     expect(shown.map((e) => e.id).sort()).toEqual(timeline.events.map((e) => e.id).sort());
     expect(shown.filter((e) => e.busy === "true")).toEqual([]);
     for (const event of timeline.events.filter((e) => e.event_type === "llm_response")) {
-      const text = await page.locator(`li.entry[data-event-id="${event.id}"] pre`).textContent();
-      expect(text).toBe(event.content);
+      // Rendered as markdown: the text reads as the stored content without its markers.
+      expect(markdownText(entries.get(event.id)?.markdown ?? "")).toBe(markdownText(event.content));
     }
-    await page.locator(".alert-data summary").click();
+    await page.getByRole("button", { name: "Alert data" }).click();
     // Pretty-printed JSON: one key per line, indented.
-    const alertData = await page.locator(".alert-data pre").textContent();
+    const alertData = await page.getByRole("region", { name: "alert payload" }).textContent();
     expect(alertData).toContain('\n  "pod": "payments-api-7f9c6d5b8-x2kqz",\n');
     await rig.shot("session-detail");
   }, 240_000);
@@ -117,22 +116,23 @@ describe("dashboard in a browser", () => {
       .first()
       .click();
     await page.getByRole("heading", { name: /LLM interaction: iteration/ }).waitFor();
-    const roles = await page.$$eval(".conversation > li > strong", (els) =>
-      els.map((el) => el.textContent),
-    );
+    const conversation = page.getByRole("list", { name: "Conversation" });
+    const roles = await conversation.locator("> li > strong").allTextContents();
     expect(roles.slice(0, 2)).toEqual(["system", "user"]);
-    await expect(page.locator(".conversation").textContent()).resolves.toContain("payments");
+    await expect(conversation.textContent()).resolves.toContain("payments");
     await rig.shot("trace-llm");
     await page.getByRole("button", { name: /^MCP tool_call demo-cluster\.get_pods/ }).click();
-    await page.getByRole("heading", { name: "MCP tool_call: demo-cluster.get_pods" }).waitFor();
-    await expect(page.locator(".interaction").textContent()).resolves.toContain("CrashLoopBackOff");
+    const getPods = page.getByRole("region", { name: "MCP tool_call: demo-cluster.get_pods" });
+    await getPods.getByRole("heading", { name: "MCP tool_call: demo-cluster.get_pods" }).waitFor();
+    await expect(getPods.textContent()).resolves.toContain("CrashLoopBackOff");
     await page
       .getByRole("button", { name: /^MCP tool_list demo-cluster/ })
       .first()
       .click();
-    await page.getByRole("heading", { name: "MCP tool_list: demo-cluster" }).waitFor();
-    await page.getByText("Available tools").click();
-    await expect(page.locator(".interaction").textContent()).resolves.toContain("get_pod_logs");
+    const toolList = page.getByRole("region", { name: "MCP tool_list: demo-cluster" });
+    await toolList.getByRole("heading", { name: "MCP tool_list: demo-cluster" }).waitFor();
+    await toolList.getByRole("button", { name: "Available tools" }).click();
+    await expect(toolList.textContent()).resolves.toContain("get_pod_logs");
   }, 60_000);
 
   it("asks a chat question, shows the turn busy, then the streamed answer", async () => {
@@ -141,7 +141,7 @@ describe("dashboard in a browser", () => {
     await page.getByLabel("Ask a follow-up question").fill("When did it first fail?");
     await page.getByRole("button", { name: "Send" }).click();
     await page.getByRole("button", { name: "Answering…" }).waitFor();
-    const chat = page.locator("section.chat");
+    const chat = page.getByRole("region", { name: "Chat" });
     await chat.getByText("When did it first fail?").waitFor();
     await chat
       .getByText(
@@ -159,7 +159,7 @@ describe("dashboard in a browser", () => {
     await page.getByLabel("Alert data").fill("SLOW-CANCEL: payments-api pods stuck in Pending");
     await page.getByRole("button", { name: "Submit alert" }).click();
     await page.waitForURL(/\/sessions\/[^/]+$/);
-    await page.locator('li.entry[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
+    await page.locator('article[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
     await page.goto(rig.url("/"));
     await page.getByRole("heading", { name: "Active (1)" }).waitFor({ timeout: 30_000 });
     await rig.shot("sessions-active");
@@ -169,14 +169,21 @@ describe("dashboard in a browser", () => {
       .first()
       .click();
     await page.getByRole("button", { name: "Cancel session" }).click();
-    await page.locator("#session-h .badge", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
+    await page
+      .getByRole("heading", { level: 1 })
+      .getByText("cancelled")
+      .waitFor({ timeout: 60_000 });
     // What was streaming when the cancel came stops streaming (marked cancelled), not forever.
     await page.waitForFunction(
-      () => document.querySelectorAll('li.entry[aria-busy="true"]').length === 0,
+      () => document.querySelectorAll('article[aria-busy="true"]').length === 0,
       undefined,
       { timeout: 15_000 },
     );
-    await page.locator("li.entry.entry-status-cancelled").first().waitFor();
+    await page
+      .getByRole("article")
+      .filter({ has: page.getByText("cancelled", { exact: true }) })
+      .first()
+      .waitFor();
   }, 180_000);
 
   it("searches and filters the session list, and the URL survives a reload", async () => {

@@ -58,18 +58,19 @@ describe("provider fallback, end to end and on the session page", () => {
     const { page } = rig;
     await page.goto(rig.url(`/sessions/${id}`));
     await page.getByRole("heading", { name: "Executive summary" }).waitFor({ timeout: 30_000 });
-    const provider = page.locator(".execution-provider").first();
+    const provider = page.getByRole("note", { name: "LLM provider" }).first();
     await provider.waitFor();
     expect(await provider.textContent()).toContain("scripted-backup");
     await page.getByText("fell back from scripted-demo").first().waitFor();
-    const entry = page.locator('li.entry[data-event-type="provider_fallback"]').first();
+    const fallbackEntries = page.getByRole("article", { name: "Provider fallback" });
+    const entry = fallbackEntries.first();
     await entry.waitFor();
     expect(await entry.textContent()).toContain("scripted-demo → scripted-backup");
     expect(await entry.textContent()).toContain("primary provider rejected the API key");
     // The summary's fallback is listed with the session's events, not as an agent of its own.
-    const summaryFallback = page.locator('li.entry[data-event-type="provider_fallback"]').nth(1);
+    const summaryFallback = fallbackEntries.nth(1);
     expect(await summaryFallback.textContent()).toContain("summary provider overloaded");
-    expect(await page.locator(".parallel").count()).toBe(0);
+    expect(await page.getByRole("tablist", { name: "Parallel agents" }).count()).toBe(0);
     await rig.shot("provider-fallback");
   }, 120_000);
 });

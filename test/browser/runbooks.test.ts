@@ -72,10 +72,10 @@ describe("runbooks in the dashboard", () => {
     await page.waitForURL(/\/sessions\/[^/]+$/);
 
     // The session page says which runbook the agents used and that it was fetched.
-    const runbook = page.getByRole("region", { name: "Runbook" });
+    const runbook = page.getByRole("region", { name: "Runbook", exact: true });
     await runbook.getByTestId("runbook-source").getByText("fetched").waitFor({ timeout: 60_000 });
-    await runbook.getByText("Runbook used").click();
-    expect(await runbook.locator("pre").textContent()).toBe(OOM);
+    await runbook.getByRole("button", { name: "Runbook used" }).click();
+    expect(await runbook.getByRole("region", { name: "runbook text" }).textContent()).toBe(OOM);
     await rig.shot("runbook-session");
   }, 120_000);
 });

@@ -64,3 +64,82 @@ export async function startDashboardRig(
     throw err;
   }
 }
+
+/** A timeline item as the session page shows it. */
+export interface ShownEntry {
+  id: string;
+  type: string | null;
+  busy: string | null;
+  /** The text of its rendered markdown (responses, analyses), else "". */
+  markdown: string;
+}
+
+/**
+ * Every timeline item the session page shows, read the way a user finds them: the virtualised
+ * list scrolled from top to bottom, once per tab of each parallel stage. `duplicates` lists
+ * items the page held twice at the same time.
+ */
+export async function scanTimeline(
+  page: Page,
+): Promise<{ entries: Map<string, ShownEntry>; duplicates: string[] }> {
+  const entries = new Map<string, ShownEntry>();
+  const duplicates: string[] = [];
+  const top = async () => {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(150);
+  };
+  const scroll = async () => {
+    await top();
+    for (;;) {
+      const batch = await page.$$eval("[data-event-id]", (els) =>
+        els.map((el) => ({
+          id: el.getAttribute("data-event-id") ?? "",
+          type: el.getAttribute("data-event-type"),
+          busy: el.getAttribute("aria-busy"),
+          markdown: el.querySelector(".markdown")?.textContent ?? "",
+        })),
+      );
+      const ids = batch.map((e) => e.id);
+      duplicates.push(...ids.filter((id, i) => ids.indexOf(id) !== i));
+      for (const e of batch) entries.set(e.id, e);
+      const moved = await page.evaluate(() => {
+        const before = window.scrollY;
+        window.scrollBy(0, window.innerHeight * 0.7);
+        return window.scrollY !== before;
+      });
+      if (!moved) return;
+      await page.waitForTimeout(100);
+    }
+  };
+  await scroll();
+  await top();
+  const tabs = page.getByRole("tablist", { name: "Parallel agents" }).getByRole("tab");
+  const count = await tabs.count();
+  for (let i = 0; i < count; i++) {
+    await top();
+    await tabs.nth(i).click();
+    await scroll();
+  }
+  await top();
+  return { entries, duplicates };
+}
+
+/** Markdown source as its rendered text reads (markers gone, whitespace collapsed). */
+export function markdownText(source: string): string {
+  return source
+    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
+    .replace(/^\s*(\d+\.|[-*+])\s+/gm, "")
+    .replace(/\*\*|__|`/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** Whether the element is (at least partly) inside the window. */
+export function inViewport(page: Page, selector: string): Promise<boolean> {
+  return page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    if (!el) return false;
+    const r = el.getBoundingClientRect();
+    return r.bottom > 0 && r.top < window.innerHeight;
+  }, selector);
+}

@@ -3,7 +3,12 @@
  * rows without their outbox messages), and row counts for "stored nothing" checks.
  * Never imported by service code.
  */
-import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
+import type {
+  ExecutionStatus,
+  SessionStatus,
+  TimelineEventStatus,
+  TimelineEventType,
+} from "@tarsy/contracts";
 import type { DbClient } from "./client.ts";
 
 export interface StoredRowCounts {
@@ -105,4 +110,39 @@ export async function forceExecutionStatus(
   status: ExecutionStatus,
 ): Promise<void> {
   await client.agentExecution.update({ where: { id }, data: { status } });
+}
+
+export interface ForgedTimelineEvents {
+  readonly count: number;
+  readonly eventType: TimelineEventType;
+  /** The content of each row; `{n}` is replaced by the row's sequence number. */
+  readonly content: string;
+  readonly metadata?: Record<string, unknown>;
+  /** Default `completed`. */
+  readonly status?: TimelineEventStatus;
+}
+
+/**
+ * Appends finished timeline events to a session in one statement (a long investigation
+ * without running one), numbered after what the session holds. Session-level (no stage), and
+ * without outbox messages: nothing is announced. Returns the ids in sequence order.
+ */
+export async function insertTimelineEventRows(
+  client: DbClient,
+  sessionId: string,
+  rows: ForgedTimelineEvents,
+): Promise<string[]> {
+  const metadata = rows.metadata == null ? null : JSON.stringify(rows.metadata);
+  const inserted = await client.$queryRaw<{ id: string; sequence_number: number }[]>`
+    WITH seq AS (
+      UPDATE alert_sessions SET timeline_sequence = timeline_sequence + ${rows.count}::int
+      WHERE id = ${sessionId}::uuid RETURNING timeline_sequence - ${rows.count}::int AS start
+    )
+    INSERT INTO timeline_events (session_id, sequence_number, event_type, status, content, metadata)
+    SELECT ${sessionId}::uuid, seq.start + i, ${rows.eventType}::timeline_event_type,
+           ${rows.status ?? "completed"}::timeline_event_status,
+           replace(${rows.content}, '{n}', (seq.start + i)::text), ${metadata}::jsonb
+    FROM seq, generate_series(1, ${rows.count}::int) AS i
+    RETURNING id, sequence_number`;
+  return inserted.sort((a, b) => a.sequence_number - b.sequence_number).map((row) => row.id);
 }

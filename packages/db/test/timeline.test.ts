@@ -11,10 +11,37 @@ import {
   listSessionTimeline,
   SessionNotFoundError,
 } from "../src/index.ts";
+import { insertTimelineEventRows } from "../src/testing.ts";
 import { newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
 
 describe("timeline", () => {
+  test("forged rows follow the session's events and take the next numbers after them", async ({
+    db,
+  }) => {
+    const session = await newSession(db.prisma);
+    await createTimelineEvent(db.prisma, { sessionId: session.id, eventType: "llm_response" });
+    const ids = await insertTimelineEventRows(db.prisma, session.id, {
+      count: 3,
+      eventType: "llm_thinking",
+      content: "thought {n}",
+    });
+    const next = await createTimelineEvent(db.prisma, {
+      sessionId: session.id,
+      eventType: "llm_response",
+    });
+    const events = await listSessionTimeline(db.prisma, session.id);
+    expect(events.map((e) => [e.sequenceNumber, e.status, e.content])).toEqual([
+      [1, "streaming", ""],
+      [2, "completed", "thought 2"],
+      [3, "completed", "thought 3"],
+      [4, "completed", "thought 4"],
+      [5, "streaming", ""],
+    ]);
+    expect(events.slice(1, 4).map((e) => e.id)).toEqual(ids);
+    expect(next.sequenceNumber).toBe(5);
+  });
+
   test("parallel writers of one session never get the same sequence number", async ({
     db,
     database,

@@ -12,7 +12,7 @@ import type { AlertTypesResponse, SessionSummary } from "@tarsy/contracts";
 import { Link as RouterLink } from "react-router";
 import { elapsedSince } from "./format.ts";
 import { useNow } from "./hooks.ts";
-import { StatusBadge } from "./StatusBadge.tsx";
+import { StatusChip } from "./StatusChip.tsx";
 
 type Chains = AlertTypesResponse["chains"];
 
@@ -41,7 +41,7 @@ function SessionCard(props: {
           <MuiLink component={RouterLink} to={`/sessions/${s.id}`} sx={{ fontWeight: 600 }}>
             {s.alert_type}
           </MuiLink>
-          <StatusBadge status={s.status} />
+          <StatusChip status={s.status} />
         </Box>
         <Typography variant="body2" color="text.secondary">
           Chain {s.chain_id}

@@ -22,23 +22,14 @@ function SessionsRoute() {
   return <SessionsPage search={useLocation().search} />;
 }
 
-// The session and trace pages still use styles.css's element styles (`.legacy-page`).
 function SessionRoute() {
   const id = useParams().id ?? "";
-  return (
-    <div className="legacy-page">
-      <SessionPage key={id} sessionId={id} />
-    </div>
-  );
+  return <SessionPage key={id} sessionId={id} />;
 }
 
 function TraceRoute() {
   const id = useParams().id ?? "";
-  return (
-    <div className="legacy-page">
-      <TracePage sessionId={id} search={useLocation().search} />
-    </div>
-  );
+  return <TracePage sessionId={id} search={useLocation().search} />;
 }
 
 function PageLoading() {

@@ -1,3 +1,11 @@
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Card from "@mui/material/Card";
+import CardContent from "@mui/material/CardContent";
+import Stack from "@mui/material/Stack";
+import TextField from "@mui/material/TextField";
+import Typography from "@mui/material/Typography";
 import type { SessionDetail } from "@tarsy/contracts";
 import { type FormEvent, type ReactNode, useState } from "react";
 import type { TimelineItem } from "../lib/timeline.ts";
@@ -39,56 +47,82 @@ export function ChatPanel(props: {
   };
   const messages = props.detail.chat?.messages ?? [];
   return (
-    <section className="chat" aria-labelledby="chat-h">
-      <h2 id="chat-h">Chat</h2>
-      <ol className="chat-log" aria-label="Chat messages">
-        {messages.map((m) => {
-          const stage = chatStages.find(
-            (s) => s.chat_user_message_id === m.id || s.id === m.stage_id,
-          );
-          // The question itself is shown above; the answer is everything else of its stage.
-          const answer = stage
-            ? props.items.filter((i) => i.stage_id === stage.id && i.event_type !== "user_question")
-            : [];
-          return (
-            <li key={m.id} className="chat-turn">
-              <p className="question">
-                <strong>{m.author}:</strong> {m.content}
-              </p>
-              {answer.length ? <EntryList items={answer} label="Answer" /> : null}
-              {stage && stage.status !== "active" && stage.status !== "completed" ? (
-                <p className="muted">Answer {stage.status}.</p>
-              ) : null}
-            </li>
-          );
-        })}
-      </ol>
-      <form onSubmit={send} aria-label="Ask a question">
-        <label htmlFor="chat-input">Ask a follow-up question</label>
-        <textarea
-          id="chat-input"
-          value={text}
-          rows={3}
-          onChange={(e) => setText(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
-          }}
-        />
-        <div className="actions">
-          <button type="submit" disabled={busy || !text.trim()}>
-            {busy ? "Answering…" : "Send"}
-          </button>
-          {busy && !sending ? props.cancel("Cancel answer") : null}
-          <output aria-live="polite" className="muted">
-            {busy ? "A turn is being answered." : ""}
-          </output>
-        </div>
-        {error ? (
-          <p role="alert" className="error">
-            {error}
-          </p>
-        ) : null}
-      </form>
-    </section>
+    <Card variant="outlined" component="section" aria-labelledby="chat-h" sx={{ mt: 3 }}>
+      <CardContent>
+        <Typography variant="h6" component="h2" id="chat-h" gutterBottom>
+          Chat
+        </Typography>
+        <Box component="ol" aria-label="Chat messages" sx={{ listStyle: "none", m: 0, p: 0 }}>
+          {messages.map((m) => {
+            const stage = chatStages.find(
+              (s) => s.chat_user_message_id === m.id || s.id === m.stage_id,
+            );
+            // The question itself is shown above; the answer is everything else of its stage.
+            const answer = stage
+              ? props.items.filter(
+                  (i) => i.stage_id === stage.id && i.event_type !== "user_question",
+                )
+              : [];
+            return (
+              <Box component="li" key={m.id} sx={{ mb: 2 }}>
+                <Box
+                  sx={{
+                    p: 1.5,
+                    borderRadius: 1,
+                    bgcolor: "action.hover",
+                    borderLeft: 3,
+                    borderColor: "primary.main",
+                  }}
+                >
+                  <Typography variant="body2">
+                    <strong>{m.author}:</strong> {m.content}
+                  </Typography>
+                </Box>
+                {answer.length ? <EntryList items={answer} label="Answer" /> : null}
+                {stage && stage.status !== "active" && stage.status !== "completed" ? (
+                  <Typography variant="body2" color="text.secondary">
+                    Answer {stage.status}.
+                  </Typography>
+                ) : null}
+              </Box>
+            );
+          })}
+        </Box>
+        <Box component="form" onSubmit={send} aria-label="Ask a question" sx={{ mt: 2 }}>
+          <TextField
+            id="chat-input"
+            label="Ask a follow-up question"
+            value={text}
+            multiline
+            minRows={3}
+            fullWidth
+            onChange={(e) => setText(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
+            }}
+            helperText="Ctrl+Enter sends"
+          />
+          <Stack direction="row" spacing={1} sx={{ alignItems: "center", mt: 1 }}>
+            <Button type="submit" variant="contained" disabled={busy || !text.trim()}>
+              {busy ? "Answering…" : "Send"}
+            </Button>
+            {busy && !sending ? props.cancel("Cancel answer") : null}
+            <Typography
+              component="output"
+              aria-live="polite"
+              variant="body2"
+              color="text.secondary"
+            >
+              {busy ? "A turn is being answered." : ""}
+            </Typography>
+          </Stack>
+          {error ? (
+            <Alert severity="error" sx={{ mt: 1 }}>
+              {error}
+            </Alert>
+          ) : null}
+        </Box>
+      </CardContent>
+    </Card>
   );
 }

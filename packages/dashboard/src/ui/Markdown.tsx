@@ -1,18 +1,60 @@
+import Box from "@mui/material/Box";
 import DOMPurify from "dompurify";
 import { marked } from "marked";
-import { useMemo } from "react";
+import { memo, useMemo } from "react";
 
-/** Markdown (final analysis, executive summary) rendered by marked and sanitized by DOMPurify. */
-export function Markdown(props: { text: string; label?: string }) {
-  const html = useMemo(
-    () => DOMPurify.sanitize(marked.parse(props.text, { async: false, gfm: true })),
-    [props.text],
+const render = (text: string) =>
+  DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true }));
+
+const markdownSx = {
+  overflowWrap: "anywhere",
+  "& > :first-of-type": { mt: 0 },
+  "& > :last-child": { mb: 0 },
+  "& h1, & h2, & h3, & h4": { mt: 2, mb: 1, lineHeight: 1.3 },
+  "& h1": { fontSize: "1.35rem" },
+  "& h2": { fontSize: "1.2rem" },
+  "& h3, & h4": { fontSize: "1.05rem" },
+  "& p, & ul, & ol": { my: 1 },
+  "& code": {
+    fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+    fontSize: "0.85em",
+    bgcolor: "action.hover",
+    borderRadius: 0.5,
+    px: 0.5,
+  },
+  "& pre": { p: 1.5, overflow: "auto", bgcolor: "action.hover", borderRadius: 1 },
+  "& pre code": { bgcolor: "transparent", p: 0 },
+  "& a": { color: "primary.main" },
+  "& table": { borderCollapse: "collapse" },
+  "& th, & td": { border: 1, borderColor: "divider", px: 1, py: 0.5 },
+} as const;
+
+/** One block of markdown; memoised, so a finished block is not parsed again. */
+const Block = memo(function Block(props: { text: string }) {
+  const html = useMemo(() => render(props.text), [props.text]);
+  // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by DOMPurify above
+  return <div style={{ display: "contents" }} dangerouslySetInnerHTML={{ __html: html }} />;
+});
+
+/**
+ * Markdown (responses, final analysis, executive summary) rendered by marked and sanitized by
+ * DOMPurify. While `streaming`, the text is cut into its top-level blocks: the finished ones
+ * are memoised and only the last, growing one renders again per chunk (no flicker, no
+ * re-parse of what is done).
+ */
+export function Markdown(props: { text: string; streaming?: boolean }) {
+  const blocks = useMemo(
+    () => (props.streaming ? marked.lexer(props.text, { gfm: true }).map((t) => t.raw) : null),
+    [props.text, props.streaming],
   );
   return (
-    <div
-      className="markdown"
-      // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by DOMPurify above
-      dangerouslySetInnerHTML={{ __html: html }}
-    />
+    <Box className="markdown" sx={markdownSx}>
+      {blocks ? (
+        // biome-ignore lint/suspicious/noArrayIndexKey: blocks only grow at the end
+        blocks.map((raw, i) => <Block key={i} text={raw} />)
+      ) : (
+        <Block text={props.text} />
+      )}
+    </Box>
   );
 }

@@ -16,7 +16,7 @@ import { type TableComponents, TableVirtuoso } from "react-virtuoso";
 import type { ListState } from "../lib/url-state.ts";
 import { useServices } from "./context.tsx";
 import { formatDuration, formatTime } from "./format.ts";
-import { StatusBadge } from "./StatusBadge.tsx";
+import { StatusChip } from "./StatusChip.tsx";
 
 type SortField = ListState["sort_by"];
 
@@ -128,7 +128,7 @@ export function SessionTable(props: {
         itemContent={(_, s) => (
           <>
             <TableCell>
-              <StatusBadge status={s.status} />
+              <StatusChip status={s.status} />
             </TableCell>
             <TableCell>
               <SummaryTooltip session={s}>

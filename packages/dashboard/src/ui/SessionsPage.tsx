@@ -7,8 +7,6 @@ import { navigate } from "./router.tsx";
 import { SessionFilters } from "./SessionFilters.tsx";
 import { SessionTable } from "./SessionTable.tsx";
 
-export { StatusBadge } from "./StatusBadge.tsx";
-
 const PAGE_SIZES = [10, 25, 50, 100, 200];
 
 export function SessionsPage(props: { search: string }) {

@@ -1,204 +1,356 @@
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Card from "@mui/material/Card";
+import CardContent from "@mui/material/CardContent";
+import CardHeader from "@mui/material/CardHeader";
+import Stack from "@mui/material/Stack";
+import Tab from "@mui/material/Tab";
+import Tabs from "@mui/material/Tabs";
+import Typography from "@mui/material/Typography";
 import type { SessionDetail } from "@tarsy/contracts";
-import { useState } from "react";
+import { forwardRef, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type ItemProps, type ListProps, Virtuoso, type VirtuosoHandle } from "react-virtuoso";
 import { groupByExecution, type TimelineItem } from "../lib/timeline.ts";
-import { prettyJson } from "./format.ts";
-import { Markdown } from "./Markdown.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
+import { Entry, ExpandedContext, type ExpandedState } from "./TimelineEntry.tsx";
 
-const LABELS: Record<TimelineItem["event_type"], string> = {
-  llm_thinking: "Thinking",
-  llm_response: "Response",
-  llm_tool_call: "Tool call",
-  mcp_tool_summary: "Tool result summary",
-  error: "Error",
-  user_question: "Question",
-  executive_summary: "Executive summary",
-  final_analysis: "Final analysis",
-  code_execution: "Code execution",
-  google_search_result: "Search result",
-  url_context_result: "URL context",
-  provider_fallback: "Provider fallback",
-};
-
-type Execution = SessionDetail["stages"][number]["executions"][number];
+type Stage = SessionDetail["stages"][number];
+type Execution = Stage["executions"][number];
 
 /** The provider an execution runs on, and the one it started with when it fell back. */
-function ExecutionProvider(props: { execution: Execution | undefined }) {
+export function ExecutionProvider(props: { execution: Execution | undefined }) {
   const e = props.execution;
   if (!e?.llm_provider) return null;
   return (
-    <p className="execution-provider" data-execution-id={e.id}>
-      LLM: <code>{e.llm_provider}</code>
-      {e.llm_backend ? ` (${e.llm_backend})` : ""}
-      {e.original_llm_provider ? (
-        <span className="badge status-fallback" title="switched after the provider kept failing">
-          fell back from {e.original_llm_provider}
-          {e.original_llm_backend ? ` (${e.original_llm_backend})` : ""}
-        </span>
-      ) : null}
-    </p>
-  );
-}
-
-function ProviderFallback(props: { item: TimelineItem }) {
-  const meta = props.item.metadata ?? {};
-  const skipped = Array.isArray(meta.skipped_incompatible) ? meta.skipped_incompatible : [];
-  return (
-    <div className="provider-fallback">
-      <p>
-        <code>{String(meta.original_provider ?? "?")}</code> →{" "}
-        <code>{String(meta.fallback_provider ?? "?")}</code>
-        {meta.fallback_backend ? ` (${String(meta.fallback_backend)})` : ""}
-      </p>
-      {meta.reason ? <pre className="text">{String(meta.reason)}</pre> : null}
-      {skipped.length > 0 ? (
-        <p>Skipped (no Gemini native tools): {skipped.map(String).join(", ")}</p>
-      ) : null}
-    </div>
-  );
-}
-
-const LONG = 600;
-
-function ToolCall(props: { item: TimelineItem }) {
-  const meta = props.item.metadata ?? {};
-  const name = [meta.server_name ?? meta.server, meta.tool_name ?? meta.tool]
-    .filter(Boolean)
-    .join(".");
-  const args = meta.arguments ?? meta.tool_arguments;
-  const body = props.item.content;
-  const long = body.length > LONG;
-  return (
-    <details open={!long}>
-      <summary>
-        <code>{name || "tool"}</code>{" "}
-        {props.item.status === "streaming" ? "running…" : props.item.status}
-      </summary>
-      {args !== undefined ? (
-        <>
-          <h4>Arguments</h4>
-          <pre>{prettyJson(args)}</pre>
-        </>
-      ) : null}
-      {body ? (
-        <>
-          <h4>{meta.is_error ? "Error" : "Result"}</h4>
-          <pre>{body}</pre>
-        </>
-      ) : null}
-    </details>
-  );
-}
-
-function Entry(props: { item: TimelineItem }) {
-  const { item } = props;
-  const streaming = item.status === "streaming";
-  return (
-    <li
-      className={`entry entry-${item.event_type} entry-status-${item.status}`}
-      data-event-id={item.event_id}
-      data-event-type={item.event_type}
-      aria-busy={streaming}
+    <Stack
+      direction="row"
+      spacing={1}
+      role="note"
+      aria-label="LLM provider"
+      data-execution-id={e.id}
+      sx={{ alignItems: "center", flexWrap: "wrap" }}
     >
-      <div className="entry-head">
-        <span className="kind">
-          {item.metadata?.kind === "runbook_fallback" ? "Runbook" : LABELS[item.event_type]}
-        </span>
-        {streaming ? (
-          <span className="streaming" role="img" aria-label="streaming">
-            ●
-          </span>
-        ) : null}
-        {streaming && item.retries ? (
-          <span className="badge status-retrying" title="the LLM call was cut and is retried">
-            retried{item.retries > 1 ? ` ×${item.retries}` : ""}
-          </span>
-        ) : null}
-        {item.status !== "completed" && !streaming ? (
-          <span className={`badge status-${item.status}`}>{item.status}</span>
-        ) : null}
-      </div>
-      {item.event_type === "llm_tool_call" ? (
-        <ToolCall item={item} />
-      ) : item.event_type === "provider_fallback" ? (
-        <ProviderFallback item={item} />
-      ) : item.event_type === "final_analysis" || item.event_type === "executive_summary" ? (
-        <Markdown text={item.content} />
-      ) : item.content.length > LONG * 3 && !streaming ? (
-        <details>
-          <summary>{item.content.slice(0, 160)}…</summary>
-          <pre className="text">{item.content}</pre>
-        </details>
-      ) : (
-        <pre className={`text ${item.event_type === "llm_thinking" ? "thinking" : ""}`}>
-          {item.content}
-        </pre>
-      )}
-    </li>
+      <Typography variant="body2" color="text.secondary">
+        LLM: <code>{e.llm_provider}</code>
+        {e.llm_backend ? ` (${e.llm_backend})` : ""}
+      </Typography>
+      {e.original_llm_provider ? (
+        <ToneChip
+          tone="warning"
+          title="switched after the provider kept failing"
+          label={`fell back from ${e.original_llm_provider}${
+            e.original_llm_backend ? ` (${e.original_llm_backend})` : ""
+          }`}
+        />
+      ) : null}
+    </Stack>
   );
 }
 
+/** A plain list of entries (chat answers, the synthesis card): short, not virtualised. */
 export function EntryList(props: { items: TimelineItem[]; label: string }) {
   return (
-    <ol className="timeline" aria-label={props.label}>
+    <Box component="ol" aria-label={props.label} sx={{ listStyle: "none", m: 0, p: 0 }}>
       {props.items.map((item) => (
-        <Entry key={item.event_id} item={item} />
+        <li key={item.event_id}>
+          <Entry item={item} />
+        </li>
       ))}
+    </Box>
+  );
+}
+
+/** One row of the virtualised timeline. */
+type Row =
+  | { kind: "stage"; key: string; stage: Stage; execution: Execution | undefined }
+  | { kind: "agents"; key: string; stage: Stage; executions: Execution[]; selected: string }
+  | { kind: "item"; key: string; item: TimelineItem }
+  | { kind: "synthesis"; key: string; stage: Stage; items: TimelineItem[] }
+  | { kind: "session"; key: string };
+
+/** The executions of a stage shown as tabs: its parallel agents, in agent order. */
+function parallelExecutions(stage: Stage, groups: Map<string, TimelineItem[]>): Execution[] {
+  const known = [...stage.executions].sort((a, b) => a.agent_index - b.agent_index);
+  if (known.length > 1) return known;
+  return groups.size > 1
+    ? [...groups.keys()].map((k) => known.find((e) => e.id === k) ?? stub(k))
+    : [];
+}
+const stub = (id: string): Execution =>
+  ({ id, agent_name: id, status: "active" }) as unknown as Execution;
+
+function buildRows(
+  stages: Stage[],
+  items: TimelineItem[],
+  tabs: ReadonlyMap<string, string>,
+): Row[] {
+  const rows: Row[] = [];
+  const staged = new Set(stages.map((s) => s.id));
+  for (const stage of stages) {
+    const own = items.filter((i) => i.stage_id === stage.id);
+    if (own.length === 0 && stage.status === "pending") continue;
+    if (stage.kind === "synthesis") {
+      rows.push({ kind: "synthesis", key: `s:${stage.id}`, stage, items: own });
+      continue;
+    }
+    const groups = groupByExecution(own);
+    const parallel = parallelExecutions(stage, groups);
+    if (parallel.length === 0) {
+      const execution = stage.executions.find((e) => groups.has(e.id)) ?? stage.executions[0];
+      rows.push({ kind: "stage", key: `s:${stage.id}`, stage, execution });
+      for (const item of own) rows.push({ kind: "item", key: item.event_id, item });
+      continue;
+    }
+    const wanted = tabs.get(stage.id);
+    const selected = parallel.some((e) => e.id === wanted)
+      ? (wanted ?? "")
+      : (parallel[0]?.id ?? "");
+    rows.push({ kind: "stage", key: `s:${stage.id}`, stage, execution: undefined });
+    rows.push({ kind: "agents", key: `a:${stage.id}`, stage, executions: parallel, selected });
+    for (const item of groups.get(selected) ?? [])
+      rows.push({ kind: "item", key: item.event_id, item });
+  }
+  const unstaged = items.filter((i) => !i.stage_id || !staged.has(i.stage_id));
+  if (unstaged.length > 0) {
+    rows.push({ kind: "session", key: "session" });
+    for (const item of unstaged) rows.push({ kind: "item", key: item.event_id, item });
+  }
+  return rows;
+}
+
+function StageHeader(props: { stage: Stage; execution: Execution | undefined }) {
+  const { stage } = props;
+  return (
+    <Box sx={{ pt: 3, pb: 1 }}>
+      <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
+        <Typography variant="h6" component="h3">
+          {stage.stage_index}. {stage.stage_name}
+        </Typography>
+        <StatusChip status={stage.status} />
+      </Stack>
+      {stage.error_message ? (
+        <Alert severity="error" sx={{ mt: 1 }}>
+          {stage.error_message}
+        </Alert>
+      ) : null}
+      <ExecutionProvider execution={props.execution} />
+    </Box>
+  );
+}
+
+function AgentTabs(props: {
+  row: Extract<Row, { kind: "agents" }>;
+  onSelect: (stageId: string, executionId: string) => void;
+}) {
+  const { row } = props;
+  const selected = row.executions.find((e) => e.id === row.selected);
+  return (
+    <Box sx={{ borderBottom: 1, borderColor: "divider", mb: 1, bgcolor: "background.paper" }}>
+      <Tabs
+        value={row.selected}
+        onChange={(_, id: string) => props.onSelect(row.stage.id, id)}
+        aria-label="Parallel agents"
+        variant="scrollable"
+        scrollButtons="auto"
+      >
+        {row.executions.map((e) => (
+          <Tab
+            key={e.id}
+            value={e.id}
+            sx={{ textTransform: "none" }}
+            label={
+              <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
+                <span>{e.agent_name}</span>
+                <StatusChip status={e.status} />
+              </Stack>
+            }
+          />
+        ))}
+      </Tabs>
+      <Box sx={{ py: 1 }}>
+        <ExecutionProvider execution={selected} />
+        {selected?.error_message ? <Alert severity="error">{selected.error_message}</Alert> : null}
+      </Box>
+    </Box>
+  );
+}
+
+function SynthesisCard(props: { stage: Stage; items: TimelineItem[]; highlighted: string | null }) {
+  const { stage } = props;
+  return (
+    <Card
+      variant="outlined"
+      component="section"
+      aria-label={`Synthesis ${stage.stage_name}`}
+      sx={{ mt: 3 }}
+    >
+      <CardHeader
+        title={
+          <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
+            <Typography variant="h6" component="h3">
+              {stage.stage_index}. {stage.stage_name}
+            </Typography>
+            <ToneChip label="synthesis" />
+            <StatusChip status={stage.status} />
+          </Stack>
+        }
+        subheader={<ExecutionProvider execution={stage.executions[0]} />}
+        disableTypography
+      />
+      <CardContent sx={{ pt: 0 }}>
+        {stage.error_message ? <Alert severity="error">{stage.error_message}</Alert> : null}
+        <Box
+          component="ol"
+          aria-label={`${stage.stage_name} timeline`}
+          sx={{ listStyle: "none", m: 0, p: 0 }}
+        >
+          {props.items.map((item) => (
+            <li key={item.event_id}>
+              <Entry item={item} highlighted={item.event_id === props.highlighted} />
+            </li>
+          ))}
+        </Box>
+      </CardContent>
+    </Card>
+  );
+}
+
+const List = forwardRef<HTMLOListElement, ListProps>(function List(props, ref) {
+  const { style, children } = props;
+  return (
+    <ol
+      ref={ref}
+      aria-label="Timeline events"
+      style={{ ...style, listStyle: "none", margin: 0, padding: 0 }}
+    >
+      {children}
     </ol>
   );
+});
+function Item(props: ItemProps<Row>) {
+  const { item: _row, children, ...rest } = props;
+  return <li {...rest}>{children}</li>;
+}
+
+/** The item a `#event-<id>` hash names, or null. */
+function hashTarget(): string | null {
+  const m = /^#event-(.+)$/.exec(window.location.hash);
+  return m?.[1] ? decodeURIComponent(m[1]) : null;
 }
 
 /**
- * One stage's events; parallel agents side by side, as tabs on narrow screens. Session-level
- * events (the executive summary and its provider fallback) are one list.
+ * The session's timeline, virtualised (react-virtuoso over the window's scroll): stage
+ * headers, parallel agents as tabs, the synthesis as a card, session-level events last. Follows
+ * the output while the user is at the bottom; opens at `#event-<id>` (selecting the agent tab
+ * that holds it) and highlights that item.
  */
-export function StageTimeline(props: {
-  stage: SessionDetail["stages"][number] | null;
-  items: TimelineItem[];
-}) {
-  const groups = groupByExecution(props.stage ? props.items : []);
-  const executions = new Map(props.stage?.executions.map((e) => [e.id, e]) ?? []);
-  const names = new Map(props.stage?.executions.map((e) => [e.id, e.agent_name]) ?? []);
-  const keys = [...groups.keys()];
-  const [tab, setTab] = useState<string | null>(null);
-  if (keys.length <= 1) {
-    return (
-      <>
-        <ExecutionProvider
-          execution={executions.get(keys[0] ?? "") ?? props.stage?.executions[0]}
-        />
-        <EntryList items={props.items} label={`${props.stage?.stage_name ?? "Session"} timeline`} />
-      </>
+export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[]; live: boolean }) {
+  const [tabs, setTabs] = useState<ReadonlyMap<string, string>>(new Map());
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const [highlighted, setHighlighted] = useState<string | null>(null);
+  const [hash, setHash] = useState(hashTarget);
+  const virtuoso = useRef<VirtuosoHandle>(null);
+  const rows = useMemo(
+    () => buildRows(props.stages, props.items, tabs),
+    [props.stages, props.items, tabs],
+  );
+
+  const expanded = useMemo<ExpandedState>(
+    () => ({
+      isOpen: (key) => open.has(key),
+      toggle: (key, next) =>
+        setOpen((prev) => {
+          const copy = new Set(prev);
+          if (next) copy.add(key);
+          else copy.delete(key);
+          return copy;
+        }),
+    }),
+    [open],
+  );
+  const selectTab = useCallback(
+    (stageId: string, executionId: string) =>
+      setTabs((prev) => new Map(prev).set(stageId, executionId)),
+    [],
+  );
+
+  useEffect(() => {
+    const onHash = () => setHash(hashTarget());
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, []);
+
+  // A deep link: select the tab holding the item, then scroll the virtualiser to its row.
+  const handled = useRef<string | null>(null);
+  useEffect(() => {
+    if (!hash || handled.current === hash) return;
+    const item = props.items.find((i) => i.event_id === hash);
+    if (!item) return;
+    const stage = props.stages.find((s) => s.id === item.stage_id);
+    if (stage && item.execution_id && tabs.get(stage.id) !== item.execution_id) {
+      const holder = rows.find((r) => r.kind === "agents" && r.stage.id === stage.id);
+      if (holder?.kind === "agents" && holder.selected !== item.execution_id) {
+        selectTab(stage.id, item.execution_id);
+        return; // the rows are rebuilt; this runs again
+      }
+    }
+    const index = rows.findIndex(
+      (r) =>
+        (r.kind === "item" && r.item.event_id === hash) ||
+        (r.kind === "synthesis" && r.items.some((i) => i.event_id === hash)),
     );
-  }
-  const selected = tab && groups.has(tab) ? tab : keys[0];
+    if (index < 0) return;
+    handled.current = hash;
+    setHighlighted(hash);
+    virtuoso.current?.scrollToIndex({ index, align: "center" });
+    // Rows above may measure taller once rendered: settle on the item again.
+    const again = setTimeout(() => {
+      virtuoso.current?.scrollToIndex({ index, align: "center" });
+      document.getElementById(`event-${hash}`)?.focus({ preventScroll: true });
+    }, 300);
+    const fade = setTimeout(() => setHighlighted(null), 4000);
+    return () => {
+      clearTimeout(again);
+      clearTimeout(fade);
+    };
+  }, [hash, rows, props.items, props.stages, tabs, selectTab]);
+
   return (
-    <div className="parallel">
-      <div role="tablist" aria-label="Parallel agents" className="tabs">
-        {keys.map((k) => (
-          <button
-            key={k}
-            type="button"
-            role="tab"
-            aria-selected={k === selected}
-            onClick={() => setTab(k)}
-          >
-            {names.get(k) ?? k}
-          </button>
-        ))}
-      </div>
-      <div className="columns">
-        {keys.map((k) => (
-          <section
-            key={k}
-            className={`column ${k === selected ? "selected" : ""}`}
-            aria-label={`Agent ${names.get(k) ?? k}`}
-          >
-            <h4>{names.get(k) ?? k}</h4>
-            <ExecutionProvider execution={executions.get(k)} />
-            <EntryList items={groups.get(k) ?? []} label={`${names.get(k) ?? k} timeline`} />
-          </section>
-        ))}
-      </div>
-    </div>
+    <ExpandedContext.Provider value={expanded}>
+      <Virtuoso
+        ref={virtuoso}
+        useWindowScroll
+        data={rows}
+        computeItemKey={(_, row) => row.key}
+        increaseViewportBy={{ top: 400, bottom: 800 }}
+        followOutput={props.live ? (atBottom) => (atBottom ? "auto" : false) : false}
+        initialTopMostItemIndex={0}
+        components={{ List, Item }}
+        itemContent={(_, row) => {
+          switch (row.kind) {
+            case "stage":
+              return <StageHeader stage={row.stage} execution={row.execution} />;
+            case "agents":
+              return <AgentTabs row={row} onSelect={selectTab} />;
+            case "synthesis":
+              return (
+                <SynthesisCard stage={row.stage} items={row.items} highlighted={highlighted} />
+              );
+            case "session":
+              return (
+                <Typography variant="h6" component="h3" sx={{ pt: 3, pb: 1 }}>
+                  Session
+                </Typography>
+              );
+            case "item":
+              return <Entry item={row.item} highlighted={row.item.event_id === highlighted} />;
+            default: {
+              const unreachable: never = row;
+              throw new Error(`unknown row ${JSON.stringify(unreachable)}`);
+            }
+          }
+        }}
+      />
+    </ExpandedContext.Provider>
   );
 }

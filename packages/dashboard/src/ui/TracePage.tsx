@@ -1,87 +1,172 @@
+import ExpandMoreIcon from "@mui/icons-material/ExpandMore";
+import Accordion from "@mui/material/Accordion";
+import AccordionDetails from "@mui/material/AccordionDetails";
+import AccordionSummary from "@mui/material/AccordionSummary";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import CircularProgress from "@mui/material/CircularProgress";
+import Paper from "@mui/material/Paper";
+import Stack from "@mui/material/Stack";
+import Typography from "@mui/material/Typography";
+import type { ReactNode } from "react";
+import { CodeBlock } from "./CodeBlock.tsx";
 import { useLoad, useServices } from "./context.tsx";
 import { formatTime, prettyJson } from "./format.ts";
-import { Link, navigate } from "./router.tsx";
+import { navigate } from "./router.tsx";
+import { NavButton } from "./SessionHeader.tsx";
+import { ToneChip } from "./StatusChip.tsx";
+
+function Loading() {
+  return (
+    <Stack direction="row" spacing={1} aria-busy="true" sx={{ alignItems: "center" }}>
+      <CircularProgress size={16} aria-hidden /> <span>Loading interaction…</span>
+    </Stack>
+  );
+}
+
+function Section(props: { title: string; children: ReactNode }) {
+  return (
+    <Box sx={{ mt: 2 }}>
+      <Typography variant="subtitle2" component="h4" gutterBottom>
+        {props.title}
+      </Typography>
+      {props.children}
+    </Box>
+  );
+}
+
+/** An interaction's detail: a section named by its heading, its error first. */
+function DetailFrame(props: {
+  id: string;
+  title: string;
+  error: string | null;
+  children: ReactNode;
+}) {
+  return (
+    <Box component="section" aria-labelledby={props.id}>
+      <Typography variant="h6" component="h3" id={props.id}>
+        {props.title}
+      </Typography>
+      {props.error ? (
+        <Alert severity="error" sx={{ mt: 1 }}>
+          {props.error}
+        </Alert>
+      ) : null}
+      {props.children}
+    </Box>
+  );
+}
 
 function LlmDetail(props: { sessionId: string; id: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.llmInteraction(props.sessionId, props.id), [props.id]);
-  if (error)
-    return (
-      <p role="alert" className="error">
-        {error.message}
-      </p>
-    );
-  if (!data) return <p aria-busy="true">Loading interaction…</p>;
+  if (error) return <Alert severity="error">{error.message}</Alert>;
+  if (!data) return <Loading />;
   return (
-    <section aria-labelledby="llm-h" className="interaction">
-      <h2 id="llm-h">
-        LLM interaction: {data.interaction_type} · {data.model_name}
-      </h2>
-      <p className="muted">
+    <DetailFrame
+      id={`llm-h-${data.id}`}
+      title={`LLM interaction: ${data.interaction_type} · ${data.model_name}`}
+      error={data.error_message}
+    >
+      <Typography variant="body2" color="text.secondary">
         {data.provider ?? ""} · tokens {data.input_tokens ?? 0} in / {data.output_tokens ?? 0} out ·{" "}
         {data.duration_ms ?? "—"} ms
-      </p>
-      {data.error_message ? <p className="error">{data.error_message}</p> : null}
-      <h3>Conversation as sent</h3>
-      <ol className="conversation" aria-label="Conversation">
-        {data.conversation.map((m, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: the conversation is fixed and ordered
-          <li key={i} className={`msg role-${m.role}`}>
-            <strong>
-              {m.role}
-              {m.tool_name ? ` (${m.tool_name})` : ""}
-            </strong>
-            <pre>{m.content}</pre>
-            {m.tool_calls ? <pre>{prettyJson(m.tool_calls)}</pre> : null}
-          </li>
-        ))}
-      </ol>
+      </Typography>
+      <Section title="Conversation as sent">
+        <Box component="ol" aria-label="Conversation" sx={{ listStyle: "none", m: 0, p: 0 }}>
+          {data.conversation.map((m, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: the conversation is fixed and ordered
+            <Box component="li" key={i} sx={{ mb: 1.5 }}>
+              <Typography component="strong" variant="overline" sx={{ display: "block" }}>
+                {m.role}
+                {m.tool_name ? ` (${m.tool_name})` : ""}
+              </Typography>
+              <CodeBlock code={m.content} language="text" label={`${m.role} message ${i + 1}`} />
+              {m.tool_calls ? (
+                <CodeBlock
+                  code={prettyJson(m.tool_calls)}
+                  language="json"
+                  label={`tool calls of message ${i + 1}`}
+                />
+              ) : null}
+            </Box>
+          ))}
+        </Box>
+      </Section>
       {data.thinking_content ? (
-        <>
-          <h3>Thinking</h3>
-          <pre>{data.thinking_content}</pre>
-        </>
+        <Section title="Thinking">
+          <CodeBlock code={data.thinking_content} language="text" label="thinking" />
+        </Section>
       ) : null}
-      <h3>Response</h3>
-      <pre>{data.response_text ?? ""}</pre>
+      <Section title="Response">
+        <CodeBlock code={data.response_text ?? ""} language="text" label="response" />
+      </Section>
       {data.tool_calls ? (
-        <>
-          <h3>Tool calls</h3>
-          <pre>{prettyJson(data.tool_calls)}</pre>
-        </>
+        <Section title="Tool calls">
+          <CodeBlock code={prettyJson(data.tool_calls)} language="json" label="tool calls" />
+        </Section>
       ) : null}
-    </section>
+    </DetailFrame>
   );
 }
 
 function McpDetail(props: { sessionId: string; id: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.mcpInteraction(props.sessionId, props.id), [props.id]);
-  if (error)
-    return (
-      <p role="alert" className="error">
-        {error.message}
-      </p>
-    );
-  if (!data) return <p aria-busy="true">Loading interaction…</p>;
+  if (error) return <Alert severity="error">{error.message}</Alert>;
+  if (!data) return <Loading />;
   return (
-    <section aria-labelledby="mcp-h" className="interaction">
-      <h2 id="mcp-h">
-        MCP {data.interaction_type}: {data.server_name}
-        {data.tool_name ? `.${data.tool_name}` : ""}
-      </h2>
-      {data.error_message ? <p className="error">{data.error_message}</p> : null}
-      <h3>Arguments</h3>
-      <pre>{prettyJson(data.tool_arguments)}</pre>
-      <h3>Result</h3>
-      <pre>{prettyJson(data.tool_result)}</pre>
+    <DetailFrame
+      id={`mcp-h-${data.id}`}
+      title={`MCP ${data.interaction_type}: ${data.server_name}${data.tool_name ? `.${data.tool_name}` : ""}`}
+      error={data.error_message}
+    >
+      <Section title="Arguments">
+        <CodeBlock code={prettyJson(data.tool_arguments)} language="json" label="arguments" />
+      </Section>
+      <Section title="Result">
+        <CodeBlock code={prettyJson(data.tool_result)} label="result" />
+      </Section>
       {data.available_tools != null ? (
-        <details>
-          <summary>Available tools</summary>
-          <pre>{prettyJson(data.available_tools)}</pre>
-        </details>
+        <Accordion variant="outlined" disableGutters sx={{ mt: 2 }}>
+          <AccordionSummary expandIcon={<ExpandMoreIcon />}>Available tools</AccordionSummary>
+          <AccordionDetails>
+            <CodeBlock code={prettyJson(data.available_tools)} language="json" label="tools" />
+          </AccordionDetails>
+        </Accordion>
       ) : null}
-    </section>
+    </DetailFrame>
+  );
+}
+
+/** One interaction as an accordion; its detail loads when opened (`?llm=`/`?mcp=` opens one). */
+function Interaction(props: {
+  open: boolean;
+  onToggle: (open: boolean) => void;
+  summary: ReactNode;
+  meta: ReactNode;
+  failed: boolean;
+  children: () => ReactNode;
+}) {
+  return (
+    <Accordion
+      expanded={props.open}
+      onChange={(_, open) => props.onToggle(open)}
+      variant="outlined"
+      disableGutters
+      slotProps={{ transition: { timeout: 0 } }}
+    >
+      <AccordionSummary expandIcon={<ExpandMoreIcon />}>
+        <Stack direction="row" spacing={1} sx={{ alignItems: "center", flexWrap: "wrap" }}>
+          <span>{props.summary}</span>
+          <Typography component="span" variant="caption" color="text.secondary">
+            {props.meta}
+          </Typography>
+          {props.failed ? <ToneChip tone="error" label="error" /> : null}
+        </Stack>
+      </AccordionSummary>
+      <AccordionDetails>{props.open ? props.children() : null}</AccordionDetails>
+    </Accordion>
   );
 }
 
@@ -93,90 +178,93 @@ function interleave<A extends { created_at: string }, B extends { created_at: st
   return [...a, ...b].sort((x, y) => x.created_at.localeCompare(y.created_at));
 }
 
-/** Stage → execution → LLM and MCP interactions; `?llm=` / `?mcp=` opens one. */
+/** Stage → execution → LLM and MCP interactions, each an accordion; `?llm=` / `?mcp=` opens one. */
 export function TracePage(props: { sessionId: string; search: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.trace(props.sessionId), [props.sessionId]);
   const q = new URLSearchParams(props.search);
   const base = `/sessions/${props.sessionId}/trace`;
-  const open = (kind: "llm" | "mcp", id: string) =>
-    navigate(`${base}?${kind}=${encodeURIComponent(id)}`);
   const llm = q.get("llm");
   const mcp = q.get("mcp");
+  // The URL names what is open, so a copied link opens the same interaction.
+  const toggle = (kind: "llm" | "mcp", id: string, open: boolean) => {
+    const next = new URLSearchParams(props.search);
+    if (open) next.set(kind, id);
+    else next.delete(kind);
+    const query = next.toString();
+    navigate(query ? `${base}?${query}` : base, true);
+  };
+  const llmItem = (i: {
+    id: string;
+    interaction_type: string;
+    iteration: number | null;
+    total_tokens: number | null;
+    error_message: string | null;
+    created_at: string;
+  }) => (
+    <Interaction
+      key={i.id}
+      open={llm === i.id}
+      onToggle={(open) => toggle("llm", i.id, open)}
+      summary={`LLM ${i.interaction_type}${i.iteration != null ? ` #${i.iteration}` : ""} · ${i.total_tokens ?? 0} tok`}
+      meta={formatTime(i.created_at)}
+      failed={i.error_message != null}
+    >
+      {() => <LlmDetail sessionId={props.sessionId} id={i.id} />}
+    </Interaction>
+  );
   return (
-    <section className="trace">
-      <p>
-        <Link to={`/sessions/${props.sessionId}`}>← Back to session</Link>
-      </p>
-      <h1>Trace</h1>
-      {error ? (
-        <p role="alert" className="error">
-          {error.message}
-        </p>
-      ) : null}
-      <div className="trace-grid">
-        <nav aria-label="Interactions" className="trace-tree">
-          {data?.stages.map((stage) => (
-            <section key={stage.stage_id}>
-              <h2>{stage.stage_name}</h2>
+    <Box component="section" sx={{ pb: 6 }}>
+      <NavButton to={`/sessions/${props.sessionId}`} variant="text" color="inherit">
+        ← Back to session
+      </NavButton>
+      <Typography variant="h5" component="h1" sx={{ my: 1 }}>
+        Trace
+      </Typography>
+      {error ? <Alert severity="error">{error.message}</Alert> : null}
+      {!data && !error ? <Loading /> : null}
+      <Stack spacing={3}>
+        {data?.stages.map((stage) => (
+          <Box component="section" key={stage.stage_id} aria-label={`Stage ${stage.stage_name}`}>
+            <Typography variant="h6" component="h2" gutterBottom>
+              {stage.stage_name}
+            </Typography>
+            <Stack spacing={2}>
               {stage.executions.map((ex) => (
-                <section key={ex.execution_id} className="trace-exec">
-                  <h3>{ex.agent_name}</h3>
-                  <ul>
-                    {interleave(ex.llm_interactions, ex.mcp_interactions).map((i) =>
-                      "model_name" in i ? (
-                        <li key={i.id}>
-                          <button
-                            type="button"
-                            className="link"
-                            aria-current={llm === i.id}
-                            onClick={() => open("llm", i.id)}
-                          >
-                            LLM {i.interaction_type}
-                            {i.iteration != null ? ` #${i.iteration}` : ""} · {i.total_tokens ?? 0}{" "}
-                            tok
-                          </button>
-                        </li>
-                      ) : (
-                        <li key={i.id}>
-                          <button
-                            type="button"
-                            className="link"
-                            aria-current={mcp === i.id}
-                            onClick={() => open("mcp", i.id)}
-                          >
-                            MCP {i.interaction_type} {i.server_name}
-                            {i.tool_name ? `.${i.tool_name}` : ""}
-                          </button>
-                        </li>
-                      ),
-                    )}
-                  </ul>
-                </section>
+                <Paper key={ex.execution_id} variant="outlined" sx={{ p: 1.5 }}>
+                  <Typography variant="subtitle1" component="h3" gutterBottom>
+                    {ex.agent_name}
+                  </Typography>
+                  {interleave(ex.llm_interactions, ex.mcp_interactions).map((i) =>
+                    "model_name" in i ? (
+                      llmItem(i)
+                    ) : (
+                      <Interaction
+                        key={i.id}
+                        open={mcp === i.id}
+                        onToggle={(open) => toggle("mcp", i.id, open)}
+                        summary={`MCP ${i.interaction_type} ${i.server_name}${i.tool_name ? `.${i.tool_name}` : ""}`}
+                        meta={`${formatTime(i.created_at)}${i.duration_ms != null ? ` · ${i.duration_ms} ms` : ""}`}
+                        failed={i.error_message != null}
+                      >
+                        {() => <McpDetail sessionId={props.sessionId} id={i.id} />}
+                      </Interaction>
+                    ),
+                  )}
+                </Paper>
               ))}
-            </section>
-          ))}
-          {data && data.session_interactions.length > 0 ? (
-            <section>
-              <h2>Session</h2>
-              <ul>
-                {data.session_interactions.map((i) => (
-                  <li key={i.id}>
-                    <button type="button" className="link" onClick={() => open("llm", i.id)}>
-                      LLM {i.interaction_type} · {formatTime(i.created_at)}
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </section>
-          ) : null}
-        </nav>
-        <div className="trace-detail">
-          {llm ? <LlmDetail sessionId={props.sessionId} id={llm} /> : null}
-          {mcp ? <McpDetail sessionId={props.sessionId} id={mcp} /> : null}
-          {!llm && !mcp ? <p className="muted">Choose an interaction.</p> : null}
-        </div>
-      </div>
-    </section>
+            </Stack>
+          </Box>
+        ))}
+        {data && data.session_interactions.length > 0 ? (
+          <Box component="section" aria-label="Session interactions">
+            <Typography variant="h6" component="h2" gutterBottom>
+              Session
+            </Typography>
+            {data.session_interactions.map(llmItem)}
+          </Box>
+        ) : null}
+      </Stack>
+    </Box>
   );
 }

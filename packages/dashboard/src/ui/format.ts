@@ -29,3 +29,31 @@ export function prettyJson(value: unknown): string {
   if (typeof value === "string") return prettyData(value);
   return JSON.stringify(value, null, 2) ?? "null";
 }
+
+export type CodeLanguage = "json" | "yaml" | "text";
+
+/** JSON when it parses as JSON, YAML when it looks like `key: value` lines, else text. */
+export function detectLanguage(text: string): CodeLanguage {
+  const t = text.trim();
+  if (t.startsWith("{") || t.startsWith("[")) {
+    try {
+      JSON.parse(t);
+      return "json";
+    } catch {
+      // not JSON after all
+    }
+  }
+  if (/^(---\s*\n)?[\w.-]+:(\s|$)/.test(t) && t.includes("\n")) return "yaml";
+  return "text";
+}
+
+/**
+ * What the masking writes where it acted (packages/masking: `[MASKED_X]` replacements and the
+ * fail-closed `TOOL_RESULT_REDACTED_NOTICE`). Timeline events carry no redaction count, so a
+ * tool result counts as masked when it holds one of these.
+ */
+const MASKED = /\[MASKED_[A-Z_]+\]|\[REDACTED: data masking failure/;
+
+export function wasMasked(text: string): boolean {
+  return MASKED.test(text);
+}

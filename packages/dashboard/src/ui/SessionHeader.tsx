@@ -1,0 +1,282 @@
+import CancelIcon from "@mui/icons-material/Cancel";
+import ExpandMoreIcon from "@mui/icons-material/ExpandMore";
+import Accordion from "@mui/material/Accordion";
+import AccordionDetails from "@mui/material/AccordionDetails";
+import AccordionSummary from "@mui/material/AccordionSummary";
+import Alert from "@mui/material/Alert";
+import Box from "@mui/material/Box";
+import Button from "@mui/material/Button";
+import Link from "@mui/material/Link";
+import Paper from "@mui/material/Paper";
+import Stack from "@mui/material/Stack";
+import Step from "@mui/material/Step";
+import StepLabel from "@mui/material/StepLabel";
+import Stepper from "@mui/material/Stepper";
+import Typography from "@mui/material/Typography";
+import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
+import { type MouseEvent, useState } from "react";
+import { CodeBlock } from "./CodeBlock.tsx";
+import { CopyButton } from "./CopyButton.tsx";
+import { useServices } from "./context.tsx";
+import { elapsedSince, formatDuration } from "./format.ts";
+import { useNow } from "./hooks.ts";
+import { navigate } from "./router.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
+
+type Stage = SessionDetail["stages"][number];
+
+/** A button that navigates inside the app (a real link: middle-click opens a tab). */
+export function NavButton(props: {
+  to: string;
+  children: string;
+  variant?: "outlined" | "text";
+  color?: "primary" | "inherit";
+}) {
+  const onClick = (e: MouseEvent) => {
+    if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(props.to);
+  };
+  return (
+    <Button
+      href={props.to}
+      onClick={onClick}
+      variant={props.variant ?? "outlined"}
+      color={props.color ?? "primary"}
+      size="small"
+    >
+      {props.children}
+    </Button>
+  );
+}
+
+export function CancelButton(props: { sessionId: string; label: string; onDone: () => void }) {
+  const { api } = useServices();
+  const [state, setState] = useState<"idle" | "sending" | "sent" | string>("idle");
+  const cancel = () => {
+    setState("sending");
+    api.cancel(props.sessionId).then(
+      () => {
+        setState("sent");
+        props.onDone();
+      },
+      (err: Error) => setState(err.message),
+    );
+  };
+  return (
+    <>
+      <Button
+        variant="outlined"
+        color="error"
+        size="small"
+        onClick={cancel}
+        disabled={state === "sending" || state === "sent"}
+      >
+        {state === "sent" ? "Cancel requested" : props.label}
+      </Button>
+      {state !== "idle" && state !== "sending" && state !== "sent" ? (
+        <Alert severity="error" sx={{ py: 0 }}>
+          {state}
+        </Alert>
+      ) : null}
+    </>
+  );
+}
+
+function Stat(props: { label: string; value: string | number }) {
+  return (
+    <Box>
+      <Typography component="dt" variant="caption" color="text.secondary">
+        {props.label}
+      </Typography>
+      <Typography component="dd" variant="body2" sx={{ m: 0, fontVariantNumeric: "tabular-nums" }}>
+        {typeof props.value === "number" ? props.value.toLocaleString() : props.value}
+      </Typography>
+    </Box>
+  );
+}
+
+/** Status, chain, alert type, duration (ticking while it runs), tokens and the actions. */
+export function SessionHeader(props: { detail: SessionDetail; onChange: () => void }) {
+  const { detail } = props;
+  const now = useNow();
+  const terminal = TERMINAL_SESSION_STATUSES.includes(detail.status);
+  const tokens = detail.token_usage;
+  const failed = detail.status === "failed" || detail.status === "timed_out";
+  return (
+    <Paper component="header" variant="outlined" sx={{ p: 2, mb: 2 }}>
+      <Stack
+        direction="row"
+        spacing={1.5}
+        sx={{ alignItems: "center", flexWrap: "wrap", rowGap: 1 }}
+      >
+        <Typography
+          variant="h5"
+          component="h1"
+          id="session-h"
+          sx={{ display: "flex", gap: 1.5, alignItems: "center" }}
+        >
+          {detail.alert_type} <StatusChip status={detail.status} size="medium" />
+        </Typography>
+        <CopyButton
+          icon="link"
+          label="Copy link to this session"
+          text={() => `${window.location.origin}${window.location.pathname}`}
+        />
+        <Box sx={{ flexGrow: 1 }} />
+        <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
+          <NavButton to={`/sessions/${detail.id}/trace`}>Trace</NavButton>
+          {!terminal ? (
+            <CancelButton sessionId={detail.id} label="Cancel session" onDone={props.onChange} />
+          ) : null}
+        </Stack>
+      </Stack>
+      <Box
+        component="dl"
+        aria-label="Session facts"
+        sx={{ display: "flex", flexWrap: "wrap", gap: 3, m: 0, mt: 1.5 }}
+      >
+        <Box>
+          <Typography component="dt" variant="caption" color="text.secondary">
+            Chain
+          </Typography>
+          <Typography component="dd" variant="body2" sx={{ m: 0 }}>
+            <code>{detail.chain_id}</code>
+          </Typography>
+        </Box>
+        <Stat label="Session" value={detail.id} />
+        <Stat
+          label={terminal ? "Duration" : "Running for"}
+          value={
+            terminal
+              ? formatDuration(detail.duration_ms)
+              : elapsedSince(detail.started_at ?? detail.created_at, now)
+          }
+        />
+        {detail.author ? <Stat label="Submitted by" value={detail.author} /> : null}
+      </Box>
+      <Box
+        component="dl"
+        aria-label="Token usage"
+        sx={{ display: "flex", flexWrap: "wrap", gap: 3, m: 0, mt: 1 }}
+      >
+        <Stat label="Input" value={tokens.input_tokens} />
+        <Stat label="Output" value={tokens.output_tokens} />
+        <Stat label="Thinking" value={tokens.thinking_tokens} />
+        <Stat label="Total" value={tokens.total_tokens} />
+      </Box>
+      {detail.error_message ? (
+        <Alert severity={failed ? "error" : "warning"} sx={{ mt: 2 }}>
+          <strong>{failed ? `Session ${detail.status.replace("_", " ")}: ` : ""}</strong>
+          {detail.error_message}
+        </Alert>
+      ) : null}
+      <RunbookInfo detail={detail} />
+    </Paper>
+  );
+}
+
+const RUNBOOK_SOURCES = {
+  fetched: "fetched",
+  default: "default runbook",
+  none: "no runbook",
+} as const;
+
+/** Which runbook the agents used: the URL, whether it was fetched or fell back (and why), the text. */
+function RunbookInfo(props: { detail: SessionDetail }) {
+  const { runbook_url: url, runbook } = props.detail;
+  if (!url && !runbook) return null;
+  return (
+    <Box component="section" aria-label="Runbook" sx={{ mt: 2 }}>
+      <Stack direction="row" spacing={1} sx={{ alignItems: "center", flexWrap: "wrap" }}>
+        <Typography variant="body2">
+          Runbook:{" "}
+          {url ? (
+            <Link href={url} rel="noreferrer" target="_blank">
+              {url}
+            </Link>
+          ) : (
+            "default"
+          )}
+        </Typography>
+        {runbook ? (
+          <span data-testid="runbook-source">
+            <ToneChip
+              tone={runbook.source === "fetched" ? "success" : "default"}
+              label={RUNBOOK_SOURCES[runbook.source]}
+            />
+          </span>
+        ) : (
+          <Typography variant="body2" color="text.secondary">
+            (not resolved yet)
+          </Typography>
+        )}
+      </Stack>
+      {runbook?.error ? (
+        <Alert severity="warning" sx={{ mt: 1 }}>
+          Could not fetch the runbook: {runbook.error}
+        </Alert>
+      ) : null}
+      {runbook?.content ? (
+        <Accordion variant="outlined" disableGutters sx={{ mt: 1 }}>
+          <AccordionSummary expandIcon={<ExpandMoreIcon />}>Runbook used</AccordionSummary>
+          <AccordionDetails>
+            <CodeBlock code={runbook.content} language="text" label="runbook text" />
+          </AccordionDetails>
+        </Accordion>
+      ) : null}
+    </Box>
+  );
+}
+
+/** The original alert, highlighted as JSON or YAML, collapsed until asked for. */
+export function AlertData(props: { code: string }) {
+  return (
+    <Accordion variant="outlined" disableGutters sx={{ mb: 2 }}>
+      <AccordionSummary expandIcon={<ExpandMoreIcon />}>Alert data</AccordionSummary>
+      <AccordionDetails>
+        <CodeBlock code={props.code} label="alert payload" />
+      </AccordionDetails>
+    </Accordion>
+  );
+}
+
+/** The stages as a stepper: each one's status under its name. */
+export function StageStepper(props: { stages: Stage[] }) {
+  const active = props.stages.findIndex((s) => s.status === "active");
+  return (
+    <Stepper
+      component="ol"
+      aria-label="Stages"
+      activeStep={active}
+      alternativeLabel
+      sx={{ mb: 2, p: 0, "& > li": { listStyle: "none" } }}
+    >
+      {props.stages.map((s) => {
+        const failed = s.status === "failed" || s.status === "timed_out";
+        return (
+          <Step
+            key={s.id}
+            component="li"
+            completed={s.status === "completed"}
+            active={s.status === "active"}
+          >
+            <StepLabel
+              error={failed}
+              {...(s.status === "cancelled" && {
+                icon: <CancelIcon color="warning" aria-hidden />,
+              })}
+              optional={
+                <Typography variant="caption" color={failed ? "error" : "text.secondary"}>
+                  {s.status.replace("_", " ")}
+                </Typography>
+              }
+            >
+              {s.stage_index}. {s.stage_name}
+            </StepLabel>
+          </Step>
+        );
+      })}
+    </Stepper>
+  );
+}

@@ -1,0 +1,285 @@
+import { join } from "node:path";
+import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
+import { createDb } from "@tarsy/db";
+import { insertSessionRows, insertTimelineEventRows } from "@tarsy/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AxeViolation, seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
+import { DEMO_ALERT } from "../e2e/support.ts";
+import { type DashboardRig, inViewport, SCREENSHOTS, startDashboardRig } from "./support.ts";
+
+/**
+ * The session page in Chromium on a finished demo investigation (triage, two parallel agents,
+ * synthesis): the stepper, agent tabs, tool calls, thinking, deep links; and a forged session of
+ * 5,000 events with 100 KB tool results, which the page virtualises.
+ */
+describe("the session page", () => {
+  let rig: DashboardRig;
+  let sessionId = "";
+  let detail: SessionDetail;
+  let timeline: TimelineResponse;
+  const readClipboard = () => rig.page.evaluate(() => navigator.clipboard.readText());
+  /**
+   * A fresh navigation: Chromium turns a visit to the URL already shown into a reload, which
+   * restores the old scroll position.
+   */
+  const open = async (path: string) => {
+    await rig.page.goto("about:blank");
+    await rig.page.goto(rig.url(path));
+  };
+
+  beforeAll(async () => {
+    rig = await startDashboardRig();
+    await rig.page
+      .context()
+      .grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.url("") });
+    sessionId = await submitAlert(rig.system, DEMO_ALERT.alert_type, DEMO_ALERT.data);
+    await waitStatus(rig.system, sessionId, ["completed"], 120_000);
+    detail = (await rig.system.api<SessionDetail>(`/api/v1/sessions/${sessionId}`)).body;
+    timeline = (await rig.system.api<TimelineResponse>(`/api/v1/sessions/${sessionId}/timeline`))
+      .body;
+  }, 300_000);
+  afterAll(async () => {
+    await rig?.stop();
+  }, 60_000);
+
+  const events = (type: string | null, agent?: string) => {
+    const execution = detail.stages
+      .flatMap((s) => s.executions)
+      .find((e) => e.agent_name === agent);
+    return timeline.events.filter(
+      (e) => (!type || e.event_type === type) && (!agent || e.execution_id === execution?.id),
+    );
+  };
+
+  it("shows every stage on the stepper with its status", async () => {
+    const { page } = rig;
+    await open(`/sessions/${sessionId}`);
+    const steps = page.getByRole("list", { name: "Stages" }).getByRole("listitem");
+    await steps.first().waitFor();
+    const stages = detail.stages.filter((s) => s.kind !== "chat");
+    expect(stages.length).toBeGreaterThanOrEqual(3);
+    expect(await steps.allTextContents()).toEqual(
+      stages.map((s) => `${s.stage_index}. ${s.stage_name}completed`),
+    );
+    // A cancelled investigation: its stage reads "cancelled".
+    const cancelled = await submitAlert(rig.system, "PodCrashLooping", { note: "SLOW-CANCEL" });
+    await waitStatus(rig.system, cancelled, ["in_progress"], 60_000);
+    await open(`/sessions/${cancelled}`);
+    await page.locator('article[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: "Cancel session" }).click();
+    await page
+      .getByRole("list", { name: "Stages" })
+      .getByRole("listitem")
+      .filter({ hasText: "cancelled" })
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await rig.shot("session-stepper-cancelled");
+  }, 180_000);
+
+  it("shows the parallel agents as tabs and the synthesis as a card after them", async () => {
+    const { page } = rig;
+    await open(`/sessions/${sessionId}`);
+    const agents = page.getByRole("tablist", { name: "Parallel agents" });
+    const logTab = agents.getByRole("tab", { name: /LogAgent/ });
+    const eventsTab = agents.getByRole("tab", { name: /EventsAgent/ });
+    await logTab.waitFor();
+    expect(await logTab.textContent()).toContain("completed");
+    expect(await eventsTab.textContent()).toContain("completed");
+    expect(await logTab.getAttribute("aria-selected")).toBe("true");
+    const logText = "Logs: heap climbs to 1890Mi";
+    const eventsText = "Events: the kernel OOM-killed";
+    await page.getByText(logText).waitFor();
+    expect(await page.getByText(eventsText).count()).toBe(0);
+    await eventsTab.click();
+    await page.getByText(eventsText).waitFor();
+    expect(await page.getByText(logText).count()).toBe(0);
+    const synthesis = page.getByRole("region", { name: /^Synthesis/ });
+    await synthesis.getByRole("heading", { name: "Root cause" }).waitFor();
+    // After the agents on the page.
+    const tabsY = (await agents.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
+    expect((await synthesis.boundingBox())?.y ?? 0).toBeGreaterThan(tabsY);
+    await rig.shot("session-parallel-tabs");
+  }, 60_000);
+
+  it("opens a tool call on demand, copies its result, and marks a masked one", async () => {
+    const { page } = rig;
+    await open(`/sessions/${sessionId}`);
+    const [getPods] = events("llm_tool_call").filter(
+      (e) => (e.metadata as { tool_name?: string }).tool_name === "get_pods",
+    );
+    expect(getPods?.content).toContain("CrashLoopBackOff");
+    const toggle = page.getByRole("button", { name: "Tool call demo-cluster.get_pods" });
+    const result = page.getByRole("region", { name: "result of demo-cluster.get_pods" });
+    await toggle.waitFor();
+    expect(await toggle.getAttribute("aria-expanded")).toBe("false");
+    expect(await result.count()).toBe(0); // not rendered while shut
+    await toggle.click();
+    await result
+      .getByText(/CrashLoopBackOff/)
+      .first()
+      .waitFor();
+    await page.getByRole("button", { name: "Copy result of demo-cluster.get_pods" }).click();
+    await expect(readClipboard()).resolves.toBe(getPods?.content);
+    await page.getByRole("button", { name: "Copy arguments of demo-cluster.get_pods" }).click();
+    expect(JSON.parse(await readClipboard())).toEqual({ namespace: "payments" });
+
+    await page
+      .getByRole("tablist", { name: "Parallel agents" })
+      .getByRole("tab", { name: /EventsAgent/ })
+      .click();
+    const secret = page.getByRole("button", { name: "Tool call demo-cluster.get_secret" });
+    await secret.getByText("masked", { exact: true }).waitFor();
+    expect(
+      await page
+        .getByRole("button", { name: "Tool call demo-cluster.get_events" })
+        .getByText("masked")
+        .count(),
+    ).toBe(0);
+    await rig.shot("session-tool-call");
+  }, 60_000);
+
+  it("keeps thinking collapsed until asked", async () => {
+    const { page } = rig;
+    await open(`/sessions/${sessionId}`);
+    const thought = "The alert names a crash-looping pod in payments.";
+    expect(events("llm_thinking").some((e) => e.content.startsWith(thought))).toBe(true);
+    const thinking = page.getByRole("button", { name: /^Thinking/ }).first();
+    await thinking.waitFor();
+    expect(await thinking.getAttribute("aria-expanded")).toBe("false");
+    expect(await page.getByText(thought).count()).toBe(0);
+    await thinking.click();
+    await page.getByText(thought).waitFor();
+    expect(await thinking.getAttribute("aria-expanded")).toBe("true");
+  }, 60_000);
+
+  it("opens a deep link at its item, in the agent tab that holds it, and copies one", async () => {
+    const { page } = rig;
+    const target = events(null, "EventsAgent").at(-1);
+    expect(target).toBeDefined();
+    await open(`/sessions/${sessionId}#event-${target?.id}`);
+    const eventsTab = page
+      .getByRole("tablist", { name: "Parallel agents" })
+      .getByRole("tab", { name: /EventsAgent/ });
+    await page.waitForFunction((id) => document.getElementById(`event-${id}`) !== null, target?.id);
+    expect(await eventsTab.getAttribute("aria-selected")).toBe("true");
+    await expect.poll(() => inViewport(page, `#event-${target?.id}`)).toBe(true);
+
+    const entry = page.locator(`#event-${target?.id}`);
+    await entry.getByRole("button", { name: /^Copy link to this/ }).click();
+    await expect(readClipboard()).resolves.toBe(
+      rig.url(`/sessions/${sessionId}#event-${target?.id}`),
+    );
+  }, 60_000);
+
+  it("has no serious accessibility violations on the session and trace pages, in both themes", async () => {
+    const { page } = rig;
+    const found: Record<string, AxeViolation[]> = {};
+    const audit = async (where: string) => {
+      const violations = await seriousAxeViolations(page);
+      if (violations.length) found[where] = violations;
+    };
+    for (const theme of ["light", "dark"] as const) {
+      await open(`/sessions/${sessionId}`);
+      await page.getByRole("heading", { name: "Final analysis" }).waitFor();
+      const current = await page.evaluate(() => document.documentElement.dataset.theme);
+      if (current !== theme) {
+        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+      }
+      await page.getByRole("button", { name: "Tool call demo-cluster.get_pods" }).click();
+      await page
+        .getByRole("button", { name: /^Thinking/ })
+        .first()
+        .click();
+      await page.getByRole("tab", { name: /EventsAgent/ }).click();
+      await page.getByRole("button", { name: "Tool call demo-cluster.get_secret" }).waitFor();
+      await page.getByRole("button", { name: "Alert data" }).click();
+      await page.getByRole("region", { name: "alert payload" }).waitFor();
+      await audit(`${theme} session`);
+      await open(`/sessions/${sessionId}/trace`);
+      await page
+        .getByRole("button", { name: /^LLM iteration/ })
+        .first()
+        .click();
+      await page.getByRole("list", { name: "Conversation" }).waitFor();
+      await audit(`${theme} trace`);
+    }
+    expect(found).toEqual({});
+  }, 120_000);
+
+  it("opens a session of 5,000 events with 100 KB tool results, virtualised", async () => {
+    const { page } = rig;
+    const db = createDb({ url: rig.system.database.url });
+    let big = "";
+    let ids: string[] = [];
+    try {
+      [big = ""] = await insertSessionRows(db.prisma, {
+        count: 1,
+        alertType: "PodCrashLooping",
+        chainId: detail.chain_id,
+        alertData: JSON.stringify({ note: "a long one" }),
+        status: "completed",
+      });
+      const pods = JSON.stringify(
+        Array.from({ length: 1200 }, (_, i) => ({
+          name: `payments-api-${i}`,
+          status: "Running",
+          restarts: i % 7,
+        })),
+      );
+      expect(pods.length).toBeGreaterThan(60_000);
+      const huge = `${pods}${" ".repeat(100_000 - pods.length)}`;
+      const tools = await insertTimelineEventRows(db.prisma, big, {
+        count: 10,
+        eventType: "llm_tool_call",
+        content: huge,
+        metadata: { server_name: "demo-cluster", tool_name: "get_pods", arguments: { n: 1 } },
+      });
+      const responses = await insertTimelineEventRows(db.prisma, big, {
+        count: 4_990,
+        eventType: "llm_response",
+        content: "Row {n}: the agent looked at one more thing.",
+      });
+      ids = [...tools, ...responses];
+    } finally {
+      await db.close();
+    }
+    expect(ids).toHaveLength(5_000);
+
+    await open(`/sessions/${big}`);
+    await page
+      .getByText("Row 11: the agent looked at one more thing.")
+      .waitFor({ timeout: 30_000 });
+    const rendered = await page.locator("[data-event-id]").count();
+    expect(rendered).toBeGreaterThan(10);
+    expect(rendered).toBeLessThan(200);
+    // The 100 KB results stay unrendered until a tool call is opened.
+    expect(await page.getByRole("region", { name: /^result of/ }).count()).toBe(0);
+    await page.getByRole("button", { name: "Tool call demo-cluster.get_pods" }).first().click();
+    await page
+      .getByRole("region", { name: "result of demo-cluster.get_pods" })
+      .getByText(/payments-api-1199/)
+      .waitFor();
+    // The window only: a full-page shot of 5,000 rows is a picture of placeholders.
+    await page.screenshot({ path: join(SCREENSHOTS, "session-large.png") });
+
+    // To the end: the last item is there, and still only a window of the list is.
+    const last = ids[ids.length - 1];
+    await expect
+      .poll(
+        async () => {
+          await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+          return inViewport(page, `#event-${last}`);
+        },
+        { timeout: 30_000, interval: 300 },
+      )
+      .toBe(true);
+    await page.getByText("Row 5000: the agent looked at one more thing.").waitFor();
+    expect(await page.locator("[data-event-id]").count()).toBeLessThan(200);
+
+    // A deep link into the middle of the list scrolls the virtualiser to it.
+    const middle = ids[2_500];
+    await open(`/sessions/${big}#event-${middle}`);
+    await expect.poll(() => inViewport(page, `#event-${middle}`), { timeout: 30_000 }).toBe(true);
+  }, 180_000);
+});
