@@ -10,8 +10,15 @@ export interface AxeViolation {
   targets: string[];
 }
 
-/** Runs axe-core on the page as it is now; the violations of `serious` or `critical` impact. */
+/**
+ * Runs axe-core on the page once its transitions have ended; the violations of `serious` or
+ * `critical` impact.
+ */
 export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  // Colours mid-transition (a theme just switched, a label moving) are not what a reader sees.
+  await page.evaluate(() =>
+    Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
+  );
   await page.addScriptTag({ path: AXE_SOURCE });
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
