@@ -282,4 +282,90 @@ describe("the session page", () => {
     await open(`/sessions/${big}#event-${middle}`);
     await expect.poll(() => inViewport(page, `#event-${middle}`), { timeout: 30_000 }).toBe(true);
   }, 180_000);
+
+  it("renders an answer as markdown while it streams, without flicker", async () => {
+    const { page } = rig;
+    const slow = await submitAlert(rig.system, "PodCrashLooping", { note: "SLOW-MARKDOWN" });
+    await waitStatus(rig.system, slow, ["in_progress"], 60_000);
+    await open(`/sessions/${slow}`);
+    // Sampled at every frame from the first frame the heading shows until the answer is done:
+    // the letters of its rendered text (markup such as `|` or `**` turns into a table or bold
+    // text as its block completes, so only the words are compared), whether it was still
+    // streaming, whether the markdown was rendered, and whether the heading's node was
+    // replaced (a finished block drawn again).
+    const frames = await page.evaluate(
+      () =>
+        new Promise<{ words: string; busy: boolean; formatted: boolean; replaced: boolean }[]>(
+          (done, fail) => {
+            const out: { words: string; busy: boolean; formatted: boolean; replaced: boolean }[] =
+              [];
+            let heading: Element | undefined;
+            const giveUp = setTimeout(() => fail(new Error("the answer did not finish")), 60_000);
+            const tick = () => {
+              const h2 = [...document.querySelectorAll("[data-event-id] .markdown h2")].find(
+                (el) => el.textContent === "Slow triage",
+              );
+              const entry = h2?.closest("[data-event-id]");
+              const markdown = entry?.querySelector(".markdown");
+              if (h2 && entry && markdown) {
+                const busy = entry.getAttribute("aria-busy") === "true";
+                out.push({
+                  words: (markdown.textContent ?? "").replace(/[^A-Za-z]/g, ""),
+                  busy,
+                  formatted: Boolean(markdown.querySelector("strong")),
+                  replaced: heading !== undefined && heading !== h2,
+                });
+                heading = h2;
+                const last = out.length - 1;
+                // Done once it has stopped streaming for a few frames after streaming was seen.
+                if (!busy && out.some((f) => f.busy) && out.slice(-5).every((f) => !f.busy)) {
+                  clearTimeout(giveUp);
+                  done(out.slice(0, last + 1));
+                  return;
+                }
+              }
+              requestAnimationFrame(tick);
+            };
+            requestAnimationFrame(tick);
+          },
+        ),
+    );
+    const streaming = frames.filter((f) => f.busy);
+    // Seen streaming over many frames, rendered as markdown (headings, bold) while streaming.
+    expect(streaming.length).toBeGreaterThan(10);
+    expect(streaming.some((f) => f.formatted)).toBe(true);
+    // No flicker: every frame shows all the words of the frame before (never fewer, never
+    // blank), and the heading is one node throughout, across the end of the stream too.
+    const lost = frames.filter((f, i) => i > 0 && !f.words.startsWith(frames[i - 1]?.words ?? ""));
+    expect(lost).toEqual([]);
+    expect(frames.at(-1)?.words).toContain("Thepodpaymentsapi");
+    expect(frames.filter((f) => f.replaced)).toEqual([]);
+    const entry = page.locator("[data-event-id]", { hasText: "Slow triage" });
+    await expect.poll(() => entry.locator(".markdown table").count()).toBe(1);
+    await expect.poll(() => entry.locator(".markdown ol > li").count()).toBe(3);
+  }, 180_000);
+
+  it("shows why a session failed in an error card, with the stage and agent", async () => {
+    const { page } = rig;
+    const broken = await submitAlert(rig.system, "PodCrashLooping", { note: "BROKEN-MODEL" });
+    await waitStatus(rig.system, broken, ["failed"], 120_000);
+    const failed = (await rig.system.api<SessionDetail>(`/api/v1/sessions/${broken}`)).body;
+    expect(failed.error_message).toBeTruthy();
+    await open(`/sessions/${broken}`);
+    const card = page.getByRole("region", { name: "Investigation failed" });
+    await card.waitFor();
+    await expect
+      .poll(() => card.getByTestId("session-error").textContent())
+      .toBe(failed.error_message);
+    const failures = card.getByRole("definition");
+    await expect
+      .poll(() => failures.allTextContents())
+      .toContainEqual(expect.stringContaining("the provider rejected the API key"));
+    expect(await card.getByRole("term").allTextContents()).toContain("triage › DemoInvestigator");
+    await rig.shot("session-failed");
+    // A completed session has no such card.
+    await open(`/sessions/${sessionId}`);
+    await page.getByRole("heading", { name: "Final analysis" }).waitFor();
+    expect(await page.getByRole("region", { name: /^Investigation / }).count()).toBe(0);
+  }, 180_000);
 });

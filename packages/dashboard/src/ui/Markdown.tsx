@@ -38,23 +38,21 @@ const Block = memo(function Block(props: { text: string }) {
 
 /**
  * Markdown (responses, final analysis, executive summary) rendered by marked and sanitized by
- * DOMPurify. While `streaming`, the text is cut into its top-level blocks: the finished ones
- * are memoised and only the last, growing one renders again per chunk (no flicker, no
- * re-parse of what is done).
+ * DOMPurify, one top-level block at a time: each block is memoised, so while the text streams
+ * only the last, growing block renders again per chunk, and when the stream ends the finished
+ * text keeps the nodes it was shown in (no flicker, no re-parse of what is done).
  */
-export function Markdown(props: { text: string; streaming?: boolean }) {
+export function Markdown(props: { text: string }) {
   const blocks = useMemo(
-    () => (props.streaming ? marked.lexer(props.text, { gfm: true }).map((t) => t.raw) : null),
-    [props.text, props.streaming],
+    () => marked.lexer(props.text, { gfm: true }).map((t) => t.raw),
+    [props.text],
   );
   return (
     <Box className="markdown" sx={markdownSx}>
-      {blocks ? (
+      {blocks.map((raw, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: blocks only grow at the end
-        blocks.map((raw, i) => <Block key={i} text={raw} />)
-      ) : (
-        <Block text={props.text} />
-      )}
+        <Block key={i} text={raw} />
+      ))}
     </Box>
   );
 }

@@ -102,9 +102,8 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
   const now = useNow();
   const terminal = TERMINAL_SESSION_STATUSES.includes(detail.status);
   const tokens = detail.token_usage;
-  const failed = detail.status === "failed" || detail.status === "timed_out";
   return (
-    <Paper component="header" variant="outlined" sx={{ p: 2, mb: 2 }}>
+    <Paper component="header" variant="outlined" sx={{ p: 2 }}>
       <Stack
         direction="row"
         spacing={1.5}
@@ -165,12 +164,6 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
         <Stat label="Thinking" value={tokens.thinking_tokens} />
         <Stat label="Total" value={tokens.total_tokens} />
       </Box>
-      {detail.error_message ? (
-        <Alert severity={failed ? "error" : "warning"} sx={{ mt: 2 }}>
-          <strong>{failed ? `Session ${detail.status.replace("_", " ")}: ` : ""}</strong>
-          {detail.error_message}
-        </Alert>
-      ) : null}
       <RunbookInfo detail={detail} />
     </Paper>
   );
@@ -232,7 +225,7 @@ function RunbookInfo(props: { detail: SessionDetail }) {
 /** The original alert, highlighted as JSON or YAML, collapsed until asked for. */
 export function AlertData(props: { code: string }) {
   return (
-    <Accordion variant="outlined" disableGutters sx={{ mb: 2 }}>
+    <Accordion variant="outlined" disableGutters sx={{ my: 2 }}>
       <AccordionSummary expandIcon={<ExpandMoreIcon />}>Alert data</AccordionSummary>
       <AccordionDetails>
         <CodeBlock code={props.code} label="alert payload" />

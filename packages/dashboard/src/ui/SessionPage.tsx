@@ -10,6 +10,7 @@ import { useMemo } from "react";
 import { timelineItems } from "../lib/timeline.ts";
 import { ChatPanel } from "./ChatPanel.tsx";
 import { CopyButton } from "./CopyButton.tsx";
+import { ErrorCard } from "./ErrorCard.tsx";
 import { prettyData } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
 import { AlertData, CancelButton, SessionHeader, StageStepper } from "./SessionHeader.tsx";
@@ -73,6 +74,7 @@ export function SessionPage(props: { sessionId: string }) {
   return (
     <Box component="article" aria-labelledby="session-h" sx={{ pb: 6 }}>
       <SessionHeader detail={detail} onChange={reload} />
+      <ErrorCard detail={detail} />
       <AlertData code={alertCode} />
       {stages.length > 0 ? <StageStepper stages={stages} /> : null}
 

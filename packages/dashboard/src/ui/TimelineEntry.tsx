@@ -228,7 +228,7 @@ function Body(props: { item: TimelineItem }) {
     case "mcp_tool_summary":
     case "final_analysis":
     case "executive_summary":
-      return <Markdown text={item.content} streaming={streaming} />;
+      return <Markdown text={item.content} />;
     default:
       return item.content.length > LONG && !streaming ? (
         <Collapsible

@@ -1,0 +1,71 @@
+import Alert from "@mui/material/Alert";
+import AlertTitle from "@mui/material/AlertTitle";
+import Box from "@mui/material/Box";
+import Typography from "@mui/material/Typography";
+import type { SessionDetail } from "@tarsy/contracts";
+
+const TITLES: Partial<Record<SessionDetail["status"], string>> = {
+  failed: "Investigation failed",
+  timed_out: "Investigation timed out",
+  cancelled: "Investigation cancelled",
+};
+
+/** What went wrong where: each stage or execution that did not complete, with its reason. */
+function failuresOf(detail: SessionDetail): { where: string; reason: string }[] {
+  const out: { where: string; reason: string }[] = [];
+  for (const stage of detail.stages) {
+    if (stage.kind === "chat") continue;
+    const failedAgents = stage.executions.filter((e) => e.error_message);
+    for (const e of failedAgents)
+      out.push({ where: `${stage.stage_name} › ${e.agent_name}`, reason: e.error_message ?? "" });
+    if (stage.error_message && !failedAgents.some((e) => e.error_message === stage.error_message))
+      out.push({ where: stage.stage_name, reason: stage.error_message });
+  }
+  return out;
+}
+
+/**
+ * The reason a session did not complete, as a card near the top of the page: the session's own
+ * reason, then every stage and agent that failed with theirs. A completed session that carries
+ * a message (a warning) gets the same card in a milder colour.
+ */
+export function ErrorCard(props: { detail: SessionDetail }) {
+  const { detail } = props;
+  const title = TITLES[detail.status];
+  if (!title && !detail.error_message) return null;
+  const failures = title ? failuresOf(detail) : [];
+  const severe = detail.status === "failed" || detail.status === "timed_out";
+  return (
+    <Alert
+      component="section"
+      role="region"
+      aria-labelledby="error-h"
+      severity={severe ? "error" : "warning"}
+      variant="outlined"
+      sx={{ mt: 2 }}
+    >
+      <AlertTitle id="error-h" component="h2">
+        {title ?? "Warning"}
+      </AlertTitle>
+      {detail.error_message ? (
+        <Typography variant="body2" data-testid="session-error">
+          {detail.error_message}
+        </Typography>
+      ) : null}
+      {failures.length > 0 ? (
+        <Box component="dl" aria-label="Failures" sx={{ m: 0, mt: 1 }}>
+          {failures.map((f) => (
+            <Box key={`${f.where}:${f.reason}`} sx={{ mt: 0.5 }}>
+              <Typography component="dt" variant="body2" sx={{ fontWeight: 600 }}>
+                {f.where}
+              </Typography>
+              <Typography component="dd" variant="body2" sx={{ m: 0, ml: 2 }}>
+                {f.reason}
+              </Typography>
+            </Box>
+          ))}
+        </Box>
+      ) : null}
+    </Alert>
+  );
+}
