@@ -1,6 +1,7 @@
-import type { TimelineResponse } from "@tarsy/contracts";
+import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { waitStatus } from "../e2e/scenario-support.ts";
 import { type DashboardRig, markdownText, scanTimeline, startDashboardRig } from "./support.ts";
 
 /**
@@ -326,6 +327,43 @@ describe("dashboard in a browser", () => {
     await page.keyboard.press("Escape");
     await page.unroute("**/oauth2/userinfo");
   }, 60_000);
+
+  it("carries the signed-in user on what they do: the alert they submit and the question they ask", async () => {
+    // oauth2-proxy in front of the dashboard adds the user to every request it passes on.
+    const context = await rig.browser.newContext({
+      viewport: { width: 1400, height: 900 },
+      extraHTTPHeaders: { "X-Forwarded-User": "alice", "X-Forwarded-Email": "alice@example.com" },
+    });
+    try {
+      const page = await context.newPage();
+      await page.goto(rig.url(`/submit?ws=${encodeURIComponent(rig.system.stack.wsUrl)}`));
+      await page.getByLabel("Alert type").selectOption("PodCrashLooping");
+      await page.getByLabel("Alert data").fill(JSON.stringify({ note: "submitted by alice" }));
+      await page.getByRole("button", { name: "Submit alert" }).click();
+      await page.waitForURL(/\/sessions\/[^/]+$/);
+      const id = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");
+      const submitter = page.locator("dt", { hasText: "Submitted by" }).locator("+ dd");
+      await expect.poll(() => submitter.textContent(), { timeout: 30_000 }).toBe("alice");
+      await waitStatus(rig.system, id, ["completed"], 120_000);
+      await page.getByLabel("Ask a follow-up question").fill("Who is asking?");
+      await page.getByRole("button", { name: "Send" }).click();
+      const chat = page.getByRole("region", { name: "Chat" });
+      await chat.getByText("alice:").waitFor({ timeout: 60_000 });
+      const detail = (await rig.system.api<SessionDetail>(`/api/v1/sessions/${id}`)).body;
+      expect(detail.author).toBe("alice");
+      await expect
+        .poll(
+          async () =>
+            (await rig.system.api<SessionDetail>(`/api/v1/sessions/${id}`)).body.chat?.messages.map(
+              (m) => [m.author, m.content],
+            ),
+          { timeout: 30_000 },
+        )
+        .toEqual([["alice", "Who is asking?"]]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
 
   it("shows the server's version, and offers a reload once a newer build is served", async () => {
     const context = await rig.browser.newContext();
