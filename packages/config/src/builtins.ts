@@ -1,3 +1,4 @@
+import { SHARED_MCP_AUTH } from "./mcp-auth.ts";
 import { SUMMARIZATION_DEFAULTS } from "./schema.ts";
 import type {
   AgentConfig,
@@ -104,6 +105,7 @@ export function builtinMcpServers(
         custom_patterns: [],
       },
       summarization: { ...SUMMARIZATION_DEFAULTS },
+      auth: { ...SHARED_MCP_AUTH },
     },
   ];
 }

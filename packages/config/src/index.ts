@@ -1,4 +1,14 @@
 export {
+  AUTHZ_ACTIONS,
+  AUTHZ_RESOURCE,
+  type AuthorizationConfig,
+  type AuthzAction,
+  DEFAULT_PROJECT,
+  isProjectName,
+  type PolicyRule,
+  parsePolicy,
+} from "./authorization.ts";
+export {
   BUILTIN_FILE,
   builtinAgents,
   builtinChains,
@@ -43,6 +53,7 @@ export {
   PROVIDERS_FILE,
   TARSY_FILE,
 } from "./load.ts";
+export { MCP_AUTH_MODES, type McpAuthConfig, type McpAuthMode } from "./mcp-auth.ts";
 export {
   fallbackCredentialIssues,
   fallbackLlmProviders,

@@ -3,6 +3,12 @@ import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import {
+  AuthorizationSchema,
+  authorizationProblems,
+  builtinAuthorization,
+  toAuthorization,
+} from "./authorization.ts";
+import {
   BUILTIN_FILE,
   builtinAgents,
   builtinChains,
@@ -206,6 +212,15 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const defaults = toDefaults(builtinDefaults(), section(DefaultsSchema, top.defaults, "defaults"));
   const queue = toQueue(builtinQueue(), section(QueueSchema, top.queue, "queue"));
   const system = toSystem(builtinSystem(), section(SystemSchema, top.system, "system"));
+  const authorization = toAuthorization(
+    builtinAuthorization(),
+    section(AuthorizationSchema, top.authorization, "authorization"),
+  );
+  if (top.authorization !== undefined && top.authorization !== null) {
+    for (const [path, message] of authorizationProblems(authorization)) {
+      state.issues.push({ file: tarsyFile, path: `authorization.${path}`, message });
+    }
+  }
 
   const invalid = {
     agents: new Set<string>(),
@@ -285,6 +300,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     defaults,
     queue,
     system,
+    authorization,
     agents,
     chains,
     mcpServers,

@@ -1,4 +1,5 @@
 import { DEFAULT_API_KEY_ENV, DEFAULT_MAX_TOOL_RESULT_TOKENS } from "./builtins.ts";
+import { type McpAuthConfig, SHARED_MCP_AUTH } from "./mcp-auth.ts";
 import {
   type RawAgent,
   type RawChain,
@@ -60,7 +61,13 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
         }
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
     summarization: raw.summarization ?? { ...SUMMARIZATION_DEFAULTS },
+    auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
   };
+}
+
+function mcpAuth(raw: NonNullable<RawMcpServer["auth"]>): McpAuthConfig {
+  const { token_exchange: exchange, ...rest } = raw;
+  return exchange ? { ...rest, token_exchange: { ...exchange, ...defined(exchange) } } : rest;
 }
 
 export function toAgent(name: string, raw: RawAgent): AgentConfig {

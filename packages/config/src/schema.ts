@@ -5,6 +5,7 @@ import {
   isKnownMaskingPattern,
   isKnownPatternGroup,
 } from "./masking-names.ts";
+import { McpAuthSchema } from "./mcp-auth.ts";
 import {
   ITERATION_STRATEGIES,
   LLM_BACKENDS,
@@ -164,6 +165,7 @@ export const McpServerSchema = z.strictObject({
   instructions: z.string().optional(),
   data_masking: DataMaskingSchema.optional(),
   summarization: SummarizationSchema.optional(),
+  auth: McpAuthSchema.optional(),
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 
@@ -363,6 +365,7 @@ const Section = z.record(z.string(), z.unknown()).nullish();
 export const TarsyFileSchema = z.strictObject({
   queue: z.unknown().optional(),
   system: z.unknown().optional(),
+  authorization: z.unknown().optional(),
   defaults: z.unknown().optional(),
   mcp_servers: Section,
   agents: Section,

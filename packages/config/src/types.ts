@@ -1,3 +1,5 @@
+import type { AuthorizationConfig } from "./authorization.ts";
+import type { McpAuthConfig } from "./mcp-auth.ts";
 /**
  * The loaded TARSy configuration. Objects keep the YAML's snake_case field names; every
  * duration is parsed to milliseconds and stored in a field named `*_ms` in place of the
@@ -86,6 +88,8 @@ export interface McpServerConfig {
   instructions?: string;
   data_masking: McpDataMasking;
   summarization: McpSummarization;
+  /** Whose credentials the server's tool calls carry (default: the shared ones). */
+  auth: McpAuthConfig;
 }
 
 export interface AgentConfig {
@@ -267,6 +271,7 @@ export interface TarsyConfig {
   defaults: DefaultsConfig;
   queue: QueueConfig;
   system: SystemConfig;
+  authorization: AuthorizationConfig;
   agents: ReadonlyMap<string, AgentConfig>;
   chains: ReadonlyMap<string, ChainConfig>;
   mcpServers: ReadonlyMap<string, McpServerConfig>;

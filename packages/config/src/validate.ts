@@ -26,6 +26,25 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
   const report = (file: string, path: Segment[], message: string) =>
     issues.push({ file, path: formatPath(path), message });
 
+  for (const [id, server] of config.mcpServers) {
+    const file = sources.mcpServers.get(id) ?? "";
+    const { auth } = server;
+    if (auth.mode !== "shared" && server.transport.type === "stdio") {
+      report(
+        file,
+        ["mcp_servers", id, "auth", "mode"],
+        `${auth.mode} needs an http or sse transport (a stdio server takes no bearer token)`,
+      );
+    }
+    const exchange = auth.token_exchange;
+    if (exchange && !exchange.client_secret && !exchange.client_secret_env) {
+      report(
+        file,
+        ["mcp_servers", id, "auth", "token_exchange"],
+        "needs client_secret (e.g. {{.STS_CLIENT_SECRET}}) or client_secret_env",
+      );
+    }
+  }
   const checkServers = (file: string, path: Segment[], ids: readonly string[] | undefined) => {
     ids?.forEach((id, index) => {
       if (!config.mcpServers.has(id) && !invalid.mcpServers.has(id)) {

@@ -47,6 +47,7 @@ export function serverConfig(
     transport,
     data_masking: dataMasking,
     summarization: { enabled: false, size_threshold_tokens: 5000, summary_max_token_limit: 1000 },
+    auth: { mode: "shared", fallback_to_shared: false },
   };
 }
 

@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import { parsePolicy } from "../src/index.ts";
+import { load, loadIssues } from "./helpers.ts";
+
+const POLICY = `
+authorization:
+  enabled: true
+  scopes: groups
+  policy_default: ""
+  projects: [prod-incidents, security-investigations]
+  default_project: prod-incidents
+  trusted_proxies: ["10.0.0.0/8", "127.0.0.1", "fd00::/8"]
+  alertmanager: { identity: am-receiver, project: prod-incidents, project_label: tarsy_project }
+  policy: |
+    # Group mappings (OIDC groups -> roles)
+    g, team-sre, role:sre
+    g, platform-admins, role:admin
+
+    p, role:sre, sessions, *, prod-incidents/*, allow
+    p, role:sre, sessions, delete, prod-incidents/*, deny
+    p, role:admin, sessions, *, */*, allow
+`;
+
+describe("authorization in tarsy.yaml", () => {
+  it("is off by default: one default project, loopback proxies trusted", () => {
+    const { config } = load({});
+    expect(config.authorization).toMatchObject({
+      enabled: false,
+      projects: ["default"],
+      default_project: "default",
+      trusted_proxies: ["127.0.0.0/8", "::1"],
+      policy: "",
+      policy_default: "",
+      user_token_ttl_ms: 1_800_000,
+    });
+  });
+
+  it("reads the Go TARSy's shape, with our trusted proxies and Alertmanager mapping", () => {
+    const { config, warnings } = load({ tarsy: POLICY }, { GOOGLE_API_KEY: "k" });
+    expect(warnings).toEqual([]);
+    expect(config.authorization).toMatchObject({
+      enabled: true,
+      scopes: "groups",
+      projects: ["prod-incidents", "security-investigations"],
+      default_project: "prod-incidents",
+      trusted_proxies: ["10.0.0.0/8", "127.0.0.1", "fd00::/8"],
+      alertmanager: {
+        identity: "am-receiver",
+        project: "prod-incidents",
+        project_label: "tarsy_project",
+      },
+    });
+    const { rules, problems } = parsePolicy(
+      config.authorization.policy,
+      config.authorization.projects,
+    );
+    expect(problems).toEqual([]);
+    expect(rules.map((r) => r.kind)).toEqual(["g", "g", "p", "p", "p"]);
+    expect(rules[3]).toMatchObject({ action: "delete", effect: "deny", line: 6 });
+  });
+
+  it("names the file and the path of a trusted proxy that is no address", () => {
+    const issues = loadIssues({
+      tarsy: `
+authorization:
+  enabled: true
+  trusted_proxies: ["10.0.0.0/33", "example.com", "10.1.2.3/8/1"]
+`,
+    });
+    expect(issues.map((i) => `${i.file}: ${i.path}: ${i.message}`)).toEqual([
+      'tarsy.yaml: authorization.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR block',
+      'tarsy.yaml: authorization.trusted_proxies[1]: "example.com" is not an IP address or CIDR block',
+      'tarsy.yaml: authorization.trusted_proxies[2]: "10.1.2.3/8/1" is not an IP address or CIDR block',
+    ]);
+  });
+
+  it("names the path and the policy line of every mistake in the policy", () => {
+    const issues = loadIssues({
+      tarsy: `
+authorization:
+  enabled: true
+  projects: [prod, prod]
+  default_project: staging
+  policy: |
+    g, team-sre
+    p, role:sre, sessions, read, prod/*, allow
+    p, role:sre, clusters, get, prod/*
+    p, role:sre, sessions, get, nowhere/*
+    p, role:sre, sessions, get, prod/one-session
+    p, role:sre, sessions, get, prod/*, maybe
+    x, y, z
+`,
+    });
+    const lines = issues.map((i) => `${i.path}: ${i.message}`);
+    expect(lines).toEqual([
+      'authorization.projects: "prod" is listed twice',
+      'authorization.default_project: "staging" is not in projects',
+      expect.stringMatching(/^authorization\.policy: line 1: a g line is/),
+      expect.stringMatching(/^authorization\.policy: line 2: unknown action "read"/),
+      expect.stringMatching(/^authorization\.policy: line 3: unknown resource "clusters"/),
+      expect.stringMatching(/^authorization\.policy: line 4: unknown project "nowhere"/),
+      expect.stringMatching(/^authorization\.policy: line 5: the object is/),
+      expect.stringMatching(/^authorization\.policy: line 6: unknown effect "maybe"/),
+      expect.stringMatching(/^authorization\.policy: line 7: a policy line starts with p or g/),
+    ]);
+    expect(issues.every((i) => i.file.endsWith("tarsy.yaml"))).toBe(true);
+  });
+});
+
+describe("mcp_servers.<id>.auth", () => {
+  const server = (auth: string, transport = "{ type: http, url: https://k8s-mcp:8443/mcp }") => `
+mcp_servers:
+  k8s:
+    transport: ${transport}
+    auth:
+${auth}
+`;
+
+  it("defaults to the shared credentials", () => {
+    const { config } = load({ tarsy: server("      mode: shared") }, { GOOGLE_API_KEY: "k" });
+    expect(config.mcpServers.get("k8s")?.auth).toEqual({
+      mode: "shared",
+      fallback_to_shared: false,
+    });
+    expect(config.mcpServers.get("kubernetes-server")?.auth.mode).toBe("shared");
+  });
+
+  it("reads token exchange in the Go TARSy's format, the secret from the environment", () => {
+    const { config } = load(
+      {
+        tarsy: server(`      mode: token_exchange
+      token_exchange:
+        sts_url: https://keycloak.example.com/realms/tarsy/protocol/openid-connect/token
+        client_id: tarsy-kube-exchange
+        client_secret: "{{.KUBE_STS_CLIENT_SECRET}}"
+        audience: kubernetes-mcp-server
+        scopes: [openid]`),
+      },
+      { GOOGLE_API_KEY: "k", KUBE_STS_CLIENT_SECRET: "s3cr3t" },
+    );
+    expect(config.mcpServers.get("k8s")?.auth).toEqual({
+      mode: "token_exchange",
+      fallback_to_shared: false,
+      token_exchange: {
+        sts_url: "https://keycloak.example.com/realms/tarsy/protocol/openid-connect/token",
+        client_id: "tarsy-kube-exchange",
+        client_secret: "s3cr3t",
+        audience: "kubernetes-mcp-server",
+        scopes: ["openid"],
+      },
+    });
+  });
+
+  it("refuses a per-user mode on stdio, an exchange without its block or secret, a bad mode", () => {
+    const stdio = "{ type: stdio, command: kubernetes-mcp-server }";
+    expect(loadIssues({ tarsy: server("      mode: forward_user_token", stdio) })).toEqual([
+      expect.objectContaining({
+        path: "mcp_servers.k8s.auth.mode",
+        message: expect.stringMatching(/needs an http or sse transport/),
+      }),
+    ]);
+    expect(loadIssues({ tarsy: server("      mode: token_exchange") })).toEqual([
+      expect.objectContaining({
+        path: "mcp_servers.k8s.auth.token_exchange",
+        message: expect.stringMatching(/needs a token_exchange block/),
+      }),
+    ]);
+    const noSecret = server(`      mode: token_exchange
+      token_exchange: { sts_url: "https://sts.example.com/token", client_id: tarsy }`);
+    expect(loadIssues({ tarsy: noSecret })).toEqual([
+      expect.objectContaining({
+        path: "mcp_servers.k8s.auth.token_exchange",
+        message: expect.stringMatching(/needs client_secret/),
+      }),
+    ]);
+    expect(loadIssues({ tarsy: server("      mode: impersonate") })).toEqual([
+      expect.objectContaining({ path: "mcp_servers.k8s.auth.mode" }),
+    ]);
+  });
+});
