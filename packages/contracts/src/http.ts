@@ -10,7 +10,15 @@ export const HttpErrorCodeSchema = z.enum([
   "unknown_mcp_server",
   "unknown_mcp_tool",
   "unauthorized",
+  /** Identity headers from an address that is not a trusted proxy (401). */
+  "untrusted_identity",
+  /** A bearer token or cookie that is no live TARSy API token (401). */
+  "invalid_token",
+  "token_expired",
+  "token_revoked",
   "forbidden",
+  /** A project that is not in `authorization.projects` (400). */
+  "unknown_project",
   "not_found",
   "conflict",
   "payload_too_large",

@@ -1,3 +1,16 @@
+export {
+  type ApiTokenInput,
+  type AuditInput,
+  type AuditQuery,
+  appendAudit,
+  createApiToken,
+  findApiTokenByHash,
+  getApiToken,
+  listApiTokens,
+  listAudit,
+  revokeApiToken,
+  touchApiToken,
+} from "./access.ts";
 // Public surface of @tarsy/db. Services never import the generated Prisma client directly.
 
 export {
@@ -68,6 +81,8 @@ export {
 export type {
   AgentExecution,
   AlertSession,
+  ApiToken,
+  AuditEntry,
   Chat,
   ChatUserMessage,
   LLMInteraction,

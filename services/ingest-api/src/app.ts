@@ -3,6 +3,7 @@ import { createMetrics, createOpsRoutes } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { identify, socketAddress } from "./access.ts";
 import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { checkHealth } from "./health.ts";
@@ -14,6 +15,8 @@ import { runbookRoutes } from "./routes/runbooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
+
+const ALERTMANAGER_PATH = "/api/v1/alerts/alertmanager";
 
 /** The whole HTTP API as a Hono app; `app.request()` in tests, @hono/node-server in main. */
 export function createApp(deps: IngestResources): Hono {
@@ -57,7 +60,13 @@ export function createApp(deps: IngestResources): Hono {
     return c.json(health, health.status === "healthy" ? 200 : 503);
   });
 
-  app.route("/api/v1/alerts/alertmanager", alertmanagerRoutes(deps, metrics.alertsReceived));
+  // Who is calling, for every API route but the Alertmanager receiver (which has credentials
+  // of its own); a caller that cannot be trusted gets a 401 here.
+  const identifyCaller = identify(deps.access, deps.remoteAddressOf ?? socketAddress);
+  app.use("/api/*", async (c, next) =>
+    c.req.path.startsWith(ALERTMANAGER_PATH) ? next() : identifyCaller(c, next),
+  );
+  app.route(ALERTMANAGER_PATH, alertmanagerRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/alerts", alertRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/sessions", sessionRoutes(deps));
   app.route("/api/v1/sessions", traceRoutes(deps));

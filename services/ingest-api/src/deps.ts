@@ -6,6 +6,8 @@ import type { MaskingService } from "@tarsy/masking";
 import type { ReadinessChecks, ServiceMetrics } from "@tarsy/metrics";
 import type { RunbookClient } from "@tarsy/runbooks";
 import type { Logger } from "@tarsy/runtime";
+import type { Context } from "hono";
+import type { AccessControl } from "./access.ts";
 
 /** The mcp-gateway's read-only NATS API, as ingest-api uses it. */
 export interface GatewayClient {
@@ -70,6 +72,10 @@ export interface IngestResources {
   metrics?: ServiceMetrics<"ingest-api">;
   /** What `/ready` checks (main: NATS and Postgres); default: NATS. */
   ready?: ReadinessChecks;
+  /** Identity and authorization (`authorization` in tarsy.yaml). */
+  access: AccessControl;
+  /** The peer address identity headers are judged by; default: the request's socket. */
+  remoteAddressOf?: (c: Context) => string | undefined;
 }
 
 export const DEFAULT_SETTINGS: IngestSettings = {

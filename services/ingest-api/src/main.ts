@@ -9,6 +9,7 @@ import { createMetrics } from "@tarsy/metrics";
 import { busMetricsObserver, natsReadiness } from "@tarsy/metrics/bus";
 import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
+import { createAccessControl } from "./access.ts";
 import { createApp } from "./app.ts";
 import { startBackgroundRelay } from "./delivery.ts";
 import type { AlertmanagerAuth, IngestResources } from "./deps.ts";
@@ -83,6 +84,7 @@ await runService(
       settings,
       metrics,
       ready: { nats: natsReadiness(bus), postgres: () => db.ping() },
+      access: await createAccessControl(config.authorization, db.prisma),
     };
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = createHttpServer({

@@ -1,15 +1,15 @@
 import type { Context } from "hono";
 import type { z } from "zod";
+import { identityOf } from "./access.ts";
 import { HttpError, validationFailed } from "./errors.ts";
 import { findUnstorableString, jsonDepthExceeds, unstorableReason } from "./json-guard.ts";
 
-/** Author of a request: `X-Forwarded-User` > `X-Forwarded-Email` > `api-client`. */
+/**
+ * Author of a request: the caller's identity (`X-Forwarded-User` > `X-Forwarded-Email` >
+ * `X-Remote-User` from a trusted proxy, `token:<name>` for an API token), else `api-client`.
+ */
 export function authorOf(c: Context): string {
-  const user = c.req.header("x-forwarded-user")?.trim();
-  if (user) return user;
-  const email = c.req.header("x-forwarded-email")?.trim();
-  if (email) return email;
-  return "api-client";
+  return identityOf(c).user;
 }
 
 function isJsonContentType(value: string | undefined): boolean {

@@ -10,6 +10,7 @@ import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks"
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
 import type { ZodType } from "zod";
+import { createAccessControl } from "../src/access.ts";
 import { createApp } from "../src/app.ts";
 import {
   type AlertmanagerSettings,
@@ -90,6 +91,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...options.settings,
       alertmanager: { ...DEFAULT_SETTINGS.alertmanager, ...options.settings?.alertmanager },
     },
+    access: await createAccessControl(config.authorization, testDb.db.prisma),
   };
   const received: Received = { sessionSubmitted: [], chatSubmitted: [], cancelRequested: [] };
   const consumer = await nats.bus.consume("orchestrator", {
