@@ -52,6 +52,7 @@ describe("tarsy config check", () => {
     const run = await tarsy(["config", "check", "--config-dir", dir], {
       GOOGLE_API_KEY: "key",
       MONITORING_TOKEN: "token",
+      MONITORING_STS_CLIENT_SECRET: "secret",
     });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
@@ -76,7 +77,10 @@ describe("tarsy config check", () => {
 
   it("reads TARSY_CONFIG_DIR and prints warnings on stderr without failing", async () => {
     const dir = exampleDir();
-    const run = await tarsy(["config", "check"], { TARSY_CONFIG_DIR: dir });
+    const run = await tarsy(["config", "check"], {
+      TARSY_CONFIG_DIR: dir,
+      MONITORING_STS_CLIENT_SECRET: "secret",
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`Configuration: ${dir}`);
     expect(run.stderr).toContain("2 warnings:");

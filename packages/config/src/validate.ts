@@ -37,7 +37,8 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
       );
     }
     const exchange = auth.token_exchange;
-    if (exchange && !exchange.client_secret && !exchange.client_secret_env) {
+    // An interpolated secret whose variable is unset is "" (warned about where it is read).
+    if (exchange && exchange.client_secret === undefined && !exchange.client_secret_env) {
       report(
         file,
         ["mcp_servers", id, "auth", "token_exchange"],

@@ -14,9 +14,19 @@ describe("the example files", () => {
     copyFileSync(join(EXAMPLES, "llm-providers.yaml.example"), join(dir, "llm-providers.yaml"));
     const { config, warnings } = loadConfig({
       configDir: dir,
-      env: { GOOGLE_API_KEY: "k", MONITORING_TOKEN: "t" },
+      env: { GOOGLE_API_KEY: "k", MONITORING_TOKEN: "t", MONITORING_STS_CLIENT_SECRET: "s" },
     });
     expect(warnings).toEqual([]);
+    expect(config.mcpServers.get("monitoring-server")?.auth).toMatchObject({
+      mode: "token_exchange",
+      fallback_to_shared: false,
+      token_exchange: { client_id: "tarsy-monitoring-exchange", client_secret: "s" },
+    });
+    expect(config.authorization).toMatchObject({
+      enabled: false,
+      projects: ["prod-incidents", "security-investigations"],
+      trusted_proxies: ["127.0.0.1", "10.0.0.0/8"],
+    });
     expect([...config.chains.keys()]).toEqual([
       "kubernetes-agent-chain",
       "kubernetes-deep-troubleshooting",
