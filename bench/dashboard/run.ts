@@ -172,7 +172,7 @@ async function measureSession(
         async (first) => {
           // The page follows the output: the new event comes into the window.
           if (!(await waitShown(page, { id: `event-${first.eventId}`, text: "" }))) {
-            throw new Error("the first streamed event did not reach the page");
+            throw new Error("the first streamed event did not come into the window");
           }
         },
       );
