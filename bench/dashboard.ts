@@ -37,7 +37,11 @@ function positive(name: string, text: string): number {
 
 const controller = new AbortController();
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (controller.signal.aborted) {
+      console.error(`${signal} again: exiting without cleaning up`);
+      process.exit(130);
+    }
     console.error(`${signal}: stopping and cleaning up`);
     controller.abort();
   });
@@ -57,6 +61,6 @@ try {
   console.log(values.json ? JSON.stringify(result, null, 2) : formatReport(result));
   process.exit(controller.signal.aborted ? 1 : 0);
 } catch (err) {
-  console.error(err);
+  console.error(controller.signal.aborted ? (err as Error).message : err);
   process.exit(1);
 }

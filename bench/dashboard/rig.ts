@@ -102,7 +102,8 @@ export async function startBenchRig(): Promise<BenchRig> {
     });
     const connected = bus;
     cleanups.push(() => connected.close());
-    browser = await launchChromium();
+    // Ctrl-C is the benchmark's: it cleans up (see `runDashboardBenchmark`'s signal).
+    browser = await launchChromium({ handleSIGINT: false });
     const launched = browser;
     cleanups.push(() => launched.close());
   } catch (err) {

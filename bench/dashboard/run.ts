@@ -270,6 +270,7 @@ export async function runDashboardBenchmark(
   options.signal?.addEventListener("abort", abort, { once: true });
   let db: Db | undefined;
   try {
+    options.signal?.throwIfAborted(); // while the rig started
     db = createDb({ url: rig.databaseUrl });
     const types = await fetch(`${rig.stack.apiUrl}/api/v1/system/alert-types`);
     const { chains } = (await types.json()) as AlertTypesResponse;
@@ -315,6 +316,7 @@ export async function runDashboardBenchmark(
       list,
     };
   } catch (err) {
+    if (options.signal?.aborted) throw new Error("the benchmark was stopped", { cause: err });
     const tail = rig.logs.slice(-40).join("\n");
     throw new Error(
       `dashboard benchmark failed: ${(err as Error).message}\nlast service log lines:\n${tail}`,
