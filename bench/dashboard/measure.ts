@@ -24,6 +24,8 @@ export const VIEWPORT = { width: 1400, height: 900 };
 /** The quiet window of the time-to-interactive definition (see `interactive`). */
 export const QUIET_MS = 500;
 const OPEN_TIMEOUT_MS = 120_000;
+/** Fewest frames a scroll or a recording measures, however long they take. */
+export const MIN_FRAMES = 10;
 
 /** A freshly opened page with the probes installed, a CDP session and its page errors. */
 export interface OpenedPage {
@@ -109,7 +111,7 @@ export async function measureScroll(
   page: Page,
   options: { seconds: number; pxPerSecond: number; selector: string },
 ): Promise<ScrollFigures> {
-  const run = await page.evaluate(scrollAround, options);
+  const run = await page.evaluate(scrollAround, { ...options, minFrames: MIN_FRAMES });
   return {
     ...frameStats(run.deltas),
     distancePx: run.distancePx,
@@ -141,10 +143,10 @@ export async function framesDuring<T>(
   await page.evaluate(startFrames);
   try {
     const result = await work();
-    return { frames: frameStats(await page.evaluate(stopFrames)), result };
+    return { frames: frameStats(await page.evaluate(stopFrames, MIN_FRAMES)), result };
   } catch (err) {
     // The loop would otherwise run until the page closes.
-    await page.evaluate(stopFrames).catch(() => undefined);
+    await page.evaluate(stopFrames, 0).catch(() => undefined);
     throw err;
   }
 }

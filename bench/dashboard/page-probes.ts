@@ -100,20 +100,28 @@ export function startFrames(): void {
   })();
 }
 
-export function stopFrames(): number[] {
+/**
+ * Stops the recording once it holds at least `minFrames` deltas (on a starved machine a few
+ * seconds may pass in fewer frames) and returns them.
+ */
+export async function stopFrames(minFrames: number): Promise<number[]> {
   const probes = (window as unknown as ProbeWindow).__tarsyBench;
   const frames = probes.frames ?? [];
+  while (probes.frames === frames && frames.length < minFrames) {
+    await new Promise<number>((resolve) => requestAnimationFrame(resolve));
+  }
   probes.frames = null;
   return frames;
 }
 
 /**
- * Scrolls the window down and up at a constant speed for `seconds`, one step per animation
- * frame (a slow frame scrolls further, as a real fling would), recording the frame deltas and,
- * every tenth frame, how many elements match `selector`.
+ * Scrolls the window down and up at a constant speed for `seconds` and at least `minFrames`
+ * frames, one step per animation frame (a slow frame scrolls further, as a real fling would),
+ * recording the frame deltas and, every tenth frame, how many elements match `selector`.
  */
 export async function scrollAround(args: {
   seconds: number;
+  minFrames: number;
   pxPerSecond: number;
   selector: string;
 }): Promise<{ deltas: number[]; distancePx: number; turns: number; maxMatching: number }> {
@@ -125,7 +133,7 @@ export async function scrollAround(args: {
   window.scrollTo(0, 0);
   const started = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
   let last = started;
-  while (last - started < args.seconds * 1000) {
+  while (last - started < args.seconds * 1000 || deltas.length < args.minFrames) {
     const now = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
     const delta = now - last;
     last = now;

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { MIN_FRAMES } from "../../bench/dashboard/measure.ts";
 import { formatReport } from "../../bench/dashboard/report.ts";
 import {
   type DashboardBenchResult,
@@ -28,10 +29,10 @@ describe("the dashboard benchmark, small", () => {
       seconds: 2,
       opens: 1,
     });
-  }, 300_000);
+  }, 600_000); // minutes on a busy 2-core machine
 
   const measured = (f: FrameStats) => {
-    expect(f.frames).toBeGreaterThan(1);
+    expect(f.frames).toBeGreaterThanOrEqual(MIN_FRAMES);
     for (const value of [f.p50, f.p95, f.p99, f.max]) {
       expect(Number.isFinite(value)).toBe(true);
       expect(value).toBeGreaterThan(0);
