@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type LaunchOptions, type Page } from "playwright-core";
 
 /** Helpers for the browser tests in test/browser (playwright-core lives in this package). */
 
@@ -23,7 +23,13 @@ export async function buildDashboard(): Promise<string> {
   return DIST_DIR;
 }
 
-export async function launchChromium(): Promise<Browser> {
+/**
+ * Headless Chromium. `handleSIGINT: false` leaves Ctrl-C to the caller (Playwright's own handler
+ * closes the browser and exits at once, before the caller's cleanup).
+ */
+export async function launchChromium(
+  options: Pick<LaunchOptions, "handleSIGINT"> = {},
+): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium`);
   }
@@ -31,6 +37,7 @@ export async function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    ...options,
   });
 }
 
