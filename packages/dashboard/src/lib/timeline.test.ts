@@ -122,6 +122,36 @@ describe("timelineReducer", () => {
     ]);
   });
 
+  it("orders a large load out of order by sequence, and slots later live events between", () => {
+    const event = (seq: number) => ({
+      id: `e${seq}`,
+      session_id: "s1",
+      stage_id: "st1",
+      execution_id: "ex1",
+      sequence_number: seq,
+      event_type: "llm_response" as const,
+      status: "completed" as const,
+      content: `answer ${seq}`,
+      metadata: null,
+      created_at: ts,
+      updated_at: ts,
+    });
+    // Every even sequence number up to 10,000, shuffled deterministically.
+    const seqs = Array.from({ length: 5_000 }, (_, i) => ((i * 7_919) % 5_000) * 2 + 2);
+    let s = timelineReducer(EMPTY_TIMELINE, {
+      kind: "loaded",
+      timeline: { session_id: "s1", events: seqs.map(event) },
+    });
+    expect(s.order).toHaveLength(5_000);
+    s = timelineReducer(s, { kind: "created", event: created("odd-1", 1) });
+    s = timelineReducer(s, { kind: "created", event: created("odd-5001", 5_001) });
+    s = timelineReducer(s, { kind: "created", event: created("odd-10001", 10_001) });
+    const order = timelineItems(s).map((i) => i.sequence_number);
+    expect(order).toHaveLength(5_003);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect([order[0], order[2_500], order.at(-1)]).toEqual([1, 5_001, 10_001]);
+  });
+
   it("does not lose streamed text when a REST reload returns a shorter snapshot", () => {
     let s = timelineReducer(EMPTY_TIMELINE, { kind: "created", event: created("e1", 1) });
     s = timelineReducer(s, { kind: "chunk", chunk: chunk("e1", "partial answer") });

@@ -45,17 +45,53 @@ export const EMPTY_TIMELINE: TimelineState = {
 
 const isTerminal = (status: TimelineEventStatus) => status !== "streaming";
 
+const sequenceOf = (items: ReadonlyMap<string, TimelineItem>, id: string): number =>
+  items.get(id)?.sequence_number ?? 0;
+
+/** Where a new id goes in `order` (after any equal sequence number): a binary search. */
+function insertionPoint(
+  order: readonly string[],
+  items: ReadonlyMap<string, TimelineItem>,
+  sequence: number,
+): number {
+  let low = 0;
+  let high = order.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sequenceOf(items, order[mid] ?? "") <= sequence) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 function withItem(state: TimelineState, item: TimelineItem): TimelineState {
   const items = new Map(state.items);
   const known = items.has(item.event_id);
   items.set(item.event_id, item);
   if (known) return { ...state, items };
-  const order = [...state.order, item.event_id].sort((a, b) => {
-    const x = items.get(a);
-    const y = items.get(b);
-    return (x?.sequence_number ?? 0) - (y?.sequence_number ?? 0);
-  });
+  const order = [...state.order];
+  order.splice(insertionPoint(order, items, item.sequence_number), 0, item.event_id);
   return { ...state, items, order };
+}
+
+/** The item a REST event becomes, given what the live channel already showed of it. */
+function loadedItem(
+  e: TimelineResponse["events"][number],
+  current: TimelineItem | undefined,
+): TimelineItem {
+  const streamedMore =
+    current && current.status === "streaming" && current.content.length > e.content.length;
+  return {
+    event_id: e.id,
+    stage_id: e.stage_id,
+    execution_id: e.execution_id,
+    sequence_number: e.sequence_number,
+    event_type: e.event_type,
+    status: e.status,
+    content: streamedMore && e.status === "streaming" ? current.content : e.content,
+    metadata: (e.metadata as Record<string, unknown> | null) ?? null,
+    timestamp: e.created_at,
+  };
 }
 
 /**
@@ -68,25 +104,18 @@ export function timelineReducer(state: TimelineState, action: TimelineAction): T
     case "reset":
       return EMPTY_TIMELINE;
     case "loaded": {
-      let next = state;
+      // One copy of the map and one sort for the whole load, however many events it holds.
+      const items = new Map(state.items);
+      let added = false;
       for (const e of action.timeline.events) {
-        const current = next.items.get(e.id);
+        const current = items.get(e.id);
         if (current && isTerminal(current.status)) continue;
-        const streamedMore =
-          current && current.status === "streaming" && current.content.length > e.content.length;
-        next = withItem(next, {
-          event_id: e.id,
-          stage_id: e.stage_id,
-          execution_id: e.execution_id,
-          sequence_number: e.sequence_number,
-          event_type: e.event_type,
-          status: e.status,
-          content: streamedMore && e.status === "streaming" ? current.content : e.content,
-          metadata: (e.metadata as Record<string, unknown> | null) ?? null,
-          timestamp: e.created_at,
-        });
+        added ||= current === undefined;
+        items.set(e.id, loadedItem(e, current));
       }
-      return next;
+      if (!added) return { ...state, items };
+      const order = [...items.keys()].sort((a, b) => sequenceOf(items, a) - sequenceOf(items, b));
+      return { ...state, items, order };
     }
     case "created": {
       const e = action.event;
