@@ -149,7 +149,7 @@ describe("timelineReducer", () => {
     const order = timelineItems(s).map((i) => i.sequence_number);
     expect(order).toHaveLength(5_003);
     expect(order).toEqual([...order].sort((a, b) => a - b));
-    expect([order[0], order[2_500], order.at(-1)]).toEqual([1, 5_001, 10_001]);
+    expect([order[0], order[2_500], order[2_501], order.at(-1)]).toEqual([1, 5_000, 5_001, 10_001]);
   });
 
   it("does not lose streamed text when a REST reload returns a shorter snapshot", () => {
