@@ -47,7 +47,7 @@ export const DEFAULT_OPTIONS: Omit<DashboardBenchOptions, "log" | "signal"> = {
 };
 
 /** The list's largest page (the API's `page_size` maximum). */
-export const LIST_PAGE_SIZE = 200;
+export const LIST_PAGE_SIZE = 1_000;
 /** One tool result in this many streamed turns is 100 KB. */
 const STREAM_BIG_RESULT_EVERY = 3;
 const CHUNK_INTERVAL_MS = 10;
@@ -222,7 +222,7 @@ async function measureList(
   );
   try {
     const { page } = opened;
-    // "1–200 of 1,002": the rows of this page and every session stored.
+    // "1–1000 of 1,002": the rows of this page and every session stored.
     const shown = /([\d,]+)\s*[–-]\s*([\d,]+)\s+of\s+([\d,]+)/;
     const pager = await page
       .getByRole("navigation", { name: "Pagination" })

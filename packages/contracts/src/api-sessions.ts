@@ -53,7 +53,7 @@ export const SessionListQuerySchema = z
     sort_by: SessionSortFieldSchema.default("created_at"),
     sort_order: z.enum(["asc", "desc"]).default("desc"),
     page: z.coerce.number().int().positive().default(1),
-    page_size: z.coerce.number().int().positive().max(200).default(25),
+    page_size: z.coerce.number().int().positive().max(1000).default(25),
   })
   .refine((q) => !(q.from && q.to && q.from > q.to), {
     message: "from must not be after to",

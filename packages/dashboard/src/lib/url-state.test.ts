@@ -33,7 +33,7 @@ describe("list URL state", () => {
       status: ["pending"],
       sort_by: "created_at",
       page: 1,
-      page_size: 200,
+      page_size: 1000,
     });
     const api = new URLSearchParams(listQueryString(state));
     expect(api.get("search")).toBeNull();

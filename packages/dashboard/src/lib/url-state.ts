@@ -71,7 +71,7 @@ export function parseListState(search: string): ListState {
     sort_by: sortBy.success ? sortBy.data : DEFAULT_LIST_STATE.sort_by,
     sort_order: q.get("sort_order") === "asc" ? "asc" : "desc",
     page: positiveInt(q.get("page"), 1, 1_000_000),
-    page_size: positiveInt(q.get("page_size"), DEFAULT_LIST_STATE.page_size, 200),
+    page_size: positiveInt(q.get("page_size"), DEFAULT_LIST_STATE.page_size, 1000),
   };
 }
 

@@ -82,7 +82,7 @@ const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
   { label: "Tokens", width: "12%" },
 ];
 
-/** The historical list: a virtualised table (a page of up to 200 rows stays smooth). */
+/** The historical list: a virtualised table (a page of up to 1,000 rows stays smooth). */
 export function SessionTable(props: {
   sessions: SessionSummary[];
   busy: boolean;

@@ -7,7 +7,7 @@ import { navigate } from "./router.tsx";
 import { SessionFilters } from "./SessionFilters.tsx";
 import { SessionTable } from "./SessionTable.tsx";
 
-const PAGE_SIZES = [10, 25, 50, 100, 200];
+const PAGE_SIZES = [10, 25, 50, 100, 200, 1000];
 
 export function SessionsPage(props: { search: string }) {
   const { api } = useServices();
