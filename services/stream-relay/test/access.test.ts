@@ -5,6 +5,7 @@ import type { WsServerFrame } from "@tarsy/contracts";
 import { createApiToken, revokeApiToken } from "@tarsy/db";
 import { createTestDb, natsTest, type TestDb } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect } from "vitest";
+import { CLOSE_ACCESS_UNAVAILABLE } from "../src/connection.ts";
 import {
   ADMIN,
   ALICE,
@@ -234,6 +235,39 @@ describe("stream-relay authorization", () => {
       await anonymous.close();
     } finally {
       await relay.close();
+    }
+  });
+
+  test("fails closed: when a session's project cannot be read, the client is closed with 1013, not served", async ({
+    nats,
+  }) => {
+    const own = await createTestDb();
+    const { relay, sample } = await accessRelayOn(nats.bus, own.db);
+    try {
+      const admin = await connectClient(relay.url, ADMIN);
+      await subscribeAll(admin, ["sessions"]);
+      const known = await sessionIn(own.db, "alpha");
+      const unseen = await sessionIn(own.db, "alpha");
+      await publishStatus(nats.bus, known);
+      await admin.waitFor(about("sessions", known));
+      // The database goes away; the next session's project cannot be learned.
+      await own.database.drop();
+      await publishStatus(nats.bus, unseen);
+      expect(await admin.closed).toEqual({
+        code: CLOSE_ACCESS_UNAVAILABLE,
+        reason: "authorization check unavailable; reconnect",
+      });
+      expect(sessionsSeen(admin)).toEqual(new Set([known]));
+      // Nor is anyone let in while tokens cannot be checked.
+      const { token } = newApiToken();
+      expect(await refusedUpgrade(relay.url, { Authorization: `Bearer ${token}` })).toMatchObject({
+        status: 503,
+        body: { error: { code: "unavailable" } },
+      });
+      expect(await sample("tarsy_ws_upgrades_rejected_total", "reason", "unavailable")).toBe(1);
+    } finally {
+      await relay.close();
+      await own.cleanup();
     }
   });
 });
