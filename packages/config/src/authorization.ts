@@ -154,41 +154,43 @@ export function parsePolicy(
   const rules: PolicyRule[] = [];
   const problems: PolicyProblem[] = [];
   const known = new Set(projects);
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const line = i + 1;
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
     const body = raw.replace(/(^|\s)#.*$/, "").trim();
-    if (!body) return;
-    const fields = body.split(",").map((f) => f.trim());
-    const bad = (message: string) => problems.push({ line, message: `${message}: "${body}"` });
-    if (fields.some((f) => f === "")) return bad("empty field");
-    const [kind, ...rest] = fields;
-    if (kind === "g") {
-      if (rest.length !== 2) return bad("a g line is `g, <group or user>, <role>`");
-      rules.push({ kind: "g", line, member: rest[0] ?? "", role: rest[1] ?? "" });
-      return;
-    }
-    if (kind !== "p") return bad("a policy line starts with p or g");
-    if (rest.length !== 4 && rest.length !== 5) {
-      return bad("a p line is `p, <subject>, sessions, <action>, <project>/*[, allow|deny]`");
-    }
-    const [subject = "", resource = "", action = "", object = "", effect = "allow"] = rest;
-    if (resource !== AUTHZ_RESOURCE) return bad(`unknown resource "${resource}" (only sessions)`);
-    if (action !== "*" && !(AUTHZ_ACTIONS as readonly string[]).includes(action)) {
-      return bad(`unknown action "${action}" (one of ${AUTHZ_ACTIONS.join(", ")} or *)`);
-    }
-    if (effect !== "allow" && effect !== "deny") {
-      return bad(`unknown effect "${effect}" (allow or deny)`);
-    }
-    const [project = "", scope, ...more] = object.split("/");
-    if (scope !== "*" || more.length > 0) {
-      return bad(`the object is "<project>/*" or "*/*", not "${object}"`);
-    }
-    if (project !== "*" && !known.has(project)) {
-      return bad(`unknown project "${project}" (not in authorization.projects)`);
-    }
-    rules.push({ kind: "p", line, subject, resource, action, object, effect });
-  });
+    if (!body) continue;
+    const rule = parseLine(body, i + 1, known);
+    if (typeof rule === "string") problems.push({ line: i + 1, message: `${rule}: "${body}"` });
+    else rules.push(rule);
+  }
   return { rules, problems };
+}
+
+/** One non-empty policy line as a rule, or what is wrong with it. */
+function parseLine(body: string, line: number, known: ReadonlySet<string>): PolicyRule | string {
+  const fields = body.split(",").map((f) => f.trim());
+  if (fields.some((f) => f === "")) return "empty field";
+  const [kind, ...rest] = fields;
+  if (kind === "g") {
+    if (rest.length !== 2) return "a g line is `g, <group or user>, <role>`";
+    return { kind: "g", line, member: rest[0] ?? "", role: rest[1] ?? "" };
+  }
+  if (kind !== "p") return "a policy line starts with p or g";
+  if (rest.length !== 4 && rest.length !== 5) {
+    return "a p line is `p, <subject>, sessions, <action>, <project>/*[, allow|deny]`";
+  }
+  const [subject = "", resource = "", action = "", object = "", effect = "allow"] = rest;
+  if (resource !== AUTHZ_RESOURCE) return `unknown resource "${resource}" (only sessions)`;
+  if (action !== "*" && !(AUTHZ_ACTIONS as readonly string[]).includes(action)) {
+    return `unknown action "${action}" (one of ${AUTHZ_ACTIONS.join(", ")} or *)`;
+  }
+  if (effect !== "allow" && effect !== "deny") return `unknown effect "${effect}" (allow or deny)`;
+  const [project = "", scope, ...more] = object.split("/");
+  if (scope !== "*" || more.length > 0) {
+    return `the object is "<project>/*" or "*/*", not "${object}"`;
+  }
+  if (project !== "*" && !known.has(project)) {
+    return `unknown project "${project}" (not in authorization.projects)`;
+  }
+  return { kind: "p", line, subject, resource, action, object, effect };
 }
 
 /** Whether the value is a known project name. */
