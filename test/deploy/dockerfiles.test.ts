@@ -348,7 +348,7 @@ describe("deploy/compose.yaml", () => {
   });
 
   it("starts database users after the migration and publishes the exposed ports", () => {
-    for (const name of ["ingest-api", "orchestrator", "agent-runner"]) {
+    for (const name of ["ingest-api", "orchestrator", "agent-runner", "stream-relay"]) {
       expect(services[name]?.depends_on?.migrate?.condition, name).toBe(
         "service_completed_successfully",
       );

@@ -71,7 +71,7 @@ forEachOverlay((objects) => {
       expect(usesKeys, obj.metadata.name).toBe(obj.metadata.name === "llm-service");
     }
     // Postgres is external: reached through DATABASE_URL from the Secret tarsy-database.
-    for (const name of ["ingest-api", "orchestrator", "agent-runner"]) {
+    for (const name of ["ingest-api", "orchestrator", "agent-runner", "stream-relay"]) {
       const c = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
       const db = c.env?.find((e) => e.name === "DATABASE_URL");
       expect(db?.valueFrom?.secretKeyRef, name).toMatchObject({

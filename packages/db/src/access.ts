@@ -4,6 +4,24 @@
  */
 import type { DbClient } from "./client.ts";
 import type { ApiToken, AuditEntry } from "./generated/prisma/client.ts";
+import { isRowId } from "./ids.ts";
+
+/**
+ * The project of each session named, by id (soft-deleted sessions too: a session's project
+ * never changes). Ids with no row, or not shaped like a row id, are absent from the map.
+ */
+export async function getSessionProjects(
+  client: DbClient,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter(isRowId))];
+  if (wanted.length === 0) return new Map();
+  const rows = await client.alertSession.findMany({
+    where: { id: { in: wanted } },
+    select: { id: true, project: true },
+  });
+  return new Map(rows.map((row) => [row.id, row.project]));
+}
 
 export interface ApiTokenInput {
   readonly name: string;

@@ -6,6 +6,7 @@ export {
   createApiToken,
   findApiTokenByHash,
   getApiToken,
+  getSessionProjects,
   listApiTokens,
   listAudit,
   revokeApiToken,

@@ -146,3 +146,12 @@ export async function insertTimelineEventRows(
     RETURNING id, sequence_number`;
   return inserted.sort((a, b) => a.sequence_number - b.sequence_number).map((row) => row.id);
 }
+
+/** Puts a session in `project` (no production path moves a session between projects). */
+export async function forceSessionProject(
+  client: DbClient,
+  id: string,
+  project: string,
+): Promise<void> {
+  await client.alertSession.update({ where: { id }, data: { project } });
+}

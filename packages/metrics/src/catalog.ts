@@ -195,6 +195,20 @@ export const METRICS = {
     labels: ["type"],
     from: ["stream-relay"],
   },
+  wsUpgradesRejected: {
+    name: "tarsy_ws_upgrades_rejected_total",
+    type: "counter",
+    help: "WebSocket upgrades refused: a foreign origin, or a caller who could not be identified (by reason).",
+    labels: ["reason"],
+    from: ["stream-relay"],
+  },
+  wsFramesFiltered: {
+    name: "tarsy_ws_frames_filtered_total",
+    type: "counter",
+    help: "Frames about a session withheld from a client: not allowed to see it, or the session's project unknown.",
+    labels: ["reason"],
+    from: ["stream-relay"],
+  },
   alertsReceived: {
     name: "tarsy_alerts_received_total",
     type: "counter",

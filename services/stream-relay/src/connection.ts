@@ -1,12 +1,14 @@
 import type { Channel, WsClientAction } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import WebSocket, { type RawData } from "ws";
+import type { FilterReason, SessionVisibility } from "./access.ts";
 import { ControlAdmission, type ControlLimits } from "./admission.ts";
 import { type ChannelTarget, channelTarget } from "./channels.ts";
 import { parseClientFrame } from "./client-frame.ts";
 import type { EventLog } from "./event-log.ts";
 import type { FeedListener, SharedFeeds } from "./feeds.ts";
 import { encodeControlFrame, encodeEventFrame, type Frame } from "./frames.ts";
+import type { ProjectOf, SessionProjects } from "./session-projects.ts";
 
 export interface ConnectionLimits extends ControlLimits {
   /** Most events a catch-up (or the replay on subscribe) sends before answering overflow. */
@@ -28,13 +30,26 @@ export type FrameSentListener = (type: string) => void;
 export const CLOSE_SLOW_CONSUMER = 4008;
 /** Close code (RFC 6455 policy violation) for a client that keeps sending over its rate limit. */
 export const CLOSE_POLICY_VIOLATION = 1008;
+/**
+ * Close code (RFC 6455 "try again later") when a session's project cannot be learned (the
+ * database is unreachable): the client reconnects and catches up from its last event id.
+ */
+export const CLOSE_ACCESS_UNAVAILABLE = 1013;
+
+/** With authorization on: what this connection may see, and where projects come from. */
+export interface ConnectionAccess {
+  visibility: SessionVisibility;
+  projects: SessionProjects;
+  /** Told each frame withheld from this client (metrics). */
+  onFiltered(reason: FilterReason): void;
+}
 
 interface ChannelState {
   target: ChannelTarget;
   /** Highest event sequence sent to this client on this channel. */
   cursor: number;
-  /** While the replay runs, live frames wait here (seq null for chunks). */
-  buffer: Array<[number | null, Frame]> | null;
+  /** While the replay runs, live frames wait here (seq null for chunks), with their project. */
+  buffer: Array<[number | null, Frame, ProjectOf | undefined]> | null;
   listener: FeedListener;
 }
 
@@ -60,6 +75,8 @@ export class ClientConnection {
     private readonly limits: ConnectionLimits,
     private readonly logger: Logger,
     private readonly onFrameSent: FrameSentListener = () => {},
+    /** Absent while authorization is off: every frame goes out. */
+    private readonly access: ConnectionAccess | null = null,
   ) {
     this.admission = new ControlAdmission(limits);
     this.send(encodeControlFrame({ type: "connection.established", connection_id: id, user }));
@@ -160,6 +177,30 @@ export class ClientConnection {
     this.sendError(error.code, error.message);
   }
 
+  /**
+   * Whether a frame about a session may go to this client: always with authorization off;
+   * on, only when its session's project is known and the identity may `get` it.
+   */
+  private visible(frame: Frame, project: ProjectOf | undefined): boolean {
+    if (!this.access) return true;
+    const reason =
+      frame.sessionId === undefined
+        ? "unknown_session"
+        : this.access.visibility.check(frame.sessionId, project ?? null);
+    if (reason === null) return true;
+    this.access.onFiltered(reason);
+    return false;
+  }
+
+  /** Fail closed: a session's project could not be learned, so this client gets nothing more. */
+  private closeForAccess(err?: unknown): void {
+    if (this.closed) return;
+    this.logger.warn({ err, connection_id: this.id }, "closing client: authorization unavailable");
+    void this.close();
+    this.ws.close(CLOSE_ACCESS_UNAVAILABLE, "authorization check unavailable; reconnect");
+    setTimeout(() => this.ws.terminate(), this.limits.slowClientGraceMs).unref();
+  }
+
   private closeForAbuse(): void {
     this.logger.warn({ connection_id: this.id }, "closing client: sustained rate limit abuse");
     void this.close();
@@ -227,17 +268,18 @@ export class ClientConnection {
       cursor: afterSeq,
       buffer: [],
       listener: {
-        onEvent: (seq, frame) => {
-          if (state.buffer) state.buffer.push([seq, frame]);
+        onEvent: (seq, frame, project) => {
+          if (state.buffer) state.buffer.push([seq, frame, project]);
           else if (seq > state.cursor) {
             state.cursor = seq;
-            this.send(frame);
+            if (this.visible(frame, project)) this.send(frame);
           }
         },
-        onChunk: (frame) => {
-          if (state.buffer) state.buffer.push([null, frame]);
-          else this.send(frame);
+        onChunk: (frame, project) => {
+          if (state.buffer) state.buffer.push([null, frame, project]);
+          else if (this.visible(frame, project)) this.send(frame);
         },
+        onAccessUnavailable: () => this.closeForAccess(),
       },
     };
     this.channels.set(channel, state);
@@ -255,21 +297,44 @@ export class ClientConnection {
       );
       return;
     }
-    await this.replay(state);
+    try {
+      await this.replay(state);
+    } catch (err) {
+      if (!(err instanceof AccessUnavailable)) throw err;
+      this.closeForAccess(err.cause);
+      return;
+    }
     this.send(encodeControlFrame({ type: "subscription.confirmed", channel }));
     const pending = state.buffer ?? [];
     state.buffer = null;
-    for (const [seq, frame] of pending) {
-      if (seq === null) this.send(frame);
-      else if (seq > state.cursor) {
+    for (const [seq, frame, project] of pending) {
+      if (seq === null) {
+        if (this.visible(frame, project)) this.send(frame);
+      } else if (seq > state.cursor) {
         state.cursor = seq;
-        this.send(frame);
+        if (this.visible(frame, project)) this.send(frame);
       }
     }
   }
 
+  /** Projects of the sessions named (authorization on), or AccessUnavailable. */
+  private async projectsOf(ids: readonly string[]): Promise<Map<string, ProjectOf>> {
+    if (!this.access) return new Map();
+    try {
+      return await this.access.projects.resolve(ids);
+    } catch (err) {
+      throw new AccessUnavailable(err);
+    }
+  }
+
   private async replay(state: ChannelState): Promise<void> {
-    const { subject, channel } = state.target;
+    const { subject, channel, sessionId } = state.target;
+    if (this.access && sessionId !== null) {
+      // A session this client may not see is answered as one that does not exist: nothing
+      // replayed, no overflow; its live frames are filtered like every other.
+      const project = (await this.projectsOf([sessionId])).get(sessionId) ?? null;
+      if (this.access.visibility.check(sessionId, project) !== null) return;
+    }
     const { events, more } = await this.log.read(subject, state.cursor, this.limits.catchupLimit);
     if (more) {
       state.cursor = await this.log.lastSequence(subject);
@@ -278,10 +343,12 @@ export class ClientConnection {
       );
       return;
     }
+    const projects = await this.projectsOf(events.map((e) => e.payload.session_id));
     for (const event of events) {
       if (event.seq <= state.cursor) continue;
       state.cursor = event.seq;
-      this.send(encodeEventFrame(channel, event));
+      const frame = encodeEventFrame(channel, event);
+      if (this.visible(frame, projects.get(event.payload.session_id))) this.send(frame);
     }
   }
 
@@ -311,5 +378,13 @@ export class ClientConnection {
     }
     this.ws.send(frame.data, { binary: false });
     this.onFrameSent(frame.type);
+  }
+}
+
+/** A session's project could not be learned: the connection is closed rather than served unchecked. */
+class AccessUnavailable extends Error {
+  constructor(override readonly cause: unknown) {
+    super("session project lookup failed");
+    this.name = "AccessUnavailable";
   }
 }

@@ -17,6 +17,11 @@ export const EnvSchema = z.object({
   ...NatsEnvShape,
   /** The WebSocket endpoint, and `/metrics`, `/health` and `/ready`, on one port. */
   RELAY_HOST: z.string().default("0.0.0.0"),
+  /** tarsy.yaml's directory: the relay reads its `authorization` section. */
+  TARSY_CONFIG_DIR: z.string().default("deploy/config"),
+  /** Postgres, read while authorization is on: API tokens and each session's project. */
+  DATABASE_URL: z.string().min(1).default("postgres://postgres@127.0.0.1:5432/tarsy"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(4),
   RELAY_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   /** Comma-separated origins allowed to open a WebSocket; empty means same-origin only; `*` any. */
   RELAY_ALLOWED_ORIGINS: list,
@@ -48,4 +53,9 @@ export type Env = z.infer<typeof EnvSchema>;
 
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   return parseEnv(EnvSchema, source);
+}
+
+/** Variables the config files may interpolate (`{{.VAR}}`, `${VAR}`). */
+export function configEnv(): Readonly<Record<string, string | undefined>> {
+  return { ...process.env };
 }

@@ -3,11 +3,19 @@ import type { Logger } from "@tarsy/runtime";
 import type { ChannelTarget } from "./channels.ts";
 import type { EventLog, LiveFeed, StoredEvent, TransientSubscription } from "./event-log.ts";
 import { encodeChunkFrame, encodeEventFrame, type Frame } from "./frames.ts";
+import { ProjectGate } from "./project-gate.ts";
+import type { ProjectOf, SessionProjects } from "./session-projects.ts";
 
-/** A client's interest in one channel: frames are encoded once and the same bytes go to every client. */
+/**
+ * A client's interest in one channel: frames are encoded once and the same bytes go to every
+ * client. With authorization on, each frame comes with its session's project (looked up once
+ * per session, in the feed, before the frame reaches any client); off, `project` is undefined.
+ */
 export interface FeedListener {
-  onEvent(seq: number, frame: Frame): void;
-  onChunk(frame: Frame): void;
+  onEvent(seq: number, frame: Frame, project?: ProjectOf): void;
+  onChunk(frame: Frame, project?: ProjectOf): void;
+  /** A session's project could not be learned: nothing can go out unchecked (fail closed). */
+  onAccessUnavailable(): void;
 }
 
 interface SharedFeed {
@@ -25,6 +33,8 @@ export class SharedFeeds {
   constructor(
     private readonly log: EventLog,
     private readonly logger: Logger,
+    /** Set while authorization is on: every frame waits for its session's project. */
+    private readonly projects: SessionProjects | null = null,
   ) {}
 
   get size(): number {
@@ -76,16 +86,34 @@ export class SharedFeeds {
   }
 
   private async open(target: ChannelTarget, listeners: Set<FeedListener>) {
+    const gate = this.projects
+      ? new ProjectGate(this.projects, (err) => {
+          this.logger.error({ err, channel: target.channel }, "session project lookup failed");
+          for (const listener of listeners) listener.onAccessUnavailable();
+        })
+      : null;
     const live = await this.log.follow(target.subject, (event: StoredEvent) => {
       const frame = encodeEventFrame(target.channel, event);
-      for (const listener of listeners) listener.onEvent(event.seq, frame);
+      if (!gate) {
+        for (const listener of listeners) listener.onEvent(event.seq, frame);
+        return;
+      }
+      gate.pass(event.payload.session_id, (project) => {
+        for (const listener of listeners) listener.onEvent(event.seq, frame, project);
+      });
     });
     const chunks =
       target.sessionId === null
         ? null
         : this.log.subscribeChunks(target.sessionId, (chunk: StreamChunk) => {
             const frame = encodeChunkFrame(target.channel, chunk);
-            for (const listener of listeners) listener.onChunk(frame);
+            if (!gate) {
+              for (const listener of listeners) listener.onChunk(frame);
+              return;
+            }
+            gate.pass(chunk.session_id, (project) => {
+              for (const listener of listeners) listener.onChunk(frame, project);
+            });
           });
     this.logger.debug({ channel: target.channel, startsAfter: live.startsAfter }, "feed opened");
     return { live, chunks };

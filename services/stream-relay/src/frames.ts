@@ -11,6 +11,8 @@ import type { StoredEvent } from "./event-log.ts";
 export interface Frame {
   type: string;
   data: Buffer;
+  /** The session an event or chunk frame is about (what authorization filters on). */
+  sessionId?: string;
 }
 
 export function encodeEventFrame(channel: Channel, event: StoredEvent): Frame {
@@ -22,7 +24,11 @@ export function encodeEventFrame(channel: Channel, event: StoredEvent): Frame {
     timestamp: event.payload.timestamp,
     payload: event.payload,
   };
-  return { type: frame.type, data: Buffer.from(JSON.stringify(frame)) };
+  return {
+    type: frame.type,
+    data: Buffer.from(JSON.stringify(frame)),
+    sessionId: frame.session_id,
+  };
 }
 
 export function encodeChunkFrame(channel: Channel, chunk: StreamChunk): Frame {
@@ -33,7 +39,11 @@ export function encodeChunkFrame(channel: Channel, chunk: StreamChunk): Frame {
     timestamp: chunk.timestamp,
     payload: chunk,
   };
-  return { type: frame.type, data: Buffer.from(JSON.stringify(frame)) };
+  return {
+    type: frame.type,
+    data: Buffer.from(JSON.stringify(frame)),
+    sessionId: frame.session_id,
+  };
 }
 
 export function encodeControlFrame(frame: WsControlFrame): Frame {

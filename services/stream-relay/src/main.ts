@@ -1,9 +1,10 @@
 import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
+import { loadConfig } from "@tarsy/config";
 import { createMetrics } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
-import { createLogger, runService } from "@tarsy/runtime";
+import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { busEventLog } from "./bus-event-log.ts";
-import { loadEnv } from "./env.ts";
+import { configEnv, loadEnv } from "./env.ts";
 import { startRelay } from "./server.ts";
 
 const env = loadEnv();
@@ -11,6 +12,20 @@ const logger = createLogger({ service: "stream-relay", level: env.LOG_LEVEL });
 
 await runService(
   async () => {
+    const { config, warnings } = loadConfig({ configDir: env.TARSY_CONFIG_DIR, env: configEnv() });
+    logConfigWarnings(logger, warnings);
+    // Postgres only while authorization is on (API tokens, each session's project); the
+    // modules behind it are loaded only then, so the relay starts as fast as before when off.
+    const db = config.authorization.enabled
+      ? (await import("@tarsy/db")).createDb({
+          url: env.DATABASE_URL,
+          logger,
+          poolSize: env.DATABASE_POOL_SIZE,
+        })
+      : null;
+    const access = db
+      ? await (await import("./relay-access.ts")).createRelayAccess(config.authorization, db.prisma)
+      : null;
     const bus = await connectBus(
       busOptionsFromEnv(env, { name: "stream-relay", logger: logger.child({ component: "bus" }) }),
     );
@@ -32,7 +47,11 @@ await runService(
         controlViolationsBeforeClose: env.RELAY_CONTROL_VIOLATIONS_BEFORE_CLOSE,
         maxPendingCatchups: env.RELAY_MAX_PENDING_CATCHUPS,
         metrics: createMetrics("stream-relay"),
-        ready: { nats: natsReadiness(bus) },
+        ready: {
+          nats: natsReadiness(bus),
+          ...(db ? { postgres: () => db.ping() } : {}),
+        },
+        ...(access ? { access } : {}),
       },
       logger.child({ component: "relay" }),
     );
@@ -40,6 +59,7 @@ await runService(
       async stop() {
         await relay.close();
         await bus.drain();
+        await db?.close();
       },
     };
   },

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
+import type { Identity } from "@tarsy/authz";
 import {
   createMetrics,
   createOpsRoutes,
@@ -10,8 +11,14 @@ import {
 } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { type WebSocket, WebSocketServer } from "ws";
+import { type RelayAccess, SessionVisibility } from "./access.ts";
 import { type ControlLimits, DEFAULT_CONTROL_LIMITS } from "./admission.ts";
-import { ClientConnection, type ConnectionLimits } from "./connection.ts";
+import {
+  CLOSE_POLICY_VIOLATION,
+  ClientConnection,
+  type ConnectionAccess,
+  type ConnectionLimits,
+} from "./connection.ts";
 import type { EventLog } from "./event-log.ts";
 import { SharedFeeds } from "./feeds.ts";
 import { identityOf, isOriginAllowed } from "./origin.ts";
@@ -33,6 +40,11 @@ export interface RelayOptions
   metrics?: ServiceMetrics<"stream-relay">;
   /** What `/ready` checks (main: NATS); default: none, ready while listening (tests). */
   ready?: ReadinessChecks;
+  /**
+   * Authentication and per-connection filtering; absent (or disabled) while authorization is
+   * off, and then the relay checks nobody, as before authorization existed.
+   */
+  access?: RelayAccess;
 }
 
 export interface Relay {
@@ -58,7 +70,12 @@ export async function startRelay(
     logger: logger.child({ component: "ops" }),
   });
   const countFrame = (type: string) => metrics.wsFramesSent.inc({ type });
-  const feeds = new SharedFeeds(log, logger.child({ component: "feeds" }));
+  const access = options.access?.authorizer.enabled ? options.access : null;
+  const feeds = new SharedFeeds(
+    log,
+    logger.child({ component: "feeds" }),
+    access ? access.projects : null,
+  );
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxFrameBytes });
   const clients = new Map<WebSocket, ClientConnection>();
   const d = DEFAULT_CONTROL_LIMITS;
@@ -82,23 +99,78 @@ export async function startRelay(
     res.end(JSON.stringify({ error: { code: "not_found", message: `no route ${path}` } }));
   });
 
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const reject = (status: string) => {
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const reject = (status: string, error?: { code: string; message: string }) => {
+      const body = error ? JSON.stringify({ error }) : "";
+      const headers = error
+        ? `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+        : "";
+      socket.end(`HTTP/1.1 ${status}\r\n${headers}Connection: close\r\n\r\n${body}`);
     };
     if (req.url?.split("?")[0] !== WS_PATH) return reject("404 Not Found");
     if (!isOriginAllowed(req, options.allowedOrigins)) {
       logger.warn({ origin: req.headers.origin }, "rejected WebSocket from foreign origin");
+      metrics.wsUpgradesRejected.inc({ reason: "origin" });
       return reject("403 Forbidden");
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+    let identity: Identity | null = null;
+    if (access) {
+      let answer: Awaited<ReturnType<RelayAccess["identify"]>>;
+      try {
+        answer = await access.identify(req);
+      } catch (err) {
+        logger.error({ err }, "could not identify a WebSocket client");
+        metrics.wsUpgradesRejected.inc({ reason: "unavailable" });
+        return reject("503 Service Unavailable", {
+          code: "unavailable",
+          message: "the caller could not be identified; try again",
+        });
+      }
+      if (!answer.ok) {
+        const { code, message } = answer;
+        logger.warn({ code, remote_address: req.socket.remoteAddress }, "rejected WebSocket");
+        metrics.wsUpgradesRejected.inc({ reason: code });
+        return reject("401 Unauthorized", { code, message });
+      }
+      identity = answer.identity;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req, identity));
+  };
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head).catch((err: unknown) => {
+      logger.error({ err }, "WebSocket upgrade failed");
+      socket.destroy();
+    });
   });
 
-  wss.on("connection", (ws: WebSocket, req: IncomingMessage) => {
+  const connectionAccess = (identity: Identity | null): ConnectionAccess | null =>
+    access && identity
+      ? {
+          visibility: new SessionVisibility(access.authorizer, identity),
+          projects: access.projects,
+          onFiltered: (reason) => metrics.wsFramesFiltered.inc({ reason }),
+        }
+      : null;
+
+  wss.on("connection", (ws: WebSocket, req: IncomingMessage, identity: Identity | null) => {
+    if (access && !identity) {
+      ws.close(CLOSE_POLICY_VIOLATION, "unidentified");
+      return;
+    }
     const id = randomUUID();
-    const user = identityOf(req);
+    const user = identity ? identity.user : identityOf(req);
     const clientLogger = logger.child({ connection_id: id, user });
-    const client = new ClientConnection(ws, id, user, feeds, log, limits, clientLogger, countFrame);
+    const client = new ClientConnection(
+      ws,
+      id,
+      user,
+      feeds,
+      log,
+      limits,
+      clientLogger,
+      countFrame,
+      connectionAccess(identity),
+    );
     clients.set(ws, client);
     metrics.wsConnections.set(clients.size);
     alive.add(ws);
