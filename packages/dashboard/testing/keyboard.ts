@@ -19,36 +19,57 @@ export interface FocusStop {
   inView: boolean;
 }
 
+/**
+ * Reads the focused element, after two frames with `settle` (what the key press set off, a
+ * scroll or a re-render, has been painted); `same` says whether it is `first`.
+ */
+function readStop(
+  page: Page,
+  settle: boolean,
+  first: JSHandle | null,
+): Promise<FocusStop & { same: boolean }> {
+  return page.evaluate(
+    async ([settle, first]) => {
+      if (settle) await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const el = document.activeElement;
+      if (!el || el === document.body || el === document.documentElement) {
+        const none = { what: "(page)", none: true, focusVisible: false, ring: false };
+        return { ...none, inView: false, same: false };
+      }
+      const outlined = (e: Element) => {
+        if (!e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+        const cs = getComputedStyle(e);
+        const transparent = cs.outlineColor === "transparent" || /, 0\)$/.test(cs.outlineColor);
+        return (
+          cs.outlineStyle !== "none" && Number.parseFloat(cs.outlineWidth) >= 2 && !transparent
+        );
+      };
+      const parent = el.parentElement;
+      const candidates = [el, ...(parent ? [parent, ...parent.querySelectorAll("svg")] : [])];
+      const labels = (el as HTMLInputElement).labels;
+      const name =
+        el.getAttribute("aria-label") ??
+        labels?.[0]?.textContent ??
+        (el.textContent ?? "").trim().replace(/\s+/g, " ").slice(0, 60);
+      const r = el.getBoundingClientRect();
+      return {
+        what: `${el.getAttribute("role") ?? el.tagName.toLowerCase()} "${name}"`,
+        none: false,
+        focusVisible: el.matches(":focus-visible"),
+        ring: candidates.some(outlined),
+        inView:
+          r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth,
+        same: el === first,
+      };
+    },
+    [settle, first] as const,
+  );
+}
+
 /** Reads the focused element. */
-export function focusStop(page: Page): Promise<FocusStop> {
-  return page.evaluate(() => {
-    const el = document.activeElement;
-    if (!el || el === document.body || el === document.documentElement) {
-      return { what: "(page)", none: true, focusVisible: false, ring: false, inView: false };
-    }
-    const outlined = (e: Element) => {
-      if (!e.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
-      const cs = getComputedStyle(e);
-      const transparent = cs.outlineColor === "transparent" || /, 0\)$/.test(cs.outlineColor);
-      return cs.outlineStyle !== "none" && Number.parseFloat(cs.outlineWidth) >= 2 && !transparent;
-    };
-    const parent = el.parentElement;
-    const candidates = [el, ...(parent ? [parent, ...parent.querySelectorAll("svg")] : [])];
-    const labels = (el as HTMLInputElement).labels;
-    const name =
-      el.getAttribute("aria-label") ??
-      labels?.[0]?.textContent ??
-      (el.textContent ?? "").trim().replace(/\s+/g, " ").slice(0, 60);
-    const r = el.getBoundingClientRect();
-    return {
-      what: `${el.getAttribute("role") ?? el.tagName.toLowerCase()} "${name}"`,
-      none: false,
-      focusVisible: el.matches(":focus-visible"),
-      ring: candidates.some(outlined),
-      inView:
-        r.bottom > 0 && r.top < window.innerHeight && r.right > 0 && r.left < window.innerWidth,
-    };
-  });
+export async function focusStop(page: Page): Promise<FocusStop> {
+  const { same: _, ...stop } = await readStop(page, false, null);
+  return stop;
 }
 
 /** Whether focus shows as it should: visible keyboard focus, a ring, on screen. */
@@ -61,18 +82,11 @@ export function isFocused(target: Locator): Promise<boolean> {
   return target.evaluateAll((els) => els.some((el) => el === document.activeElement));
 }
 
-/** Two frames: what a key press sets off (a scroll, a re-render) has been painted. */
-export function settled(page: Page): Promise<void> {
-  return page.evaluate(
-    () => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
-  );
-}
-
-/** Presses a key and reads where focus is afterwards. */
+/** Presses a key and reads where focus is once what it set off has been painted. */
 export async function pressKey(page: Page, key: string): Promise<FocusStop> {
   await page.keyboard.press(key);
-  await settled(page);
-  return focusStop(page);
+  const { same: _, ...stop } = await readStop(page, true, null);
+  return stop;
 }
 
 /**
@@ -111,10 +125,10 @@ export async function tabThrough(
   let first: JSHandle | null = null;
   try {
     for (let i = 0; i < max; i++) {
-      const stop = await pressKey(page, key);
-      if (stop.none) return trail;
-      if (!first) first = await page.evaluateHandle(() => document.activeElement);
-      else if (await page.evaluate((el) => el === document.activeElement, first)) return trail;
+      await page.keyboard.press(key);
+      const { same, ...stop } = await readStop(page, true, first);
+      if (stop.none || same) return trail;
+      first ??= await page.evaluateHandle(() => document.activeElement);
       trail.push(stop);
     }
   } finally {
