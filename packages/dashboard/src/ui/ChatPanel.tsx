@@ -7,7 +7,7 @@ import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import type { SessionDetail } from "@tarsy/contracts";
-import { type FormEvent, type ReactNode, useState } from "react";
+import { type FormEvent, type ReactNode, useRef, useState } from "react";
 import type { TimelineItem } from "../lib/timeline.ts";
 import { useServices } from "./context.tsx";
 import { EntryList } from "./Timeline.tsx";
@@ -23,6 +23,7 @@ export function ChatPanel(props: {
   const [text, setText] = useState("");
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const field = useRef<HTMLTextAreaElement>(null);
   const chatStages = props.detail.stages.filter((s) => s.kind === "chat");
   const busy =
     sending ||
@@ -33,6 +34,8 @@ export function ChatPanel(props: {
     if (!text.trim() || busy) return;
     setSending(true);
     setError(null);
+    // Send is disabled while the turn is answered: the keyboard stays in the question field.
+    field.current?.focus();
     api.sendChat(props.detail.id, text.trim()).then(
       () => {
         setText("");
@@ -92,6 +95,7 @@ export function ChatPanel(props: {
           <TextField
             id="chat-input"
             label="Ask a follow-up question"
+            inputRef={field}
             value={text}
             multiline
             minRows={3}

@@ -35,11 +35,20 @@ function Section(props: { title: string; id: string; children: ReactNode }) {
   );
 }
 
-/** A table with a header row; rows are the caller's `TableRow`s. */
+/**
+ * A table with a header row; rows are the caller's `TableRow`s. The keyboard reaches the table,
+ * so the arrow keys scroll one wider than a narrow window (its ring drawn inside the frame,
+ * which would clip it).
+ */
 function DataTable(props: { label: string; head: string[]; children: ReactNode }) {
   return (
     <TableContainer>
-      <Table size="small" aria-label={props.label}>
+      <Table
+        size="small"
+        aria-label={props.label}
+        tabIndex={0}
+        sx={{ "&:focus-visible": { outlineOffset: -3 } }}
+      >
         <TableHead>
           <TableRow>
             {props.head.map((h) => (

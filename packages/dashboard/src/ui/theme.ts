@@ -40,7 +40,16 @@ export const theme = createTheme({
     h3: { fontSize: "1.05rem", fontWeight: 600 },
   },
   shape: { borderRadius: 8 },
+  // MUI's own keyboard focus ring on its controls (buttons, tabs, checkboxes, accordions…),
+  // drawn like the ring styles.css gives everything else.
+  focusVisible: { outlineColor: "var(--focus)", outlineWidth: 3 },
   components: {
     MuiTooltip: { defaultProps: { arrow: true } },
+    // A text field or select shows the ring on its frame (MUI resets the native input's outline).
+    MuiInputBase: {
+      styleOverrides: {
+        root: { "&:has(:focus-visible)": { outline: "3px solid var(--focus)", outlineOffset: 2 } },
+      },
+    },
   },
 });
