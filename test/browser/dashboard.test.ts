@@ -46,6 +46,7 @@ describe("dashboard in a browser", () => {
     await page
       .getByLabel("Runbook URL")
       .fill("https://github.com/acme/runbooks/blob/main/payments.md");
+    await rig.shot("submit");
     await page.getByRole("button", { name: "Submit alert" }).click();
     await page.waitForURL(/\/sessions\/[^/]+$/);
     sessionId = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");
