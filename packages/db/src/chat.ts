@@ -14,6 +14,7 @@ import {
   nextStageIndex,
   type StageWithExecutions,
 } from "./stages.ts";
+import type { StoredUserToken } from "./user-tokens.ts";
 
 /** Returns the session's chat, creating it on first use. */
 export function getOrCreateChat(
@@ -49,6 +50,8 @@ export interface SubmitChatMessageInput {
   readonly sessionId: string;
   readonly author: string;
   readonly content: string;
+  /** The asking user's bearer token, already sealed, kept until the turn ends. */
+  readonly userToken?: StoredUserToken | null;
 }
 
 export interface SubmittedChatMessage {
@@ -80,7 +83,13 @@ export function submitChatMessage(
     await tx.$queryRaw`SELECT id FROM chats WHERE id = ${chat.id}::uuid FOR UPDATE`;
     if (await hasOpenChatTurn(tx, chat.id)) throw new ChatTurnActiveError(chat.id);
     const message = await tx.chatUserMessage.create({
-      data: { chatId: chat.id, content: input.content, author: input.author },
+      data: {
+        chatId: chat.id,
+        content: input.content,
+        author: input.author,
+        userToken: input.userToken?.sealed ?? null,
+        userTokenExpiresAt: input.userToken?.expiresAt ?? null,
+      },
     });
     await tx.chat.update({
       where: { id: chat.id },

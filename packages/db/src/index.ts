@@ -182,3 +182,10 @@ export {
   listSessionTimeline,
   type TimelineEventInput,
 } from "./timeline.ts";
+export {
+  getExecutionUserToken,
+  type StoredUserToken,
+  type WipedUserTokens,
+  wipeChatStageUserToken,
+  wipeExpiredUserTokens,
+} from "./user-tokens.ts";

@@ -1,7 +1,14 @@
 /** Stage rows: idempotent creation (with their executions), lookups and conditional status transitions. */
-import type { ExecutionKind, ExecutionStatus, ParallelType, SuccessPolicy } from "@tarsy/contracts";
+import {
+  type ExecutionKind,
+  type ExecutionStatus,
+  type ParallelType,
+  type SuccessPolicy,
+  TERMINAL_EXECUTION_STATUSES,
+} from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import type { AgentExecution, Prisma, Stage, StageKind } from "./generated/prisma/client.ts";
+import { wipeChatStageUserToken } from "./user-tokens.ts";
 
 export interface StageInput {
   readonly sessionId: string;
@@ -97,6 +104,10 @@ export async function transitionStageStatus(
     where: { id, status: { in: [...from] } },
     data: { ...set, status: to },
   });
+  // A chat turn that ends forgets its user's token (same client, so same transaction).
+  if (count === 1 && TERMINAL_EXECUTION_STATUSES.includes(to)) {
+    await wipeChatStageUserToken(client, id);
+  }
   return count === 1;
 }
 

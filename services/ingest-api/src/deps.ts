@@ -1,3 +1,4 @@
+import type { TokenSeal } from "@tarsy/authz";
 import type { Bus } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import type { McpHealthReply, McpServerToolsReply, McpWarningsReply } from "@tarsy/contracts";
@@ -74,6 +75,11 @@ export interface IngestResources {
   ready?: ReadinessChecks;
   /** Identity and authorization (`authorization` in tarsy.yaml). */
   access: AccessControl;
+  /**
+   * Seals the submitting user's bearer token onto the session (or chat message) for MCP
+   * servers with per-user credentials (TARSY_TOKEN_KEY); unset: no token is kept.
+   */
+  tokenSeal?: TokenSeal;
   /** The peer address identity headers are judged by; default: the request's socket. */
   remoteAddressOf?: (c: Context) => string | undefined;
 }

@@ -58,6 +58,11 @@ export const EnvSchema = z
     ALERTMANAGER_BEARER_TOKEN: optional,
     ALERTMANAGER_BASIC_USER: optional,
     ALERTMANAGER_BASIC_PASSWORD: optional,
+    /**
+     * Key (32 bytes, base64) sealing users' bearer tokens kept while their sessions run, for
+     * MCP servers with per-user credentials; the gateway opens them with the same key.
+     */
+    TARSY_TOKEN_KEY: optional,
     /** Directory of the built dashboard, served at / (unset: API only). */
     DASHBOARD_DIR: optional,
     /** The stream relay's WebSocket URL handed to the dashboard (`/config.json`). */

@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { createTokenSeal, parseSealKey } from "@tarsy/authz";
 import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createDb } from "@tarsy/db";
@@ -16,6 +17,7 @@ import type { AlertmanagerAuth, IngestResources } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
 import { configEnv, type Env, loadEnv } from "./env.ts";
 import { createHttpServer } from "./http-server.ts";
+import { warnWithoutTokenKey } from "./user-token.ts";
 
 const env = loadEnv();
 const logger = createLogger({ service: "ingest-api", level: env.LOG_LEVEL });
@@ -85,7 +87,11 @@ await runService(
       metrics,
       ready: { nats: natsReadiness(bus), postgres: () => db.ping() },
       access: await createAccessControl(config.authorization, db.prisma),
+      ...(env.TARSY_TOKEN_KEY
+        ? { tokenSeal: createTokenSeal(parseSealKey(env.TARSY_TOKEN_KEY)) }
+        : {}),
     };
+    warnWithoutTokenKey(deps, logger);
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = createHttpServer({
       fetch: createApp(deps).fetch,

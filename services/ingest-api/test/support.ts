@@ -61,6 +61,8 @@ export interface HarnessOptions {
   bus?: Bus;
   /** The server's request line + headers limit (default 16 KiB, as in production). */
   maxHeaderBytes?: number;
+  /** Keeps users' tokens (TARSY_TOKEN_KEY). */
+  tokenSeal?: IngestResources["tokenSeal"];
 }
 
 export const testLogger = () =>
@@ -92,6 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       alertmanager: { ...DEFAULT_SETTINGS.alertmanager, ...options.settings?.alertmanager },
     },
     access: await createAccessControl(config.authorization, testDb.db.prisma),
+    ...(options.tokenSeal ? { tokenSeal: options.tokenSeal } : {}),
   };
   const received: Received = { sessionSubmitted: [], chatSubmitted: [], cancelRequested: [] };
   const consumer = await nats.bus.consume("orchestrator", {

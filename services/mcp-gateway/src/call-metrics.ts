@@ -19,6 +19,8 @@ export type CallFailure =
   | "init_failed"
   | "session_closed"
   | "transport_config"
+  | "user_credentials_missing"
+  | "token_exchange_failed"
   | "call_failed";
 
 /** The failure code of an exception from an MCP call. */
@@ -35,6 +37,10 @@ export function failureOf(err: unknown): CallFailure {
       return "transport_config";
     case "mcp_server_not_configured":
       return "server_not_configured";
+    case "mcp_user_credentials_missing":
+      return "user_credentials_missing";
+    case "mcp_token_exchange_failed":
+      return "token_exchange_failed";
     default: {
       const unreachable: never = err.code;
       return unreachable;

@@ -24,6 +24,13 @@ export const EnvSchema = z.object({
   MCP_HEALTH_PING_TIMEOUT_MS: ms(5_000),
   /** An execution's sessions unused this long are closed. */
   MCP_SESSION_IDLE_TIMEOUT_MS: ms(15 * 60_000),
+  /**
+   * Per-user tool credentials (`mcp_servers.<id>.auth.mode` forward_user_token or
+   * token_exchange): where the sealed user tokens are, and the key that opens them (32 bytes,
+   * base64; the same as ingest-api's). Without both, such servers fail closed (or fall back).
+   */
+  DATABASE_URL: z.string().min(1).optional(),
+  TARSY_TOKEN_KEY: z.string().min(1).optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -4,7 +4,9 @@ export type GatewayErrorCode =
   | "mcp_transport_config"
   | "mcp_init_failed"
   | "mcp_operation_timeout"
-  | "mcp_session_closed";
+  | "mcp_session_closed"
+  | "mcp_user_credentials_missing"
+  | "mcp_token_exchange_failed";
 
 export abstract class GatewayError extends Error {
   abstract readonly code: GatewayErrorCode;
@@ -49,6 +51,25 @@ export class OperationTimeoutError extends GatewayError {
 
 export class SessionClosedError extends GatewayError {
   readonly code = "mcp_session_closed" as const;
+}
+
+/** A per-user server was called with no user token and no fallback to shared credentials. */
+export class UserCredentialsMissingError extends GatewayError {
+  readonly code = "mcp_user_credentials_missing" as const;
+  constructor(readonly serverId: string) {
+    super(`per-user credentials required for server ${serverId}; none available`);
+  }
+}
+
+/** The STS refused or failed a token exchange (the message never holds a token). */
+export class TokenExchangeError extends GatewayError {
+  readonly code = "mcp_token_exchange_failed" as const;
+  constructor(
+    readonly serverId: string,
+    reason: string,
+  ) {
+    super(`token exchange for server ${serverId} failed: ${reason}`);
+  }
 }
 
 export function describe(err: unknown): string {

@@ -7,6 +7,8 @@ import type { Logger } from "@tarsy/runtime";
 import { createGatewayHandlers } from "./api/handlers.ts";
 import { replicaRef } from "./api/replica.ts";
 import { startGatewayService } from "./api/service.ts";
+import { CallAuth, type UserTokenLookup } from "./auth/credentials.ts";
+import { TokenExchanger } from "./auth/token-exchange.ts";
 import type { McpMetrics } from "./call-metrics.ts";
 import { ExecutionRegistry } from "./client/execution-registry.ts";
 import { HealthMonitor } from "./health.ts";
@@ -21,6 +23,11 @@ export interface GatewayResources {
   logger: Logger;
   /** Default: a registry of its own that nobody scrapes (tests). */
   metrics?: McpMetrics;
+  /**
+   * The user token of an execution, for servers in a per-user `auth.mode`. Without it such
+   * servers fail closed (or fall back to shared credentials where configured).
+   */
+  userTokens?: UserTokenLookup;
 }
 
 export interface GatewayOptions {
@@ -78,6 +85,11 @@ export async function startGateway(
     logger: logger.child({ component: "tool-executor" }),
     metrics: resources.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
     toolNames: (server) => health.toolNames(server),
+    auth: new CallAuth({
+      userTokens: resources.userTokens,
+      exchanger: new TokenExchanger({ env: options.inheritedEnv }),
+      logger: logger.child({ component: "call-auth" }),
+    }),
   });
   await health.start();
   const readiness = health.readiness();

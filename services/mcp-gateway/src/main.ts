@@ -1,9 +1,12 @@
+import { createTokenSeal, parseSealKey } from "@tarsy/authz";
 import { busOptionsFromEnv, connectBus } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
+import { createDb, type Db } from "@tarsy/db";
 import { createMaskingService } from "@tarsy/masking";
 import { createMetrics, startOpsServer } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
 import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
+import { createStoredUserTokens } from "./auth/user-token-store.ts";
 import { configEnv, loadEnv } from "./env.ts";
 import { startGateway } from "./gateway.ts";
 
@@ -25,9 +28,26 @@ await runService(
       logger: logger.child({ component: "masking" }),
       onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
     });
+    const perUser = [...config.mcpServers.values()].filter((s) => s.auth.mode !== "shared");
+    let db: Db | undefined;
+    if (perUser.length > 0 && env.DATABASE_URL && env.TARSY_TOKEN_KEY) {
+      db = createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) });
+    } else if (perUser.length > 0) {
+      logger.warn(
+        { servers: perUser.map((s) => s.id) },
+        "MCP servers use per-user credentials but DATABASE_URL or TARSY_TOKEN_KEY is not set: their calls fail closed (or use shared credentials where fallback_to_shared)",
+      );
+    }
+    const userTokens = db
+      ? createStoredUserTokens(
+          db.prisma,
+          createTokenSeal(parseSealKey(env.TARSY_TOKEN_KEY ?? "")),
+          logger.child({ component: "user-tokens" }),
+        )
+      : undefined;
     const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
     const gateway = await startGateway(
-      { bus, masking, logger, metrics },
+      { bus, masking, logger, metrics, ...(userTokens ? { userTokens } : {}) },
       {
         servers: config.mcpServers,
         timeouts: {
@@ -44,6 +64,7 @@ await runService(
     );
     ops.setReadiness({
       nats: natsReadiness(bus),
+      ...(db ? { postgres: () => (db as Db).ping() } : {}),
       mcp_servers: async () => {
         const readiness = gateway.health.readiness();
         if (!readiness.ready) throw new Error(readiness.reason ?? "MCP servers not initialized");
@@ -54,6 +75,7 @@ await runService(
         ops.markStopping();
         await gateway.stop();
         await bus.drain();
+        await db?.close();
         await ops.close();
       },
     };

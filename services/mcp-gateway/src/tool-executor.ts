@@ -5,6 +5,7 @@ import type { MaskingService } from "@tarsy/masking";
 import { parseActionInput } from "@tarsy/mcp-client";
 import { secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import type { CallAuth } from "./auth/credentials.ts";
 import {
   type CallFailure,
   failureOf,
@@ -29,6 +30,8 @@ export interface ToolExecutorDeps {
   /** A server's tool names as the health monitor last listed them (labels only known tools). */
   toolNames?: (server: string) => readonly string[] | undefined;
   recovery?: RecoveryHooks;
+  /** The credential of each call (`mcp_servers.<id>.auth`). */
+  auth: CallAuth;
 }
 
 export interface ListToolsResult {
@@ -74,11 +77,13 @@ export class ToolExecutor {
           return [];
         }
         try {
-          const tools = await callWithRecovery(
-            sessions,
-            server,
-            () => sessions.listTools(server, this.deps.timeouts.listMs),
-            this.deps.recovery,
+          const tools = await this.withAuth(execution, server, () =>
+            callWithRecovery(
+              sessions,
+              server,
+              () => sessions.listTools(server, this.deps.timeouts.listMs),
+              this.deps.recovery,
+            ),
           );
           return tools
             .filter((t) =>
@@ -132,6 +137,17 @@ export class ToolExecutor {
       failure,
     );
     return outcome;
+  }
+
+  /** Runs an operation with the credential the server's auth mode asks for. */
+  private withAuth<T>(
+    execution: OpenExecution,
+    server: string,
+    operation: () => Promise<T>,
+  ): Promise<T> {
+    const config = this.deps.servers.get(server);
+    if (!config) return operation();
+    return this.deps.auth.run(execution.scope, config, operation);
   }
 
   private async execute(
@@ -192,20 +208,22 @@ export class ToolExecutor {
           failure: "unknown_tool",
         };
       }
-      const result = await callWithRecovery(
-        sessions,
-        server,
-        (connection) => connection.callTool(tool, args, this.deps.timeouts.callMs),
-        {
-          ...this.deps.recovery,
-          onRetry: (info) => {
-            log.warn(
-              { server, tool, action: info.action, err: describe(info.error) },
-              "retrying MCP call",
-            );
-            this.deps.recovery?.onRetry?.(info);
+      const result = await this.withAuth(execution, server, () =>
+        callWithRecovery(
+          sessions,
+          server,
+          (connection) => connection.callTool(tool, args, this.deps.timeouts.callMs),
+          {
+            ...this.deps.recovery,
+            onRetry: (info) => {
+              log.warn(
+                { server, tool, action: info.action, err: describe(info.error) },
+                "retrying MCP call",
+              );
+              this.deps.recovery?.onRetry?.(info);
+            },
           },
-        },
+        ),
       );
       const masked = maskToolContent(this.deps.masking, config, extractTextContent(result), tool);
       const isError = result.isError === true;

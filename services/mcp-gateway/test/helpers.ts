@@ -8,6 +8,7 @@ import type { McpServerConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
 import { createLogger } from "@tarsy/runtime";
 import { connectRawNats, natsUrl, type RawNatsConnection } from "@tarsy/testkit";
+import type { UserTokenLookup } from "../src/auth/credentials.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import { DEFAULT_TIMEOUTS, type McpTimeouts } from "../src/timeouts.ts";
 
@@ -175,6 +176,7 @@ export interface StartTestGatewayOptions {
   testBus?: TestBus;
   replicaId?: string;
   inheritedEnv?: Record<string, string | undefined>;
+  userTokens?: UserTokenLookup;
 }
 
 /** A real gateway replica on a NATS connection of its own (own subject prefix per test bus). */
@@ -185,7 +187,12 @@ export async function startTestGateway(
   const testBus = options.testBus ?? (await createTestBus());
   const bus = options.testBus ? await testBus.connectAnother() : testBus.bus;
   const gateway = await startGateway(
-    { bus, masking: createMaskingService(), logger: testLogger() },
+    {
+      bus,
+      masking: createMaskingService(),
+      logger: testLogger(),
+      ...(options.userTokens ? { userTokens: options.userTokens } : {}),
+    },
     {
       servers: new Map(servers.map((s) => [s.id, s])),
       // Spawning tsx servers on a loaded CI machine can take many seconds: a roomier init deadline.

@@ -14,6 +14,8 @@ export const EnvSchema = z.object({
   ORCHESTRATOR_CONCURRENCY: z.coerce.number().int().positive().default(8),
   ORCHESTRATOR_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   ORCHESTRATOR_OUTBOX_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
+  /** How often users' tokens past their expiry are wiped (per-user MCP credentials). */
+  ORCHESTRATOR_TOKEN_JANITOR_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -47,6 +47,7 @@ await runService(
         sweepIntervalMs: env.ORCHESTRATOR_SWEEP_INTERVAL_MS,
         staleAfterMs: config.queue.orphan_threshold_ms,
         outboxIntervalMs: env.ORCHESTRATOR_OUTBOX_INTERVAL_MS,
+        tokenJanitorIntervalMs: env.ORCHESTRATOR_TOKEN_JANITOR_INTERVAL_MS,
       },
     );
     return {

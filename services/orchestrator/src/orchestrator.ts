@@ -13,6 +13,7 @@ import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
 import { type SagaMetricSet, sagaMetrics } from "./saga/metrics.ts";
 import { dropOrphans } from "./saga/orphans.ts";
+import { startTokenJanitor, type TokenJanitor } from "./token-janitor.ts";
 
 export interface OrchestratorOptions {
   podId: string;
@@ -23,12 +24,15 @@ export interface OrchestratorOptions {
   /** A running session untouched for this long is stepped again by the sweep. */
   staleAfterMs: number;
   outboxIntervalMs: number;
+  /** How often expired user tokens are wiped (default 60 s). */
+  tokenJanitorIntervalMs?: number;
   consume?: ConsumeOptions<"orchestrator">;
 }
 
 export interface Orchestrator {
   /** One sweep now (admission + recovery); also runs on its interval. */
   sweep(): Promise<void>;
+  readonly tokenJanitor: TokenJanitor;
   stop(): Promise<void>;
 }
 
@@ -83,6 +87,10 @@ export async function startOrchestrator(
   };
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs);
   timer.unref();
+  const tokenJanitor = startTokenJanitor(db, {
+    intervalMs: options.tokenJanitorIntervalMs ?? 60_000,
+    logger: logger.child({ component: "token-janitor" }),
+  });
 
   const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {
     concurrency: options.concurrency,
@@ -98,8 +106,10 @@ export async function startOrchestrator(
 
   return {
     sweep,
+    tokenJanitor,
     async stop() {
       clearInterval(timer);
+      await tokenJanitor.stop();
       await consumer.stop();
       await sweeping;
       await relay.stop();

@@ -12,6 +12,7 @@ import { HttpError } from "../errors.ts";
 import { enforcePendingLimit } from "../pending-limit.ts";
 import { authorOf, readJson } from "../request.ts";
 import { deliverSession, maskAlertData } from "../submit.ts";
+import { sealedUserTokenOf } from "../user-token.ts";
 
 /** Room for the envelope around `data` (runbook, mcp selection, JSON framing). */
 const ENVELOPE_BYTES = 64 * 1024;
@@ -54,6 +55,7 @@ export function alertRoutes(deps: IngestResources, received: AlertsReceived): Ho
       author: authorOf(c),
       runbookUrl: body.runbook ?? null,
       mcpSelection: selection ?? null,
+      userToken: sealedUserTokenOf(deps, c),
     });
     await deliverSession(deps, created);
     received.inc({ source: "api", status: "accepted" });

@@ -12,6 +12,7 @@ import { deliverNow } from "../delivery.ts";
 import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { authorOf, pathId, readJson } from "../request.ts";
+import { sealedUserTokenOf } from "../user-token.ts";
 
 const CHAT_BODY_LIMIT = 256 * 1024;
 
@@ -38,6 +39,7 @@ export function chatRoutes(deps: IngestResources): Hono {
         sessionId,
         author: authorOf(c),
         content: body.content,
+        userToken: sealedUserTokenOf(deps, c),
       });
     } catch (err) {
       if (err instanceof SessionNotFoundError) throw notFound("session", sessionId);

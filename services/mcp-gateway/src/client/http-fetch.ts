@@ -1,5 +1,6 @@
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, fetch as undiciFetch } from "undici";
+import { currentCallCredential } from "../auth/call-credentials.ts";
 
 export interface HttpClientOptions {
   bearerToken?: string | undefined;
@@ -34,6 +35,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     for (const [name, value] of Object.entries(headers)) {
       if (!merged.has(name)) merged.set(name, value);
     }
+    // A per-user call's credential replaces the shared one for this request only.
+    const credential = currentCallCredential();
+    if (credential) merged.set("Authorization", `Bearer ${credential.bearer}`);
     const response = await undiciFetch(url, {
       ...(init as Record<string, unknown>),
       headers: merged,
