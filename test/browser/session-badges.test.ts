@@ -39,7 +39,9 @@ describe("the session page's badges", () => {
   const entry = (eventId: string) => rig.page.locator(`[data-event-id="${eventId}"]`);
 
   it("marks the answer an agent was forced to give when it ran out of iterations", async () => {
-    const forced = timeline.events.filter((e) => e.metadata?.forced_conclusion === true);
+    const forced = timeline.events.filter(
+      (e) => (e.metadata as { forced_conclusion?: unknown } | null)?.forced_conclusion === true,
+    );
     expect(forced).toHaveLength(1);
     const id = forced[0]?.id ?? "";
     await rig.page.goto(rig.url(`/sessions/${sessionId}#event-${id}`));

@@ -154,40 +154,58 @@ export function parsePolicy(
   const rules: PolicyRule[] = [];
   const problems: PolicyProblem[] = [];
   const known = new Set(projects);
-  text.split(/\r?\n/).forEach((raw, i) => {
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
     const line = i + 1;
     const body = raw.replace(/(^|\s)#.*$/, "").trim();
-    if (!body) return;
+    if (!body) continue;
     const fields = body.split(",").map((f) => f.trim());
-    const bad = (message: string) => problems.push({ line, message: `${message}: "${body}"` });
-    if (fields.some((f) => f === "")) return bad("empty field");
+    const bad = (message: string): void =>
+      void problems.push({ line, message: `${message}: "${body}"` });
+    if (fields.some((f) => f === "")) {
+      bad("empty field");
+      continue;
+    }
     const [kind, ...rest] = fields;
     if (kind === "g") {
-      if (rest.length !== 2) return bad("a g line is `g, <group or user>, <role>`");
+      if (rest.length !== 2) {
+        bad("a g line is `g, <group or user>, <role>`");
+        continue;
+      }
       rules.push({ kind: "g", line, member: rest[0] ?? "", role: rest[1] ?? "" });
-      return;
+      continue;
     }
-    if (kind !== "p") return bad("a policy line starts with p or g");
+    if (kind !== "p") {
+      bad("a policy line starts with p or g");
+      continue;
+    }
     if (rest.length !== 4 && rest.length !== 5) {
-      return bad("a p line is `p, <subject>, sessions, <action>, <project>/*[, allow|deny]`");
+      bad("a p line is `p, <subject>, sessions, <action>, <project>/*[, allow|deny]`");
+      continue;
     }
     const [subject = "", resource = "", action = "", object = "", effect = "allow"] = rest;
-    if (resource !== AUTHZ_RESOURCE) return bad(`unknown resource "${resource}" (only sessions)`);
+    if (resource !== AUTHZ_RESOURCE) {
+      bad(`unknown resource "${resource}" (only sessions)`);
+      continue;
+    }
     if (action !== "*" && !(AUTHZ_ACTIONS as readonly string[]).includes(action)) {
-      return bad(`unknown action "${action}" (one of ${AUTHZ_ACTIONS.join(", ")} or *)`);
+      bad(`unknown action "${action}" (one of ${AUTHZ_ACTIONS.join(", ")} or *)`);
+      continue;
     }
     if (effect !== "allow" && effect !== "deny") {
-      return bad(`unknown effect "${effect}" (allow or deny)`);
+      bad(`unknown effect "${effect}" (allow or deny)`);
+      continue;
     }
     const [project = "", scope, ...more] = object.split("/");
     if (scope !== "*" || more.length > 0) {
-      return bad(`the object is "<project>/*" or "*/*", not "${object}"`);
+      bad(`the object is "<project>/*" or "*/*", not "${object}"`);
+      continue;
     }
     if (project !== "*" && !known.has(project)) {
-      return bad(`unknown project "${project}" (not in authorization.projects)`);
+      bad(`unknown project "${project}" (not in authorization.projects)`);
+      continue;
     }
     rules.push({ kind: "p", line, subject, resource, action, object, effect });
-  });
+  }
   return { rules, problems };
 }
 
