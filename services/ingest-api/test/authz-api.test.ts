@@ -127,7 +127,7 @@ describe("API tokens", () => {
     const after = await request<ErrorBody>(`${h.url}/api/v1/sessions`, { headers: bearer(token) });
     expect(after.status).toBe(401);
     expect(after.body.error.code).toBe("token_revoked");
-  });
+  }, 120_000);
 
   it("refuses expired and malformed tokens, unknown roles and projects, and non-admins", async () => {
     const { token, hash } = newApiToken();
