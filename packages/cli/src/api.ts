@@ -4,7 +4,7 @@ import type { CliEnv } from "./env.ts";
 import { ApiRequestError, BadResponseError, UnreachableError } from "./errors.ts";
 
 export interface ApiCall<T extends z.ZodType> {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   body?: unknown;
   schema: T;
@@ -19,6 +19,7 @@ export async function callApi<T extends z.ZodType>(
   const headers: Record<string, string> = { accept: "application/json" };
   if (call.body !== undefined) headers["content-type"] = "application/json";
   if (env.user) headers["x-forwarded-user"] = env.user;
+  if (env.token) headers.authorization = `Bearer ${env.token}`;
   let response: Response;
   try {
     response = await fetch(url, {

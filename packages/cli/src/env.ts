@@ -14,6 +14,8 @@ export const CliEnvSchema = z.object({
     .default(DEFAULT_WS_URL),
   /** Optional author header sent with API requests (as oauth2-proxy would). */
   TARSY_USER: z.string().min(1).optional(),
+  /** An API token (`tarsy token create`), sent as `Authorization: Bearer` on every request. */
+  TARSY_TOKEN: z.string().min(1).optional(),
   ...NatsEnvShape,
 });
 
@@ -24,6 +26,8 @@ export interface CliEnv {
   /** WebSocket URL of stream-relay. */
   wsUrl: string;
   user?: string;
+  /** API token sent as `Authorization: Bearer` (HTTP and the WebSocket). */
+  token?: string;
   /** NATS settings for `events` and `dlq` commands (see `busOptionsFromEnv`). */
   nats: NatsEnv;
   /** The whole environment, passed to `loadConfig` for `{{.VAR}}` / `${VAR}`. */
@@ -37,6 +41,7 @@ export function loadCliEnv(source: Record<string, string | undefined> = process.
   return {
     ...(parsed.TARSY_CONFIG_DIR !== undefined && { configDir: parsed.TARSY_CONFIG_DIR }),
     ...(parsed.TARSY_USER !== undefined && { user: parsed.TARSY_USER }),
+    ...(parsed.TARSY_TOKEN !== undefined && { token: parsed.TARSY_TOKEN }),
     apiUrl: parsed.TARSY_API_URL.replace(/\/+$/, ""),
     wsUrl: parsed.TARSY_WS_URL,
     nats,

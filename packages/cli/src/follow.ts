@@ -17,6 +17,8 @@ export interface FollowOptions {
   channel: Channel;
   io: CliIo;
   user?: string;
+  /** API token sent as `Authorization: Bearer` on the WebSocket's upgrade request. */
+  token?: string;
   /** Called once, after the first subscription is confirmed (earlier events replayed). */
   onConfirmed?(): Promise<FollowDecision> | FollowDecision;
   onEvent(frame: WsEventFrame): FollowDecision;
@@ -82,6 +84,7 @@ function session(
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (options.user) headers["x-forwarded-user"] = options.user;
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
     const socket = new WebSocket(options.wsUrl, { headers, handshakeTimeout: 10_000 });
     let opened = false;
     let settled = false;

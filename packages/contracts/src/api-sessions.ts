@@ -44,6 +44,8 @@ export const SessionListQuerySchema = z
     status: csv(SessionStatusSchema).optional(),
     alert_type: z.string().min(1).optional(),
     chain_id: z.string().min(1).optional(),
+    /** Only this project's sessions (within those the caller may see). */
+    project: z.string().min(1).optional(),
     /** Case-insensitive text over alert data, final analysis and executive summary (≥ 3 chars). */
     search: z.string().trim().min(3).max(500).optional(),
     /** Created at or after. */
@@ -69,6 +71,8 @@ export const SessionSummarySchema = z.object({
   id: IdSchema,
   alert_type: z.string(),
   chain_id: z.string(),
+  /** The project the session belongs to. */
+  project: z.string(),
   status: SessionStatusSchema,
   author: z.string().nullable(),
   runbook_url: z.string().nullable(),

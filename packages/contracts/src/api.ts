@@ -48,6 +48,8 @@ export const AlertSubmitRequestSchema = z
     mcp: McpSelectionSchema.optional(),
     /** Alias of `mcp` (TARSy's field name). */
     mcp_selection: McpSelectionSchema.optional(),
+    /** The project the session belongs to (default: `authorization.default_project`). */
+    project: z.string().trim().min(1).max(63).optional(),
   })
   .refine((body) => !(body.mcp && body.mcp_selection), {
     message: "give either mcp or mcp_selection, not both",
@@ -102,6 +104,10 @@ export const AlertmanagerSkipReasonSchema = z.enum([
    * was stored for it and the notification is answered 503 so Alertmanager retries it.
    */
   "pending_limit",
+  /** Its project label names a project that is not configured; nothing was stored for it. */
+  "unknown_project",
+  /** The receiver may not create sessions in the project its label names; nothing stored. */
+  "forbidden_project",
 ]);
 export type AlertmanagerSkipReason = z.infer<typeof AlertmanagerSkipReasonSchema>;
 
@@ -114,6 +120,7 @@ export const AlertmanagerIntakeResponseSchema = z.object({
       alert_type: z.string(),
       /** Fingerprints the session investigates (one, or the whole group). */
       fingerprints: z.array(z.string()),
+      project: z.string().optional(),
     }),
   ),
   alerts_skipped: z.array(
@@ -123,6 +130,8 @@ export const AlertmanagerIntakeResponseSchema = z.object({
       reason: AlertmanagerSkipReasonSchema,
       /** The session that already covers the alert, when there is one. */
       session_id: IdSchema.nullable(),
+      /** The project the alert's label named, for the project reasons. */
+      project: z.string().optional(),
     }),
   ),
   /** Alerts Alertmanager left out of this notification (its max_alerts). */
@@ -203,6 +212,8 @@ export const FilterOptionsResponseSchema = z.object({
   statuses: z.array(SessionStatusSchema),
   alert_types: z.array(z.string()),
   chain_ids: z.array(z.string()),
+  /** The projects the caller may see (every project while authorization is off). */
+  projects: z.array(z.string()),
 });
 export type FilterOptionsResponse = z.infer<typeof FilterOptionsResponseSchema>;
 

@@ -30,6 +30,27 @@ export {
   SystemWarningsResponseSchema,
 } from "./api.ts";
 export {
+  type ApiTokenCreated,
+  ApiTokenCreatedSchema,
+  type ApiTokenCreateRequest,
+  ApiTokenCreateRequestSchema,
+  type ApiTokenInfo,
+  ApiTokenInfoSchema,
+  type ApiTokenListResponse,
+  ApiTokenListResponseSchema,
+  type AuditEntryResponse,
+  AuditEntrySchema,
+  type AuditListResponse,
+  AuditListResponseSchema,
+  type AuditQuery,
+  AuditQuerySchema,
+  type AuthMeResponse,
+  AuthMeResponseSchema,
+  type AuthzActionName,
+  AuthzActionSchema,
+  TokenTtlSchema,
+} from "./api-access.ts";
+export {
   type ActiveSessionsResponse,
   ActiveSessionsResponseSchema,
   type CancelResponse,

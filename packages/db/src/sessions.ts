@@ -39,6 +39,8 @@ export interface CreateSessionInput {
   readonly alertLabels?: Prisma.InputJsonValue | null;
   /** The submitting user's bearer token, already sealed, kept until the session ends. */
   readonly userToken?: StoredUserToken | null;
+  /** The project the session belongs to (default `default`). */
+  readonly project?: string;
 }
 
 export interface CreatedSession {
@@ -61,6 +63,7 @@ export function createSession(
         alertData: input.alertData,
         alertType: input.alertType,
         chainId: input.chainId,
+        ...(input.project === undefined ? {} : { project: input.project }),
         agentType: input.agentType ?? null,
         author: input.author ?? null,
         runbookUrl: input.runbookUrl ?? null,
@@ -95,6 +98,8 @@ export interface SessionListFilter {
   readonly status?: readonly SessionStatus[];
   readonly alertType?: string;
   readonly chainId?: string;
+  /** Only sessions of these projects (the caller's visible ones); none: every project. */
+  readonly projects?: readonly string[];
   /** Case-insensitive substring of alert data, final analysis or executive summary. */
   readonly search?: string;
   readonly createdFrom?: Date;
@@ -116,6 +121,10 @@ export interface SessionPage {
   readonly pageSize: number;
 }
 
+/** A `projects` filter as a where clause (none: every project). */
+const projectWhere = (projects: readonly string[] | undefined): Prisma.AlertSessionWhereInput =>
+  projects === undefined ? {} : { project: { in: [...projects] } };
+
 /** Sorted by `sortBy` (default newest first); soft-deleted sessions never appear. */
 export async function listSessions(
   client: DbClient,
@@ -129,6 +138,7 @@ export async function listSessions(
     ...(filter.status === undefined ? {} : { status: { in: [...filter.status] } }),
     ...(filter.alertType === undefined ? {} : { alertType: filter.alertType }),
     ...(filter.chainId === undefined ? {} : { chainId: filter.chainId }),
+    ...projectWhere(filter.projects),
     ...(filter.createdFrom === undefined && filter.createdTo === undefined
       ? {}
       : { createdAt: { gte: filter.createdFrom, lte: filter.createdTo } }),
@@ -164,14 +174,19 @@ export async function listSessions(
 /** The dashboard's "active" view: running sessions by start time, then the queue in admission order. */
 export async function listActiveSessions(
   client: DbClient,
+  projects?: readonly string[],
 ): Promise<{ active: AlertSession[]; queued: AlertSession[] }> {
   const [active, queued] = await Promise.all([
     client.alertSession.findMany({
-      where: { deletedAt: null, status: { in: [...RUNNING_SESSION_STATUSES] } },
+      where: {
+        deletedAt: null,
+        status: { in: [...RUNNING_SESSION_STATUSES] },
+        ...projectWhere(projects),
+      },
       orderBy: [{ startedAt: "asc" }, { createdAt: "asc" }],
     }),
     client.alertSession.findMany({
-      where: { deletedAt: null, status: "pending" },
+      where: { deletedAt: null, status: "pending", ...projectWhere(projects) },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     }),
   ]);
@@ -215,16 +230,18 @@ export async function getSessionDetail(
 /** The distinct alert types and chains of the stored sessions, sorted (list filters). */
 export async function listSessionFilterOptions(
   client: DbClient,
+  projects?: readonly string[],
 ): Promise<{ alertTypes: string[]; chainIds: string[] }> {
+  const where = { deletedAt: null, ...projectWhere(projects) };
   const [types, chains] = await Promise.all([
     client.alertSession.findMany({
-      where: { deletedAt: null },
+      where,
       distinct: ["alertType"],
       select: { alertType: true },
       orderBy: { alertType: "asc" },
     }),
     client.alertSession.findMany({
-      where: { deletedAt: null },
+      where,
       distinct: ["chainId"],
       select: { chainId: true },
       orderBy: { chainId: "asc" },

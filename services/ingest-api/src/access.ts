@@ -8,7 +8,7 @@ import {
 } from "@tarsy/authz";
 import type { AuthorizationConfig } from "@tarsy/config";
 import { type DbClient, findApiTokenByHash, touchApiToken } from "@tarsy/db";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { HttpError } from "./errors.ts";
 
 /** Who a request is and what they may do: built once at start from `authorization`. */
@@ -41,29 +41,28 @@ const IDENTITY = "identity";
 
 /**
  * Resolves the caller once per request and keeps it on the context; a request whose identity
- * cannot be trusted is a 401 with the error shape before any route runs.
+ * cannot be trusted is a 401 with the error shape (`guard` runs it before any API route).
  */
-export function identify(
+export async function resolveCaller(
   access: AccessControl,
-  remoteAddressOf: (c: Context) => string | undefined,
-): MiddlewareHandler {
-  return async (c, next) => {
-    try {
-      const identity = await access.resolveIdentity({
-        remoteAddress: remoteAddressOf(c),
-        header: (name) => c.req.header(name),
-      });
-      c.set(IDENTITY as never, identity as never);
-    } catch (err) {
-      if (!(err instanceof AuthError)) throw err;
-      const code = err.code === "unauthenticated" ? "unauthorized" : err.code;
-      throw new HttpError(401, code, err.message);
-    }
-    await next();
-  };
+  c: Context,
+  remoteAddress: string | undefined,
+): Promise<Identity> {
+  try {
+    const identity = await access.resolveIdentity({
+      remoteAddress,
+      header: (name) => c.req.header(name),
+    });
+    c.set(IDENTITY as never, identity as never);
+    return identity;
+  } catch (err) {
+    if (!(err instanceof AuthError)) throw err;
+    const code = err.code === "unauthenticated" ? "unauthorized" : err.code;
+    throw new HttpError(401, code, err.message);
+  }
 }
 
-/** The caller, as `identify` resolved it (the one local user where it did not run). */
+/** The caller, as `resolveCaller` resolved it (the one local user where it did not run). */
 export function identityOf(c: Context): Identity {
   return (
     (c.get(IDENTITY as never) as Identity | undefined) ?? {

@@ -31,6 +31,17 @@ import { deliverSession, maskAlertData } from "./submit.ts";
 type Created = AlertmanagerIntakeResponse["sessions_created"][number];
 type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
 
+/** Where an alert goes: its project, or why it may not go there. */
+export type Placement =
+  | { project: string; refused?: undefined }
+  | { project: string; refused: "unknown_project" | "forbidden_project" };
+
+/** Who sends the notification and where each alert's session belongs. */
+export interface Submitter {
+  author: string;
+  place(labels: Record<string, string>): Placement;
+}
+
 /**
  * Ingests one notification. `signal` aborts when the client has gone: per-alert intake then
  * stops between alerts (each alert's session is complete on its own; Alertmanager retries
@@ -39,14 +50,14 @@ type Skipped = AlertmanagerIntakeResponse["alerts_skipped"][number];
 export async function ingestNotification(
   deps: IngestResources,
   hook: AlertmanagerWebhook,
-  author: string,
+  submitter: Submitter,
   signal?: AbortSignal,
 ): Promise<AlertmanagerIntakeResponse> {
   const { mode } = deps.settings.alertmanager;
   const created: Created[] = [];
   const skipped: Skipped[] = [];
-  if (mode === "per_group") await ingestGroup(deps, hook, author, created, skipped);
-  else await ingestAlerts(deps, hook, author, created, skipped, signal);
+  if (mode === "per_group") await ingestGroup(deps, hook, submitter, created, skipped);
+  else await ingestAlerts(deps, hook, submitter, created, skipped, signal);
   return {
     mode,
     group_key: hook.groupKey,
@@ -59,7 +70,7 @@ export async function ingestNotification(
 async function ingestAlerts(
   deps: IngestResources,
   hook: AlertmanagerWebhook,
-  author: string,
+  submitter: Submitter,
   created: Created[],
   skipped: Skipped[],
   signal?: AbortSignal,
@@ -93,6 +104,11 @@ async function ingestAlerts(
       });
       continue;
     }
+    const placement = submitter.place(alert.labels);
+    if (placement.refused) {
+      refuse(deps, hook, [fp], placement, skipped);
+      continue;
+    }
     const alertType = alertTypeOf(deps, alert.labels);
     const outcome = await createUnlessDuplicate(
       deps,
@@ -104,7 +120,8 @@ async function ingestAlerts(
           alertData: maskAlertData(deps, renderAlertData(hook, [alert])).data,
           alertType,
           chainId: chainIdOf(deps, alertType),
-          author,
+          author: submitter.author,
+          project: placement.project,
           runbookUrl: runbookOf(deps, alert),
           alertFingerprint: fp,
           alertGroupKey: hook.groupKey || null,
@@ -131,14 +148,19 @@ async function ingestAlerts(
       continue;
     }
     seen.set(fp, outcome.session.id);
-    created.push({ session_id: outcome.session.id, alert_type: alertType, fingerprints: [fp] });
+    created.push({
+      session_id: outcome.session.id,
+      alert_type: alertType,
+      fingerprints: [fp],
+      project: placement.project,
+    });
   }
 }
 
 async function ingestGroup(
   deps: IngestResources,
   hook: AlertmanagerWebhook,
-  author: string,
+  submitter: Submitter,
   created: Created[],
   skipped: Skipped[],
 ): Promise<void> {
@@ -159,12 +181,14 @@ async function ingestGroup(
   }
   if (firing.length === 0) return;
   const first = firing[0] as AlertmanagerAlert;
-  const alertType = alertTypeOf(deps, {
-    ...first.labels,
-    ...hook.commonLabels,
-    ...hook.groupLabels,
-  });
+  const labels = { ...first.labels, ...hook.commonLabels, ...hook.groupLabels };
+  const alertType = alertTypeOf(deps, labels);
   const fingerprints = firing.map((a) => a.fingerprint);
+  const placement = submitter.place(labels);
+  if (placement.refused) {
+    refuse(deps, hook, fingerprints, placement, skipped);
+    return;
+  }
   const outcome = await createUnlessDuplicate(
     deps,
     `am:group:${groupKey}`,
@@ -175,7 +199,8 @@ async function ingestGroup(
         alertData: maskAlertData(deps, renderAlertData(hook, firing)).data,
         alertType,
         chainId: chainIdOf(deps, alertType),
-        author,
+        author: submitter.author,
+        project: placement.project,
         runbookUrl: firing.map((a) => runbookOf(deps, a)).find((url) => url !== null) ?? null,
         alertFingerprint: firing.length === 1 ? first.fingerprint : null,
         alertGroupKey: groupKey,
@@ -204,7 +229,40 @@ async function ingestGroup(
     }
     return;
   }
-  created.push({ session_id: outcome.session.id, alert_type: alertType, fingerprints });
+  created.push({
+    session_id: outcome.session.id,
+    alert_type: alertType,
+    fingerprints,
+    project: placement.project,
+  });
+}
+
+/** Alerts whose project is unknown or not the receiver's to create in: reported and logged. */
+function refuse(
+  deps: IngestResources,
+  hook: AlertmanagerWebhook,
+  fingerprints: string[],
+  placement: Placement & { refused: string },
+  skipped: Skipped[],
+): void {
+  deps.logger.warn(
+    {
+      group_key: hook.groupKey,
+      fingerprints,
+      project: placement.project,
+      reason: placement.refused,
+    },
+    "alert not stored: its project is unknown or not the receiver's",
+  );
+  for (const fp of fingerprints) {
+    skipped.push({
+      fingerprint: fp,
+      status: "firing",
+      reason: placement.refused,
+      session_id: null,
+      project: placement.project,
+    });
+  }
 }
 
 /**

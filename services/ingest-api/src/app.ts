@@ -3,11 +3,13 @@ import { createMetrics, createOpsRoutes } from "@tarsy/metrics";
 import { natsReadiness } from "@tarsy/metrics/bus";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { identify, socketAddress } from "./access.ts";
+import { socketAddress } from "./access.ts";
+import { guard } from "./authz/guard.ts";
 import type { IngestResources } from "./deps.ts";
 import { HttpError } from "./errors.ts";
 import { checkHealth } from "./health.ts";
 import { buildOpenApi } from "./openapi.ts";
+import { accessRoutes } from "./routes/access.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
@@ -60,12 +62,9 @@ export function createApp(deps: IngestResources): Hono {
     return c.json(health, health.status === "healthy" ? 200 : 503);
   });
 
-  // Who is calling, for every API route but the Alertmanager receiver (which has credentials
-  // of its own); a caller that cannot be trusted gets a 401 here.
-  const identifyCaller = identify(deps.access, deps.remoteAddressOf ?? socketAddress);
-  app.use("/api/*", async (c, next) =>
-    c.req.path.startsWith(ALERTMANAGER_PATH) ? next() : identifyCaller(c, next),
-  );
+  // Who is calling and whether they may (`authz/rules.ts`), for every API route but the
+  // Alertmanager receiver (which has credentials of its own); denials are audited.
+  app.use("/api/*", guard(deps, deps.remoteAddressOf ?? socketAddress));
   app.route(ALERTMANAGER_PATH, alertmanagerRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/alerts", alertRoutes(deps, metrics.alertsReceived));
   app.route("/api/v1/sessions", sessionRoutes(deps));
@@ -73,6 +72,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
+  app.route("/api/v1", accessRoutes(deps));
 
   // The dashboard's runtime settings, then its build: files as they are, index.html for
   // client-side routes.

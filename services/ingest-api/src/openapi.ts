@@ -24,6 +24,7 @@ import {
   TraceListResponseSchema,
 } from "@tarsy/contracts";
 import { z } from "zod";
+import { accessPaths } from "./openapi-access.ts";
 
 /** The OpenAPI 3.1 document of the API, generated from the contracts' zod schemas. */
 
@@ -236,9 +237,11 @@ export function buildOpenApi(version: string): Json {
       "/api/v1/openapi.json": {
         get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
       },
+      ...accessPaths(),
     },
     components: {
       securitySchemes: {
+        /** A TARSy API token (`tarsy_…`), or the webhook's own bearer for the receiver. */
         bearer: { type: "http", scheme: "bearer" },
         basic: { type: "http", scheme: "basic" },
       },

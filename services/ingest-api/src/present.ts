@@ -25,6 +25,7 @@ export function presentSummary(s: AlertSession): SessionSummary {
     id: s.id,
     alert_type: s.alertType,
     chain_id: s.chainId,
+    project: s.project,
     status: s.status,
     author: s.author,
     runbook_url: s.runbookUrl,

@@ -11,9 +11,16 @@ import {
 
 export async function seedSession(
   db: DbClient,
-  input: { alertType?: string; chainId?: string; data?: string; author?: string } = {},
+  input: {
+    alertType?: string;
+    chainId?: string;
+    data?: string;
+    author?: string;
+    project?: string;
+  } = {},
 ) {
   const { session } = await createSession(db, {
+    ...(input.project ? { project: input.project } : {}),
     alertData: input.data ?? "seeded alert",
     alertType: input.alertType ?? "kubernetes",
     chainId: input.chainId ?? "kubernetes-agent-chain",

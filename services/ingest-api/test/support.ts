@@ -9,8 +9,9 @@ import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks";
 import { createLogger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/testkit";
+import type { Context } from "hono";
 import type { ZodType } from "zod";
-import { createAccessControl } from "../src/access.ts";
+import { createAccessControl, socketAddress } from "../src/access.ts";
 import { createApp } from "../src/app.ts";
 import {
   type AlertmanagerSettings,
@@ -63,7 +64,15 @@ export interface HarnessOptions {
   maxHeaderBytes?: number;
   /** Keeps users' tokens (TARSY_TOKEN_KEY). */
   tokenSeal?: IngestResources["tokenSeal"];
+  /**
+   * Take the peer address from this request header when present (identity headers "from" an
+   * untrusted address without leaving loopback); default: the socket's address.
+   */
+  peerHeader?: string;
 }
+
+/** A config dir with `authorization` on (projects team-a, team-b, team-c). */
+export const AUTHZ_CONFIG_DIR = fileURLToPath(new URL("./fixtures/authz", import.meta.url));
 
 export const testLogger = () =>
   createLogger({ service: "ingest-api-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -95,6 +104,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     access: await createAccessControl(config.authorization, testDb.db.prisma),
     ...(options.tokenSeal ? { tokenSeal: options.tokenSeal } : {}),
+    ...(options.peerHeader ? { remoteAddressOf: peerFrom(options.peerHeader) } : {}),
   };
   const received: Received = { sessionSubmitted: [], chatSubmitted: [], cancelRequested: [] };
   const consumer = await nats.bus.consume("orchestrator", {
@@ -128,6 +138,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
   };
 }
+
+const peerFrom =
+  (header: string) =>
+  (c: Context): string | undefined =>
+    c.req.header(header) ?? socketAddress(c);
 
 export interface JsonResponse<T = Record<string, unknown>> {
   status: number;

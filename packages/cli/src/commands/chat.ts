@@ -145,6 +145,7 @@ export const chatCommand: Command = {
       channel,
       io,
       ...(env.user && { user: env.user }),
+      ...(env.token && { token: env.token }),
       // Earlier events are replayed first; the question is asked once they are through.
       async onConfirmed() {
         const answer = await callApi(env, {

@@ -6,6 +6,7 @@ import { dlqDiscardCommand, dlqListCommand, dlqRedriveCommand } from "./dlq.ts";
 import { eventsReplayCommand } from "./events-replay.ts";
 import { sessionShowCommand } from "./session-show.ts";
 import { sessionWatchCommand } from "./session-watch.ts";
+import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./token.ts";
 
 /** Every `tarsy` command. Add new ones here; the longest matching path wins. */
 export const COMMANDS: readonly Command[] = [
@@ -18,4 +19,7 @@ export const COMMANDS: readonly Command[] = [
   dlqRedriveCommand,
   dlqDiscardCommand,
   configCheckCommand,
+  tokenCreateCommand,
+  tokenListCommand,
+  tokenRevokeCommand,
 ];

@@ -47,6 +47,7 @@ export const sessionWatchCommand: Command = {
       channel,
       io,
       ...(env.user && { user: env.user }),
+      ...(env.token && { token: env.token }),
       onEvent(frame) {
         printer.event(frame.payload);
         const event = frame.payload;

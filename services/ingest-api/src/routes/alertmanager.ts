@@ -3,6 +3,7 @@ import { AlertmanagerWebhookSchema } from "@tarsy/contracts";
 import { Hono, type MiddlewareHandler } from "hono";
 import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
 import { ingestNotification } from "../alertmanager-intake.ts";
+import { receiverOf } from "../authz/receiver.ts";
 import type { AlertmanagerAuth, IngestResources } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { refuseIfPendingLimited } from "../pending-limit.ts";
@@ -11,16 +12,29 @@ import { authorOf, readJson } from "../request.ts";
 /** Alertmanager's webhook receiver (`webhook_configs[].url: …/api/v1/alerts/alertmanager`). */
 export function alertmanagerRoutes(deps: IngestResources, received: AlertsReceived): Hono {
   const app = new Hono();
-  const auth = requireAuth(deps.settings.alertmanager.auth);
-  app.post("/", countFailedAlerts(received, "alertmanager"), auth, async (c) => {
+  const webhookAuth = requireAuth(deps.settings.alertmanager.auth);
+  const receiver = receiverOf(deps, webhookAuth);
+  app.post("/", countFailedAlerts(received, "alertmanager"), receiver.authenticate, async (c) => {
     // A group notification carries many alerts: allow several alerts' worth of body.
     const hook = await readJson(c, AlertmanagerWebhookSchema, {
       limit: deps.settings.maxAlertBytes * 10,
       maxDepth: deps.settings.maxJsonDepth,
       precheck: (value) => capAlerts(value, deps.settings.alertmanager.maxAlerts),
     });
-    const author = c.req.header("x-forwarded-user") ? authorOf(c) : "alertmanager";
-    const result = await ingestNotification(deps, hook, author, c.req.raw.signal);
+    const who = receiver.of(c);
+    const author =
+      who.identity.source === "token"
+        ? who.identity.user
+        : c.req.header("x-forwarded-user")
+          ? authorOf(c)
+          : "alertmanager";
+    const result = await ingestNotification(
+      deps,
+      hook,
+      { author, place: (labels) => receiver.place(who, labels) },
+      c.req.raw.signal,
+    );
+    receiver.audit(c, who, result);
     // Per alert: a group session investigates every fingerprint it names.
     const accepted = result.sessions_created.reduce((n, s) => n + s.fingerprints.length, 0);
     if (accepted > 0) received.inc({ source: "alertmanager", status: "accepted" }, accepted);
@@ -65,7 +79,7 @@ const same = (a: string, b: string): boolean => {
 };
 
 /** Bearer or basic auth as Alertmanager's `http_config` sends it; none when not configured. */
-function requireAuth(auth: AlertmanagerAuth): MiddlewareHandler {
+export function requireAuth(auth: AlertmanagerAuth): MiddlewareHandler {
   return async (c, next) => {
     if (auth.kind === "none") return next();
     const header = c.req.header("authorization") ?? "";

@@ -5,8 +5,11 @@ import {
   type McpSelection,
 } from "@tarsy/contracts";
 import { createSession } from "@tarsy/db";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import { identityOf } from "../access.ts";
 import { type AlertsReceived, countFailedAlerts } from "../alert-metrics.ts";
+import { noteAudit } from "../authz/audit.ts";
+import { requireAction, requireKnownProject } from "../authz/guard.ts";
 import type { IngestResources } from "../deps.ts";
 import { HttpError } from "../errors.ts";
 import { enforcePendingLimit } from "../pending-limit.ts";
@@ -39,6 +42,7 @@ export function alertRoutes(deps: IngestResources, received: AlertsReceived): Ho
         },
       );
     }
+    const project = projectOf(deps, c, body.project);
     // Fail-closed: a runbook TARSy will not fetch is refused before anything is stored.
     if (body.runbook) checkRunbookUrl(deps, body.runbook);
     const alertType = body.alert_type ?? deps.config.defaults.alert_type;
@@ -53,10 +57,12 @@ export function alertRoutes(deps: IngestResources, received: AlertsReceived): Ho
       alertType,
       chainId: chain.id,
       author: authorOf(c),
+      project,
       runbookUrl: body.runbook ?? null,
       mcpSelection: selection ?? null,
       userToken: sealedUserTokenOf(deps, c),
     });
+    noteAudit(c, { sessionId: created.session.id });
     await deliverSession(deps, created);
     received.inc({ source: "api", status: "accepted" });
     deps.logger.info(
@@ -68,6 +74,20 @@ export function alertRoutes(deps: IngestResources, received: AlertsReceived): Ho
   });
 
   return app;
+}
+
+/**
+ * The session's project: the one named, else an API token's own project, else
+ * `authorization.default_project`; unknown is a 400, one the caller may not create in a 403.
+ */
+function projectOf(deps: IngestResources, c: Context, named: string | undefined): string {
+  const identity = identityOf(c);
+  const project =
+    named ?? (identity.source === "token" && identity.token ? identity.token.project : undefined);
+  const chosen = project ?? deps.access.authorizer.defaultProject;
+  requireKnownProject(deps, chosen);
+  requireAction(deps, c, "create", chosen);
+  return chosen;
 }
 
 /** 400 `invalid runbook URL` when the URL is outside `system.runbooks.allowed_domains`. */

@@ -19,6 +19,7 @@ import {
   type SessionSortColumn,
 } from "@tarsy/db";
 import { Hono } from "hono";
+import { visibleProjects } from "../authz/guard.ts";
 import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
 import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
@@ -42,6 +43,7 @@ export function sessionRoutes(deps: IngestResources): Hono {
       status: q.status,
       alertType: q.alert_type,
       chainId: q.chain_id,
+      projects: visibleProjects(deps, c, q.project),
       search: q.search,
       createdFrom: q.from ? new Date(q.from) : undefined,
       createdTo: q.to ? new Date(q.to) : undefined,
@@ -63,16 +65,18 @@ export function sessionRoutes(deps: IngestResources): Hono {
   });
 
   app.get("/active", async (c) => {
-    const { active, queued } = await listActiveSessions(prisma);
+    const { active, queued } = await listActiveSessions(prisma, visibleProjects(deps, c));
     return c.json({ active: active.map(presentSummary), queued: queued.map(presentSummary) });
   });
 
   app.get("/filter-options", async (c) => {
-    const { alertTypes, chainIds } = await listSessionFilterOptions(prisma);
+    const projects = visibleProjects(deps, c);
+    const { alertTypes, chainIds } = await listSessionFilterOptions(prisma, projects);
     return c.json({
       statuses: SessionStatusSchema.options,
       alert_types: alertTypes,
       chain_ids: chainIds,
+      projects: projects ?? [...deps.access.authorizer.projects],
     });
   });
 

@@ -1,0 +1,172 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { newApiToken } from "@tarsy/authz";
+import { createApiToken } from "@tarsy/db";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../src/app.ts";
+import { type RouteRule, ruleFor } from "../src/authz/rules.ts";
+import { seedSession } from "./seed.ts";
+import {
+  AUTHZ_CONFIG_DIR,
+  type ErrorBody,
+  FIXTURE_WEBHOOK,
+  type Harness,
+  startHarness,
+} from "./support.ts";
+
+/**
+ * Every route of the app × every kind of caller, with the status the route table says. The
+ * routes come from the Hono app itself: a route without a rule fails the test.
+ */
+
+const PEER = "x-test-peer";
+type Caller = "nobody" | "viewer-a" | "operator-a" | "admin" | "token-a" | "untrusted";
+const CALLERS: Caller[] = ["nobody", "viewer-a", "operator-a", "admin", "token-a", "untrusted"];
+const proxy = (user: string, group: string) => ({
+  "x-forwarded-user": user,
+  "x-forwarded-groups": group,
+});
+
+let h: Harness;
+let sessionA: string;
+let headersOf: Record<Caller, Record<string, string>>;
+
+beforeAll(async () => {
+  const staticDir = mkdtempSync(join(tmpdir(), "tarsy-dashboard-"));
+  writeFileSync(join(staticDir, "index.html"), "<!doctype html><title>TARSy</title>");
+  h = await startHarness({
+    configDir: AUTHZ_CONFIG_DIR,
+    peerHeader: PEER,
+    settings: { staticDir },
+  });
+  sessionA = (
+    await seedSession(h.db.prisma, {
+      alertType: "KubePodCrashLooping",
+      chainId: "crashloop-chain",
+      project: "team-a",
+    })
+  ).id;
+  const { token, hash } = newApiToken();
+  await createApiToken(h.db.prisma, {
+    name: "ci-a",
+    tokenHash: hash,
+    project: "team-a",
+    role: "operator-a",
+    createdBy: "test",
+    expiresAt: null,
+  });
+  headersOf = {
+    nobody: {},
+    "viewer-a": proxy("vera", "viewers-a"),
+    "operator-a": proxy("olga", "operators-a"),
+    admin: proxy("adam", "admins"),
+    "token-a": { authorization: `Bearer ${token}` },
+    untrusted: { ...proxy("adam", "admins"), [PEER]: "203.0.113.9" },
+  };
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+type Expected = 401 | 403 | "allowed";
+
+/** The status the rule gives a caller (`allowed`: neither 401 nor 403, nor the session's 404). */
+function expected(rule: RouteRule, path: string, caller: Caller): Expected {
+  if (rule.kind === "receiver") return "allowed";
+  if (rule.kind === "public") return "allowed";
+  if (caller === "nobody" || caller === "untrusted") return 401;
+  const may: Record<Exclude<Caller, "nobody" | "untrusted">, string[]> = {
+    "viewer-a": ["get"],
+    "operator-a": ["get", "create", "update", "cancel"],
+    "token-a": ["get", "create", "update", "cancel"],
+    admin: ["*"],
+  };
+  const allows = (action: string) => may[caller].includes(action) || may[caller].includes("*");
+  switch (rule.kind) {
+    case "identified":
+    case "list":
+      return "allowed";
+    case "session":
+      return allows(rule.action) ? "allowed" : 403;
+    case "submit":
+      return allows("create") ? "allowed" : 403;
+    case "project_admin":
+    case "global_admin":
+      return allows("admin") ? "allowed" : 403;
+    default:
+      return rule satisfies never;
+  }
+}
+
+/** A concrete request for a route pattern. */
+function requestFor(method: string, path: string): { url: string; body?: unknown } {
+  const url = path
+    .replace(":id", path.startsWith("/api/v1/tokens") ? crypto.randomUUID() : sessionA)
+    .replace(":interactionId", crypto.randomUUID())
+    .replace(/^\/\*$/, "/index.html");
+  if (method !== "POST") return { url };
+  if (path === "/api/v1/alerts/alertmanager") {
+    return { url, body: JSON.parse(readFileSync(FIXTURE_WEBHOOK, "utf8")) };
+  }
+  if (path === "/api/v1/alerts")
+    return { url, body: { alert_type: "KubePodCrashLooping", data: "x" } };
+  if (path.endsWith("/chat/messages")) return { url, body: { content: "why?" } };
+  if (path === "/api/v1/tokens") {
+    return { url, body: { name: "m", project: "team-a", role: "viewer-a", ttl: "1d" } };
+  }
+  return { url };
+}
+
+/** One request; the body parsed when it is JSON (metrics and the dashboard are not). */
+async function call(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; body?: ErrorBody }> {
+  const res = await fetch(`${h.url}${url}`, {
+    method,
+    headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  const isJson = res.headers.get("content-type")?.includes("json");
+  return { status: res.status, ...(isJson && text ? { body: JSON.parse(text) } : {}) };
+}
+
+describe("authorization matrix", () => {
+  it("every route of the app has a rule in the table", () => {
+    const routes = createApp(h.deps).routes.filter((r) => r.method !== "ALL");
+    const missing = routes.filter((r) => ruleFor(r.method, r.path)?.entry.path !== r.path);
+    expect(missing.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(routes.length).toBeGreaterThan(20);
+  });
+
+  it("every route × caller answers as its rule says", async () => {
+    const routes = createApp(h.deps).routes.filter((r) => r.method !== "ALL");
+    const seen = new Set<string>();
+    const failures: string[] = [];
+    for (const route of routes) {
+      const key = `${route.method} ${route.path}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const rule = ruleFor(route.method, route.path)?.entry.rule;
+      if (!rule) throw new Error(`no rule for ${key}`);
+      for (const caller of CALLERS) {
+        const { url, body } = requestFor(route.method, route.path);
+        const res = await call(route.method, url, headersOf[caller], body);
+        const want = expected(rule, route.path, caller);
+        const got = res.status;
+        const sessionHidden =
+          got === 404 && res.body?.error?.message === `session ${sessionA} not found`;
+        const ok =
+          want === "allowed"
+            ? got !== 401 && got !== 403 && !sessionHidden && got > 0
+            : got === want;
+        if (!ok) failures.push(`${key} as ${caller}: ${got}, expected ${want}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});
