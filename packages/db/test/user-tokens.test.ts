@@ -1,3 +1,4 @@
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { describe, expect } from "vitest";
 import {
   createSession,
@@ -19,7 +20,7 @@ const inAnHour = () => new Date(Date.now() + 3_600_000);
 
 describe("users' tokens (sealed by the caller) while sessions and chat turns run", () => {
   test("stored with the session, found by its executions, wiped when it ends", async ({ db }) => {
-    for (const end of ["completed", "failed", "timed_out", "cancelled"] as const) {
+    for (const end of TERMINAL_SESSION_STATUSES) {
       const { session } = await createSession(db.prisma, {
         alertData: "a",
         alertType: "kubernetes",
