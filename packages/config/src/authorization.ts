@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { AuthzActionSchema } from "@tarsy/contracts";
 import { z } from "zod";
 import { DurationSchema } from "./schema.ts";
 
@@ -11,16 +12,8 @@ import { DurationSchema } from "./schema.ts";
  *   p, <role, group or user>, sessions, <action or *>, <project>/*, allow|deny
  */
 
-/** What a caller may do; `*` in a policy line stands for all of them. */
-export const AUTHZ_ACTIONS = [
-  "get",
-  "create",
-  "update",
-  "cancel",
-  "delete",
-  "approve",
-  "admin",
-] as const;
+/** What a caller may do (the wire's list, in contracts); `*` in a policy line is all of them. */
+export const AUTHZ_ACTIONS = AuthzActionSchema.options;
 export type AuthzAction = (typeof AUTHZ_ACTIONS)[number];
 /** The one resource the policy speaks of. */
 export const AUTHZ_RESOURCE = "sessions";
