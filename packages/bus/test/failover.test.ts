@@ -102,8 +102,16 @@ describe("failover", () => {
     await bus.publish("executionRequested", before);
     await eventually(() => (handled.length === 1 ? true : undefined), 5_000, "work before restart");
 
-    server.kill("SIGKILL");
+    // The server goes away under the client: what matters here is the client (one log line
+    // per state change, reconnect, the pull loop resumes). SIGTERM, so the store is written out
+    // and the restart starts from what the server acknowledged; a SIGKILL can lose its last
+    // unflushed writes (an ack, then redelivered after ack_wait). SIGKILL under a working
+    // service: services/agent-runner/test/timeline-outage.test.ts.
+    server.kill("SIGTERM");
     await eventually(() => (bus.isConnected() ? undefined : true), 5_000, "disconnect noticed");
+    await new Promise((resolve) =>
+      server.exitCode === null ? server.once("exit", resolve) : resolve(undefined),
+    );
     expect((await bus.health()).connected).toBe(false);
     await sleep(2_500); // several failed reconnect attempts
     server = startNatsServer(port, store);
