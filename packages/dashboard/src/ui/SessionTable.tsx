@@ -10,7 +10,7 @@ import {
   Tooltip,
 } from "@mui/material";
 import type { SessionSummary } from "@tarsy/contracts";
-import { type ReactElement, useState } from "react";
+import { memo, type ReactElement, useState } from "react";
 import { Link as RouterLink } from "react-router";
 import { type TableComponents, TableVirtuoso } from "react-virtuoso";
 import type { ListState } from "../lib/url-state.ts";
@@ -82,6 +82,31 @@ const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
   { label: "Tokens", width: "12%" },
 ];
 
+/**
+ * One row's cells. Memoised on the session object: the virtualiser renders its visible range
+ * again on every scroll step, and only the rows that came into view should do any work.
+ */
+const SessionCells = memo(function SessionCells({ session: s }: { session: SessionSummary }) {
+  return (
+    <>
+      <TableCell>
+        <StatusChip status={s.status} />
+      </TableCell>
+      <TableCell>
+        <SummaryTooltip session={s}>
+          <MuiLink component={RouterLink} to={`/sessions/${s.id}`}>
+            {s.alert_type}
+          </MuiLink>
+        </SummaryTooltip>
+      </TableCell>
+      <TableCell>{s.chain_id}</TableCell>
+      <TableCell>{formatTime(s.created_at)}</TableCell>
+      <TableCell>{formatDuration(s.duration_ms)}</TableCell>
+      <TableCell>{s.token_usage.total_tokens}</TableCell>
+    </>
+  );
+});
+
 /** The historical list: a virtualised table (a page of up to 1,000 rows stays smooth). */
 export function SessionTable(props: {
   sessions: SessionSummary[];
@@ -125,24 +150,7 @@ export function SessionTable(props: {
         components={components}
         fixedHeaderContent={header}
         computeItemKey={(_, s) => s.id}
-        itemContent={(_, s) => (
-          <>
-            <TableCell>
-              <StatusChip status={s.status} />
-            </TableCell>
-            <TableCell>
-              <SummaryTooltip session={s}>
-                <MuiLink component={RouterLink} to={`/sessions/${s.id}`}>
-                  {s.alert_type}
-                </MuiLink>
-              </SummaryTooltip>
-            </TableCell>
-            <TableCell>{s.chain_id}</TableCell>
-            <TableCell>{formatTime(s.created_at)}</TableCell>
-            <TableCell>{formatDuration(s.duration_ms)}</TableCell>
-            <TableCell>{s.token_usage.total_tokens}</TableCell>
-          </>
-        )}
+        itemContent={(_, s) => <SessionCells session={s} />}
       />
     </Paper>
   );
