@@ -252,7 +252,7 @@ describe("e2e: Pipeline", () => {
 
   it("answers two chat turns; the second sees the first", async () => {
     const ask = async (content: string, turn: number) => {
-      const r = await api<{ chat_id: string; message_id: string }>(
+      const r = await api<{ chat_id: string; message_id: string; stage_id: string }>(
         `/api/v1/sessions/${sessionId}/chat/messages`,
         {
           method: "POST",
@@ -265,6 +265,8 @@ describe("e2e: Pipeline", () => {
         async () => {
           const d = await api<SessionDetail>(`/api/v1/sessions/${sessionId}`);
           const last = d.body.stages.filter((s) => s.kind === "chat")[turn - 1];
+          // The POST named the stage that answers.
+          if (last) expect(last.id).toBe(r.body.stage_id);
           return last && last.status !== "pending" && last.status !== "active" ? last : null;
         },
         60_000,

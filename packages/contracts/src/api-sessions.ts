@@ -214,8 +214,8 @@ export type ChatMessageRequest = z.infer<typeof ChatMessageRequestSchema>;
 export const ChatMessageResponseSchema = z.object({
   chat_id: IdSchema,
   message_id: IdSchema,
-  /** The stage that answers, once the orchestrator created it (null until then). */
-  stage_id: IdSchema.nullable(),
+  /** The stage that will answer: the orchestrator creates it with this id. */
+  stage_id: IdSchema,
 });
 export type ChatMessageResponse = z.infer<typeof ChatMessageResponseSchema>;
 

@@ -18,6 +18,11 @@ export const ChatSubmittedSchema = z.object({
   session_id: IdSchema,
   chat_id: IdSchema,
   message_id: IdSchema,
+  /**
+   * The id of the stage that will answer, chosen at submit so the chat POST can return it
+   * (absent on messages published before it was added: the stage then gets a new id).
+   */
+  stage_id: IdSchema.optional(),
   submitted_at: TimestampSchema,
 });
 export type ChatSubmitted = z.infer<typeof ChatSubmittedSchema>;

@@ -3,6 +3,7 @@
  * message whose chat stage is missing (not yet started) or pending/active. Submissions are
  * serialized by the chat row lock; a partial unique index on stages backs this up.
  */
+import { randomUUID } from "node:crypto";
 import { ACTIVE_EXECUTION_STATUSES, CHAT_SESSION_STATUSES } from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import { ChatTurnActiveError, ChatUnavailableError, SessionNotFoundError } from "./errors.ts";
@@ -58,6 +59,8 @@ export interface SubmittedChatMessage {
   readonly chat: Chat;
   readonly chatCreated: boolean;
   readonly message: ChatUserMessage;
+  /** The id the stage answering this message will have (`openChatTurn` creates it). */
+  readonly stageId: string;
 }
 
 /**
@@ -96,6 +99,7 @@ export function submitChatMessage(
       data: { lastInteractionAt: message.createdAt },
     });
     const timestamp = message.createdAt.toISOString();
+    const stageId = randomUUID();
     if (created) {
       await enqueueOutbox(tx, "chatCreated", {
         v: 1,
@@ -114,7 +118,7 @@ export function submitChatMessage(
       message_id: message.id,
       content: message.content,
       author: message.author,
-      stage_id: null,
+      stage_id: stageId,
       timestamp,
     });
     await enqueueOutbox(tx, "chatSubmitted", {
@@ -122,13 +126,16 @@ export function submitChatMessage(
       session_id: input.sessionId,
       chat_id: chat.id,
       message_id: message.id,
+      stage_id: stageId,
       submitted_at: timestamp,
     });
-    return { chat, chatCreated: created, message };
+    return { chat, chatCreated: created, message, stageId };
   });
 }
 
 export interface OpenChatTurnInput {
+  /** The id chosen at submit (`SubmittedChatMessage.stageId`), when the message carried it. */
+  readonly stageId?: string;
   readonly sessionId: string;
   readonly chatId: string;
   readonly messageId: string;
@@ -156,6 +163,7 @@ export function openChatTurn(
     return ensureStage(
       tx,
       {
+        id: input.stageId,
         sessionId: input.sessionId,
         stageName: input.stageName,
         stageIndex: await nextStageIndex(tx, input.sessionId),

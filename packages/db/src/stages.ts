@@ -11,6 +11,8 @@ import type { AgentExecution, Prisma, Stage, StageKind } from "./generated/prism
 import { wipeChatStageUserToken } from "./user-tokens.ts";
 
 export interface StageInput {
+  /** The stage's id when chosen up front (a chat turn's), else the database makes one. */
+  readonly id?: string;
   readonly sessionId: string;
   readonly stageName: string;
   /** 1-based position in the session. */
@@ -51,9 +53,9 @@ export function ensureStage(
 ): Promise<StageWithExecutions> {
   return inTransaction(client, async (tx) => {
     const inserted = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO stages (session_id, stage_name, stage_index, kind, expected_agent_count,
+      INSERT INTO stages (id, session_id, stage_name, stage_index, kind, expected_agent_count,
                           parallel_type, success_policy, chat_id, chat_user_message_id)
-      VALUES (${stage.sessionId}::uuid, ${stage.stageName}, ${stage.stageIndex},
+      VALUES (COALESCE(${stage.id ?? null}::uuid, gen_random_uuid()), ${stage.sessionId}::uuid, ${stage.stageName}, ${stage.stageIndex},
               ${stage.kind ?? "investigation"}::stage_kind,
               ${stage.expectedAgentCount ?? executions.length},
               ${stage.parallelType ?? null}::parallel_type,

@@ -56,7 +56,6 @@ describe("chat messages", () => {
     await finishSession(h.db.prisma, s.id, "completed", { finalAnalysis: "done" });
     const first = await ask(s.id, "Why did it fail?", { "X-Forwarded-Email": "dan@example.com" });
     expect(first.status).toBe(202);
-    expect(first.body.stage_id).toBeNull();
     conforms(ChatMessageResponseSchema, first.body);
     await eventually(() =>
       h.received.chatSubmitted.some((m) => m.message_id === first.body.message_id),
@@ -66,6 +65,7 @@ describe("chat messages", () => {
     ).toMatchObject({
       session_id: s.id,
       chat_id: first.body.chat_id,
+      stage_id: first.body.stage_id,
     });
 
     const busy = await ask<ErrorBody>(s.id, "And now?");
@@ -77,9 +77,13 @@ describe("chat messages", () => {
       sessionId: s.id,
       chatId: first.body.chat_id,
       messageId: first.body.message_id,
+      stageId: h.received.chatSubmitted.find((m) => m.message_id === first.body.message_id)
+        ?.stage_id,
       stageName: "Chat Response",
       agent: { agentName: "ChatAgent" },
     });
+    // The stage answering it has the id the POST returned.
+    expect(turn.stage.id).toBe(first.body.stage_id);
     await transitionStageStatus(h.db.prisma, turn.stage.id, ["pending"], "completed");
     const second = await ask(s.id, "And now?");
     expect(second.status).toBe(202);

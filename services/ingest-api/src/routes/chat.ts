@@ -58,7 +58,7 @@ export function chatRoutes(deps: IngestResources): Hono {
       }
       throw err;
     }
-    const { chat, message, chatCreated } = submitted;
+    const { chat, message, chatCreated, stageId } = submitted;
     try {
       await deliverNow(deps, [
         `chat-created.${chat.id}`,
@@ -79,7 +79,7 @@ export function chatRoutes(deps: IngestResources): Hono {
     const response: ChatMessageResponse = {
       chat_id: chat.id,
       message_id: message.id,
-      stage_id: null,
+      stage_id: stageId,
     };
     return c.json(response, 202);
   });

@@ -59,6 +59,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
       sessionId: session.id,
       chatId: message.chat_id,
       messageId: message.message_id,
+      stageId: message.stage_id,
       stageName: "Chat Response",
       agent,
     });
@@ -141,6 +142,7 @@ async function openAndFail(
     sessionId: message.session_id,
     chatId: message.chat_id,
     messageId: message.message_id,
+    stageId: message.stage_id,
     stageName: "Chat Response",
     agent,
   });
