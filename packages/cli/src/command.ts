@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 import type { CliEnv } from "./env.ts";
 
 /** Where a command writes; tests and main pass real streams. */
@@ -31,4 +32,28 @@ export class UsageError extends Error {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/**
+ * The arguments of a command that takes only positionals and `-h/--help`: exactly `count`
+ * of them (else a UsageError saying `problem`), or `null` once `--help` printed `usage`.
+ */
+export function positionalArgs(
+  { args, io }: Pick<CommandContext, "args" | "io">,
+  usage: string,
+  count: number,
+  problem: string,
+): string[] | null {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { help: { type: "boolean", short: "h" } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (values.help) {
+    io.out(usage);
+    return null;
+  }
+  if (positionals.length !== count) throw new UsageError(problem);
+  return positionals;
 }

@@ -25,6 +25,23 @@ export class UnreachableError extends CliError {
   }
 }
 
+/**
+ * The WebSocket's upgrade was answered with an HTTP error (e.g. 401 without a valid token);
+ * the relay's `{error:{code,message}}` body, when there is one, says why.
+ */
+export class WebSocketRefusedError extends CliError {
+  readonly code = "cli_ws_refused" as const;
+  constructor(
+    url: string,
+    readonly status: number,
+    error?: { code: string; message: string },
+  ) {
+    const why = error ? `${status} ${error.code}: ${error.message}` : `HTTP ${status}`;
+    super(`the TARSy WebSocket at ${url} refused the connection: ${why}`);
+    this.name = "WebSocketRefusedError";
+  }
+}
+
 /** A server answered with something that is not what the contract says. */
 export class BadResponseError extends CliError {
   readonly code = "cli_bad_response" as const;

@@ -1,5 +1,6 @@
 import {
   type Channel,
+  HttpErrorBodySchema,
   type WsChunkFrame,
   type WsClientAction,
   type WsEventFrame,
@@ -7,7 +8,7 @@ import {
 } from "@tarsy/contracts";
 import WebSocket from "ws";
 import type { CliIo } from "./command.ts";
-import { BadResponseError, UnreachableError } from "./errors.ts";
+import { BadResponseError, UnreachableError, WebSocketRefusedError } from "./errors.ts";
 
 /** What a frame handler decides: keep following, or stop with an exit code. */
 export type FollowDecision = undefined | { exit: number };
@@ -112,6 +113,26 @@ function session(
       // Frames are handled strictly in order, even when a handler is asynchronous.
       pending = pending.then(() => handle(String(data))).catch((error) => settle(error));
     });
+    // An HTTP answer instead of the upgrade: a 4xx (no or a bad token, a foreign origin) is
+    // final and said as the relay says it; anything else is retried like a lost connection.
+    socket.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (text: string) => {
+        body += text;
+      });
+      res.on("error", () => undefined);
+      res.on("end", () => {
+        const status = res.statusCode ?? 0;
+        const parsed = HttpErrorBodySchema.safeParse(parseJson(body));
+        const refused = new WebSocketRefusedError(
+          options.wsUrl,
+          status,
+          parsed.success ? parsed.data.error : undefined,
+        );
+        settle(status >= 400 && status < 500 ? refused : { kind: "unreachable", error: refused });
+      });
+    });
     socket.on("error", (error) => {
       settle(opened ? { kind: "lost", error } : { kind: "unreachable", error });
     });
@@ -157,4 +178,12 @@ function session(
       if (decision) settle({ kind: "exit", code: decision.exit });
     }
   });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { type Stack, startStack } from "@tarsy/stack";
+import { type Stack, type StackOptions, startStack } from "@tarsy/stack";
 import { createTestDatabase, natsUrl, type TestDatabase } from "@tarsy/testkit";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
@@ -16,14 +16,21 @@ export interface System {
   stop(): Promise<void>;
 }
 
+export interface BootOptions {
+  /** A config dir instead of deploy/demo (its llm-providers.yaml too); the demo's LLM script still runs. */
+  configDir?: string;
+  replicas?: StackOptions["replicas"];
+}
+
 /** The whole system as processes (demo config, scripted LLM) on a database and NATS prefix of its own. */
-export async function bootSystem(): Promise<System> {
+export async function bootSystem(options: BootOptions = {}): Promise<System> {
   const database = await createTestDatabase();
   const id = randomBytes(4).toString("hex");
   const logs: string[] = [];
   const stack = await startStack({
     root: ROOT,
-    configDir: resolve(ROOT, "deploy/demo"),
+    configDir: options.configDir ?? resolve(ROOT, "deploy/demo"),
+    ...(options.replicas && { replicas: options.replicas }),
     llmScriptPath: resolve(ROOT, "deploy/demo/llm-script.yaml"),
     databaseUrl: database.url,
     natsUrl: natsUrl(),

@@ -174,6 +174,13 @@ export const METRICS = {
     labels: ["kind", "missing"],
     from: ["orchestrator", "agent-runner"],
   },
+  userTokensWiped: {
+    name: "tarsy_user_tokens_wiped_total",
+    type: "counter",
+    help: "Users' tokens (per-user MCP credentials) the janitor wiped once expired, by what held them (session, chat_message).",
+    labels: ["holder"],
+    from: ["orchestrator"],
+  },
   eventsPublished: {
     name: "tarsy_events_published_total",
     type: "counter",

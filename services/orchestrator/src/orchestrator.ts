@@ -13,7 +13,11 @@ import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
 import { type SagaMetricSet, sagaMetrics } from "./saga/metrics.ts";
 import { dropOrphans } from "./saga/orphans.ts";
-import { startTokenJanitor, type TokenJanitor } from "./token-janitor.ts";
+import {
+  startTokenJanitor,
+  type TokenJanitor,
+  type TokenJanitorMetricSet,
+} from "./token-janitor.ts";
 
 export interface OrchestratorOptions {
   podId: string;
@@ -42,8 +46,11 @@ export interface OrchestratorResources {
   config: TarsyConfig;
   logger: Logger;
   /** Default: a registry of its own that nobody scrapes (tests). */
-  metrics?: SagaMetricSet;
+  metrics?: OrchestratorMetricSet;
 }
+
+/** The metrics the orchestrator records: the saga's and the token janitor's. */
+export type OrchestratorMetricSet = SagaMetricSet & TokenJanitorMetricSet;
 
 export async function startOrchestrator(
   resources: OrchestratorResources,
@@ -90,6 +97,7 @@ export async function startOrchestrator(
   const tokenJanitor = startTokenJanitor(db, {
     intervalMs: options.tokenJanitorIntervalMs ?? 60_000,
     logger: logger.child({ component: "token-janitor" }),
+    metrics,
   });
 
   const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {

@@ -1,5 +1,9 @@
 import { type PrismaClient, type WipedUserTokens, wipeExpiredUserTokens } from "@tarsy/db";
+import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+
+/** The janitor's counter: what each sweep wiped, by what held the token. */
+export type TokenJanitorMetricSet = Pick<ServiceMetrics<"orchestrator">, "userTokensWiped">;
 
 export interface TokenJanitor {
   /** One pass now; also runs on its interval. */
@@ -13,13 +17,19 @@ export interface TokenJanitor {
  */
 export function startTokenJanitor(
   db: PrismaClient,
-  options: { intervalMs: number; logger: Logger },
+  options: { intervalMs: number; logger: Logger; metrics: TokenJanitorMetricSet },
 ): TokenJanitor {
+  const wipedTotal = options.metrics.userTokensWiped;
+  // Both series exist from the start, so a rate is 0 (not absent) until something is wiped.
+  wipedTotal.inc({ holder: "session" }, 0);
+  wipedTotal.inc({ holder: "chat_message" }, 0);
   let running: Promise<WipedUserTokens> | null = null;
   const sweep = (): Promise<WipedUserTokens> => {
     running ??= (async () => {
       try {
         const wiped = await wipeExpiredUserTokens(db);
+        wipedTotal.inc({ holder: "session" }, wiped.sessions);
+        wipedTotal.inc({ holder: "chat_message" }, wiped.chatMessages);
         if (wiped.sessions + wiped.chatMessages > 0) {
           options.logger.info(
             { sessions: wiped.sessions, chat_messages: wiped.chatMessages },

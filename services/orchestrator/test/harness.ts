@@ -9,8 +9,11 @@ import { createSession, createTimelineEvent, type Db, getSession } from "@tarsy/
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { createTestBus, createTestDb, natsTest, type TestBus, type TestDb } from "@tarsy/testkit";
-import { type Orchestrator, startOrchestrator } from "../src/orchestrator.ts";
-import type { SagaMetricSet } from "../src/saga/metrics.ts";
+import {
+  type Orchestrator,
+  type OrchestratorMetricSet,
+  startOrchestrator,
+} from "../src/orchestrator.ts";
 
 export const logger = createLogger({
   service: "test",
@@ -76,7 +79,7 @@ export function startTestOrchestrator(
   bus: Bus,
   config: TarsyConfig,
   podId = "orch-a",
-  metrics?: SagaMetricSet,
+  metrics?: OrchestratorMetricSet,
   log: Logger = logger,
 ) {
   return startOrchestrator(

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   ChatMessageResponseSchema,
   type PersistentEvent,
@@ -6,7 +5,7 @@ import {
   type WsChunkFrame,
 } from "@tarsy/contracts";
 import { callApi } from "../api.ts";
-import { type Command, EXIT, UsageError } from "../command.ts";
+import { type Command, EXIT, positionalArgs, UsageError } from "../command.ts";
 import { type FollowDecision, followChannel } from "../follow.ts";
 import { TimelinePrinter } from "../timeline-printer.ts";
 import { sessionChannel } from "./session-watch.ts";
@@ -118,17 +117,13 @@ export const chatCommand: Command = {
   summary: "ask a follow-up question about a session and stream the answer",
   usage: USAGE,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
-    if (positionals.length !== 2) throw new UsageError('give a session id and a "question"');
+    const positionals = positionalArgs(
+      { args, io },
+      USAGE,
+      2,
+      'give a session id and a "question"',
+    );
+    if (!positionals) return EXIT.ok;
     const [id, question] = positionals as [string, string];
     if (!question.trim()) throw new UsageError("the question is empty");
     const channel = sessionChannel(id);

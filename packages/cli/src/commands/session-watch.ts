@@ -1,6 +1,5 @@
-import { parseArgs } from "node:util";
 import { type Channel, ChannelSchema, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
-import { type Command, EXIT, UsageError } from "../command.ts";
+import { type Command, EXIT, positionalArgs, UsageError } from "../command.ts";
 import { followChannel } from "../follow.ts";
 import { TimelinePrinter } from "../timeline-printer.ts";
 
@@ -29,17 +28,8 @@ export const sessionWatchCommand: Command = {
   summary: "follow a session's live timeline (streaming) until it ends",
   usage: USAGE,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
-    if (positionals.length !== 1) throw new UsageError("give exactly one session id");
+    const positionals = positionalArgs({ args, io }, USAGE, 1, "give exactly one session id");
+    if (!positionals) return EXIT.ok;
     const channel = sessionChannel(positionals[0] as string);
     const printer = new TimelinePrinter((text) => io.out(text));
     const code = await followChannel({

@@ -6,7 +6,7 @@ import {
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { callApi } from "../api.ts";
-import { type Command, EXIT, UsageError } from "../command.ts";
+import { type Command, EXIT, positionalArgs, UsageError } from "../command.ts";
 
 const ENV_NOTE = "Environment: TARSY_API_URL, TARSY_TOKEN (sent as Authorization: Bearer)\n";
 
@@ -128,17 +128,8 @@ export const tokenRevokeCommand: Command = {
   summary: "revoke an API token",
   usage: REVOKE_USAGE,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { help: { type: "boolean", short: "h" } },
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(REVOKE_USAGE);
-      return EXIT.ok;
-    }
-    if (positionals.length !== 1) throw new UsageError("give exactly one token id");
+    const positionals = positionalArgs({ args, io }, REVOKE_USAGE, 1, "give exactly one token id");
+    if (!positionals) return EXIT.ok;
     const id = positionals[0] as string;
     await callApi(env, {
       method: "DELETE",
