@@ -14,6 +14,11 @@ export const EnvSchema = z.object({
   TARSY_CONFIG_DIR: z.string().min(1).optional(),
   /** YAML/JSON script for the scripted backend (optional; requests may carry one inline). */
   LLM_SCRIPT_PATH: z.string().min(1).optional(),
+  /**
+   * Every request answered from LLM_SCRIPT_PATH, whatever its provider (`pnpm start
+   * --llm-script`: a real config tried offline, with no provider key).
+   */
+  LLM_SCRIPT_ALL_PROVIDERS: z.stringbool().default(false),
   LLM_RETRY_MAX: z.coerce.number().int().min(0).max(10).default(3),
   LLM_RETRY_BASE_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   LLM_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(0).default(10_000),

@@ -15,7 +15,15 @@ const script = env.LLM_SCRIPT_PATH
 
 await runService(
   async () => {
-    if (env.TARSY_CONFIG_DIR) {
+    if (env.LLM_SCRIPT_ALL_PROVIDERS && !script) {
+      throw new Error("LLM_SCRIPT_ALL_PROVIDERS needs LLM_SCRIPT_PATH: the script to answer from");
+    }
+    if (env.LLM_SCRIPT_ALL_PROVIDERS) {
+      logger.warn(
+        { script: env.LLM_SCRIPT_PATH },
+        "every LLM request is answered from the script, whatever its provider (no model is called)",
+      );
+    } else if (env.TARSY_CONFIG_DIR) {
       const problems = credentialProblems(env.TARSY_CONFIG_DIR, configEnv());
       if (problems.length > 0) {
         throw new Error(
@@ -31,6 +39,7 @@ await runService(
     });
     const server = createLlmServer({
       logger,
+      scriptAllProviders: env.LLM_SCRIPT_ALL_PROVIDERS,
       getSecret: envSecretLookup(),
       retry: {
         maxRetries: env.LLM_RETRY_MAX,

@@ -23,6 +23,8 @@ export interface LlmServerOptions {
   retry?: Partial<RetryPolicy>;
   /** Script for the scripted backend (from LLM_SCRIPT_PATH). */
   script?: Script;
+  /** Every request goes to the scripted backend, whatever its provider. */
+  scriptAllProviders?: boolean;
   /** Largest request accepted (a whole conversation); default 64 MiB. */
   maxRequestBytes?: number;
   /** Default: a registry of its own that nobody scrapes (tests). */
@@ -49,8 +51,8 @@ function vertexAuthHint(config: GenerateRequest["llm_config"]): { authHint?: str
   };
 }
 
-function resolveBackendName(request: GenerateRequest): string {
-  if (request.llm_config.provider === "scripted") return "scripted";
+function resolveBackendName(request: GenerateRequest, scriptAll: boolean): string {
+  if (scriptAll || request.llm_config.provider === "scripted") return "scripted";
   return request.llm_config.backend || "langchain";
 }
 
@@ -96,7 +98,7 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
       return;
     }
     const request = parsed.data;
-    const backendName = resolveBackendName(request);
+    const backendName = resolveBackendName(request, options.scriptAllProviders === true);
     const backend = backends.get(backendName);
     const log = logger.child({
       session_id: request.session_id,

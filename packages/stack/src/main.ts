@@ -5,6 +5,9 @@
  *   pnpm start --demo        force the demo (scripted LLM + bundled demo cluster)
  *   pnpm start --once        demo: exit after the demo investigation finished (smoke test)
  *   pnpm start --runners 3   agent-runner processes (default 2)
+ *   pnpm start --config-dir DIR [--llm-script FILE]
+ *                            your configuration; with --llm-script every LLM call is answered
+ *                            from FILE whatever the provider (a config tried offline, no key)
  *
  * Postgres: DATABASE_URL, else an embedded server. NATS: NATS_URL, else 127.0.0.1:4222, else a
  * nats-server started here. Ctrl-C, SIGTERM or SIGHUP (to this process or to pnpm) stops
@@ -25,11 +28,30 @@ const { values } = parseArgs({
     once: { type: "boolean", default: false },
     runners: { type: "string", default: "2" },
     "log-level": { type: "string", default: "info" },
+    "config-dir": { type: "string" },
+    "llm-script": { type: "string" },
   },
 });
 const env = loadStartEnv();
 const hasKey = PROVIDER_KEYS.some((k) => env[k]);
-const demo = values.demo || values.once || !hasKey;
+const configDirArg = values["config-dir"];
+const scriptArg = values["llm-script"];
+if ((values.demo || values.once) && (configDirArg || scriptArg)) {
+  process.stderr.write(
+    "pnpm start: --demo and --once run the demo; drop --config-dir/--llm-script\n",
+  );
+  process.exit(2);
+}
+// Demo mode: asked for, or nothing else to go on (no key, no configuration, no script).
+const demo = values.demo || values.once || (!hasKey && !configDirArg && !scriptArg);
+const configDir = demo
+  ? resolve(root, "deploy/demo")
+  : resolve(process.cwd(), configDirArg ?? resolve(root, env.TARSY_CONFIG_DIR));
+const llmScriptPath = demo
+  ? resolve(root, "deploy/demo/llm-script.yaml")
+  : scriptArg
+    ? resolve(process.cwd(), scriptArg)
+    : undefined;
 const say = (line: string) => process.stdout.write(`\x1b[1mtarsy\x1b[0m            | ${line}\n`);
 
 // Signals are handled from the first moment. One arriving while the stack starts ends this
@@ -55,6 +77,12 @@ watchLauncher((pid) => {
 });
 say(`stack process ${process.pid}`);
 
+if (!demo && scriptArg) {
+  say(`SCRIPTED LLM: every LLM call is answered from ${llmScriptPath}; no model is called.`);
+} else if (!demo && !hasKey) {
+  say(`No provider key is set (${PROVIDER_KEYS.join(", ")}): LLM calls will fail.`);
+}
+if (!demo) say(`configuration: ${configDir}`);
 if (demo) {
   say("DEMO MODE: scripted LLM answers and a bundled demo cluster (no provider key is set).");
   say(
@@ -63,13 +91,16 @@ if (demo) {
 }
 stack = await startStack({
   root,
-  configDir: demo ? resolve(root, "deploy/demo") : resolve(root, env.TARSY_CONFIG_DIR),
+  configDir,
   ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}),
   ...(env.NATS_URL ? { natsUrl: env.NATS_URL } : {}),
-  ...(demo ? { llmScriptPath: resolve(root, "deploy/demo/llm-script.yaml") } : {}),
+  ...(llmScriptPath ? { llmScriptPath } : {}),
   replicas: { "agent-runner": Number(values.runners) },
   logLevel: values["log-level"],
-  env: { TARSY_REPO_ROOT: root },
+  env: {
+    TARSY_REPO_ROOT: root,
+    ...(!demo && scriptArg ? { LLM_SCRIPT_ALL_PROVIDERS: "true" } : {}),
+  },
 });
 
 say(`API and dashboard: ${stack.apiUrl}   WebSocket: ${stack.wsUrl}`);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connectBus, createBusAdmin } from "@tarsy/bus";
 import { createLogger } from "@tarsy/runtime";
 import { afterEach, describe, expect, it } from "vitest";
@@ -67,6 +70,78 @@ describe("pnpm start (the README's start command) on a fresh machine", () => {
     expect(await once.exited, once.output.slice(-3000)).toBe(0);
     expect(once.output).toContain("demo investigation completed.");
     expect(once.output).toContain("## Root cause");
+  }, 300_000);
+});
+
+describe("pnpm start --config-dir DIR --llm-script FILE (a configuration tried offline)", () => {
+  it("runs your chains on the built-in Google provider with no key, every LLM call answered from the script", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-offline-"));
+    try {
+      writeFileSync(
+        join(dir, "tarsy.yaml"),
+        [
+          "agents:",
+          "  OfflineAgent:",
+          "    custom_instructions: Investigate from the alert alone.",
+          "agent_chains:",
+          "  offline-chain:",
+          "    alert_types: [OfflineCheck]",
+          "    stages:",
+          "      - name: look",
+          "        agents: [OfflineAgent]",
+          "",
+        ].join("\n"),
+      );
+      const script = join(dir, "script.yaml");
+      writeFileSync(
+        script,
+        [
+          "responses:",
+          '  - match: { agent: "/^OfflineAgent/" }',
+          '    text: "## Offline answer\\nThe disk on node-7 is full."',
+          '  - text: "node-7 ran out of disk."',
+          "",
+        ].join("\n"),
+      );
+      // No provider key (freshEnv removes them): without --llm-script this would be demo mode.
+      const start = run(`pnpm start --runners 1 --config-dir ${dir} --llm-script ${script}`);
+      await start.line(/SCRIPTED LLM: every LLM call is answered from (\S+)/, 60_000);
+      await start.line(new RegExp(`configuration: ${dir}`), 5_000);
+      const api = (await start.line(/API and dashboard: (http:\/\/\S+)/, 180_000))[1] ?? "";
+      expect(start.output).not.toContain("DEMO MODE");
+
+      const submitted = await fetch(`${api}/api/v1/alerts`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ alert_type: "OfflineCheck", data: { node: "node-7" } }),
+      });
+      expect(submitted.status).toBe(202);
+      const { session_id } = (await submitted.json()) as { session_id: string };
+      type Detail = { status: string; chain_id: string; final_analysis: string | null };
+      let detail: Detail = { status: "", chain_id: "", final_analysis: null };
+      await expect
+        .poll(
+          async () => {
+            detail = (await (await fetch(`${api}/api/v1/sessions/${session_id}`)).json()) as Detail;
+            return detail.status;
+          },
+          { timeout: 90_000, interval: 500 },
+        )
+        .toBe("completed");
+      expect(detail.chain_id).toBe("offline-chain");
+      expect(detail.final_analysis).toContain("The disk on node-7 is full.");
+      // The LLM call went out for the configured provider, and the script answered it.
+      const trace = (await (
+        await fetch(`${api}/api/v1/sessions/${session_id}/trace`)
+      ).json()) as unknown;
+      expect(JSON.stringify(trace)).toContain("google-default");
+
+      start.interrupt();
+      await start.exited;
+      await expect.poll(() => start.groupAlive(), { timeout: 30_000 }).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 300_000);
 });
 
