@@ -22,7 +22,7 @@ import {
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveLogs } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, dumpDatabase, type E2E, ROOT, until } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/user-credentials");
 const unique = (what: string) => `${what}-${randomBytes(12).toString("hex")}`;
@@ -270,7 +270,7 @@ describe("e2e: UserCredentials", () => {
     expect(stored?.chatMessages).toEqual([{ sealed: null, expiresAt: null }]);
   }, 90_000);
 
-  it("never shows a user's token: not in the timeline, the trace, the LLM or MCP interactions, the WebSocket or the logs", async () => {
+  it("never shows a user's token: not in the timeline, the trace, the LLM or MCP interactions, the WebSocket, the logs or the database", async () => {
     await allEventsOnWebSocket();
     const timeline = await api<TimelineResponse>(`/api/v1/sessions/${sessionId}/timeline`);
     const detail = await api<SessionDetail>(`/api/v1/sessions/${sessionId}`);
@@ -289,6 +289,8 @@ describe("e2e: UserCredentials", () => {
       "every service's output to close",
     );
     const logs = [...sys.stack.processes.flatMap((p) => p.lines), ...sys.logs].join("\n");
+    // Postgres only ever held the sealed form, now wiped.
+    const database = await dumpDatabase(sys.database.url);
     expect(logs).toContain("token exchange for server strict-cluster failed");
     const places = {
       timeline: JSON.stringify(timeline.body),
@@ -298,6 +300,7 @@ describe("e2e: UserCredentials", () => {
       "mcp interactions": trace.mcp,
       websocket: frames,
       logs,
+      database,
     };
     for (const token of [ALICE, BOB]) {
       for (const [place, text] of Object.entries(places)) {
