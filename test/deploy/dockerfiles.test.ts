@@ -348,7 +348,13 @@ describe("deploy/compose.yaml", () => {
   });
 
   it("starts database users after the migration and publishes the exposed ports", () => {
-    for (const name of ["ingest-api", "orchestrator", "agent-runner", "stream-relay"]) {
+    for (const name of [
+      "ingest-api",
+      "orchestrator",
+      "agent-runner",
+      "stream-relay",
+      "mcp-gateway",
+    ]) {
       expect(services[name]?.depends_on?.migrate?.condition, name).toBe(
         "service_completed_successfully",
       );
@@ -363,12 +369,26 @@ describe("deploy/compose.yaml", () => {
       const keys = Object.keys(svc.environment ?? {}).filter((k) => k.endsWith("_API_KEY"));
       expect(keys.length > 0, name).toBe(name === "llm-service");
     }
+    // The user-token key reaches the service that seals users' tokens and the one that opens
+    // them, from the same shell variable; no other.
+    for (const [name, svc] of Object.entries(services)) {
+      const key = svc.environment?.TARSY_TOKEN_KEY;
+      expect(key, name).toBe(
+        ["ingest-api", "mcp-gateway"].includes(name) ? `\${TARSY_TOKEN_KEY:-}` : undefined,
+      );
+    }
   });
 
   it("gives every service an environment its own env schema accepts", async () => {
     for (const [name, image] of Object.entries(IMAGES)) {
       const { EnvSchema } = (await import(resolve(ROOT, image.dir, "src/env.ts"))) as {
-        EnvSchema: { safeParse(v: unknown): { success: boolean; error?: unknown } };
+        EnvSchema: {
+          safeParse(v: unknown): {
+            success: boolean;
+            data?: Record<string, unknown>;
+            error?: unknown;
+          };
+        };
       };
       const env = Object.fromEntries(
         Object.entries(services[name]?.environment ?? {}).map(([k, v]) => [
@@ -378,6 +398,11 @@ describe("deploy/compose.yaml", () => {
       );
       const result = EnvSchema.safeParse(env);
       expect(result.success, `${name}: ${String(result.error)}`).toBe(true);
+      // Variables left unset in the shell arrive empty: the same as unset.
+      if ("TARSY_TOKEN_KEY" in env) {
+        expect(env.TARSY_TOKEN_KEY, name).toBe("");
+        expect(result.data?.TARSY_TOKEN_KEY, name).toBeUndefined();
+      }
     }
   });
 

@@ -26,8 +26,11 @@ forEachOverlay((objects) => {
         EnvSchema: { safeParse(v: unknown): { success: boolean; error?: unknown } };
       };
       const container = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
-      const result = EnvSchema.safeParse(effectiveEnv(container, objects));
-      expect(result.success, `${name}: ${String(result.error)}`).toBe(true);
+      // Without the optional Secrets (NATS token, token key) and with them.
+      for (const withOptional of [false, true]) {
+        const result = EnvSchema.safeParse(effectiveEnv(container, objects, withOptional));
+        expect(result.success, `${name}: ${String(result.error)}`).toBe(true);
+      }
     }
   });
 
@@ -70,14 +73,40 @@ forEachOverlay((objects) => {
       );
       expect(usesKeys, obj.metadata.name).toBe(obj.metadata.name === "llm-service");
     }
-    // Postgres is external: reached through DATABASE_URL from the Secret tarsy-database.
-    for (const name of ["ingest-api", "orchestrator", "agent-runner", "stream-relay"]) {
+    // Postgres is external: reached through DATABASE_URL from the Secret tarsy-database
+    // (mcp-gateway reads the sealed user tokens of per-user MCP credentials there).
+    for (const name of [
+      "ingest-api",
+      "orchestrator",
+      "agent-runner",
+      "stream-relay",
+      "mcp-gateway",
+    ]) {
       const c = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
       const db = c.env?.find((e) => e.name === "DATABASE_URL");
       expect(db?.valueFrom?.secretKeyRef, name).toMatchObject({
         name: "tarsy-database",
         key: "DATABASE_URL",
       });
+    }
+  });
+
+  it("gives the user-token key to ingest-api and mcp-gateway only, from one Secret", () => {
+    // ingest-api seals users' tokens with it, mcp-gateway opens them: the same key, or every
+    // per-user tool call fails closed; no other container has any use for it.
+    for (const obj of workloads(objects)) {
+      for (const c of containersOf(obj)) {
+        const key = c.env?.find((e) => e.name === "TARSY_TOKEN_KEY");
+        const wants = ["ingest-api", "mcp-gateway"].includes(obj.metadata.name);
+        const has = "TARSY_TOKEN_KEY" in effectiveEnv(c, objects, true);
+        expect(has, `${obj.metadata.name}/${c.name} has TARSY_TOKEN_KEY`).toBe(wants);
+        if (!wants) continue;
+        expect(key?.valueFrom?.secretKeyRef, obj.metadata.name).toEqual({
+          name: "tarsy-token-key",
+          key: "TARSY_TOKEN_KEY",
+          optional: true,
+        });
+      }
     }
   });
 

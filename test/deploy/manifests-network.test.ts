@@ -69,6 +69,8 @@ describe("overlay specifics", () => {
     const objects = rendered["overlays/production"];
     const proxy = podSpec(find(objects, "Deployment", "oauth2-proxy")).containers[0] as Container;
     expect(proxy.args).toContain("--pass-user-headers=true");
+    // The user's token, which per-user MCP credentials use (X-Forwarded-Access-Token).
+    expect(proxy.args).toContain("--pass-access-token=true");
     const upstreams = (proxy.args ?? [])
       .filter((a) => a.startsWith("--upstream="))
       .map((a) => new URL(a.slice(11)));

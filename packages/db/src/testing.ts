@@ -155,3 +155,36 @@ export async function forceSessionProject(
 ): Promise<void> {
   await client.alertSession.update({ where: { id }, data: { project } });
 }
+
+export interface StoredSessionUserTokens {
+  /** The session row's sealed token (null: none was kept, or it was wiped). */
+  readonly session: string | null;
+  readonly sessionExpiresAt: Date | null;
+  /** Each chat message's sealed token, oldest first. */
+  readonly chatMessages: ReadonlyArray<{
+    readonly sealed: string | null;
+    readonly expiresAt: Date | null;
+  }>;
+}
+
+/** The sealed user tokens a session's row and its chat messages hold right now, as stored. */
+export async function storedUserTokensOf(
+  client: DbClient,
+  sessionId: string,
+): Promise<StoredSessionUserTokens | null> {
+  const session = await client.alertSession.findUnique({
+    where: { id: sessionId },
+    select: { userToken: true, userTokenExpiresAt: true },
+  });
+  if (!session) return null;
+  const messages = await client.chatUserMessage.findMany({
+    where: { chat: { sessionId } },
+    orderBy: { createdAt: "asc" },
+    select: { userToken: true, userTokenExpiresAt: true },
+  });
+  return {
+    session: session.userToken,
+    sessionExpiresAt: session.userTokenExpiresAt,
+    chatMessages: messages.map((m) => ({ sealed: m.userToken, expiresAt: m.userTokenExpiresAt })),
+  };
+}

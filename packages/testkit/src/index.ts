@@ -22,4 +22,13 @@ export {
   workStored,
 } from "./nats.ts";
 export { type PrivateNats, startPrivateNats } from "./private-nats.ts";
+export {
+  callerTag,
+  type FakeSts,
+  type RecordedRequest,
+  type RecordingMcpServer,
+  type StsRequest,
+  startFakeSts,
+  startRecordingMcpServer,
+} from "./recording-mcp.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";

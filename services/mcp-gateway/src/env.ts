@@ -5,6 +5,11 @@ import { parseEnv, ServiceEnvShape } from "@tarsy/runtime";
 import { z } from "zod";
 
 const ms = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** Unset or empty (compose's `${VAR:-}`): undefined. */
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v?.trim() ? v : undefined));
 
 export const EnvSchema = z.object({
   ...ServiceEnvShape,
@@ -29,8 +34,8 @@ export const EnvSchema = z.object({
    * token_exchange): where the sealed user tokens are, and the key that opens them (32 bytes,
    * base64; the same as ingest-api's). Without both, such servers fail closed (or fall back).
    */
-  DATABASE_URL: z.string().min(1).optional(),
-  TARSY_TOKEN_KEY: z.string().min(1).optional(),
+  DATABASE_URL: optional,
+  TARSY_TOKEN_KEY: optional,
 });
 export type Env = z.infer<typeof EnvSchema>;
 

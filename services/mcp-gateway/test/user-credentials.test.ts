@@ -1,14 +1,14 @@
 import type { McpServerConfig } from "@tarsy/config";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { httpTransport, serverConfig, startTestGateway, type TestGateway } from "./helpers.ts";
 import {
   callerTag,
   type FakeSts,
   type RecordingMcpServer,
   startFakeSts,
   startRecordingMcpServer,
-} from "./servers/recording-server.ts";
+} from "@tarsy/testkit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { httpTransport, serverConfig, startTestGateway, type TestGateway } from "./helpers.ts";
 
 const SHARED = "shared-service-account-token";
 const ALICE = "alice-user-token-4f1d";

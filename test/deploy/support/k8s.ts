@@ -192,9 +192,17 @@ export function selects(
  * ConfigMaps resolved, literal values, and stand-ins for what only the cluster knows
  * (secrets, field refs) so env schemas can parse it.
  */
+/** What a Secret's key holds, where its shape matters to the env schema. */
+const SECRET_SAMPLES: Record<string, string> = {
+  DATABASE_URL: "postgres://tarsy@postgres:5432/tarsy",
+  TARSY_TOKEN_KEY: Buffer.alloc(32, 7).toString("base64"),
+};
+
 export function effectiveEnv(
   container: Container,
   objects: readonly K8sObject[],
+  /** Also the variables of `optional` Secret keys, as when those Secrets exist. */
+  withOptionalSecrets = false,
 ): Record<string, string> {
   const env: Record<string, string> = {};
   const configData = (name: string) =>
@@ -210,8 +218,11 @@ export function effectiveEnv(
     else if (v.valueFrom?.configMapKeyRef) {
       const value = configData(v.valueFrom.configMapKeyRef.name)[v.valueFrom.configMapKeyRef.key];
       if (value !== undefined) env[v.name] = value;
-    } else if (v.valueFrom?.secretKeyRef && !v.valueFrom.secretKeyRef.optional) {
-      env[v.name] = v.name === "DATABASE_URL" ? "postgres://tarsy@postgres:5432/tarsy" : "secret";
+    } else if (
+      v.valueFrom?.secretKeyRef &&
+      (withOptionalSecrets || !v.valueFrom.secretKeyRef.optional)
+    ) {
+      env[v.name] = SECRET_SAMPLES[v.name] ?? "secret";
     } else if (v.valueFrom?.fieldRef) env[v.name] = "pod-name-0";
   }
   return env;

@@ -73,6 +73,7 @@ export const EXTERNAL_SECRETS = [
   "tarsy-llm-api-keys",
   "tarsy-nats",
   "tarsy-oauth2-proxy",
+  "tarsy-token-key",
 ];
 
 export const containersOf = (obj: K8sObject): Container[] => {
