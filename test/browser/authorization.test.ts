@@ -80,6 +80,15 @@ describe("authorization in the dashboard", () => {
       // The relay refuses an upgrade without an identity: Live means the headers reached it.
       await page.getByTestId("connection-status").getByText("Live").waitFor({ timeout: 15_000 });
     }
+    // Without the headers nobody is identified: /auth/me and the socket are refused.
+    const nobody = await rig.pageAs({});
+    await nobody
+      .getByRole("alert", { name: "Permissions unknown" })
+      .getByText("this route needs an identified caller")
+      .waitFor();
+    await nobody.getByTestId("connection-status").getByText("Reconnecting…").waitFor();
+    expect(await nobody.getByTestId("signed-in-user").count()).toBe(0);
+    await nobody.context().close();
   });
 
   it("offers the SRE only the projects they may create in, and the session lands in the chosen one", async () => {

@@ -198,7 +198,8 @@ function AccessBanner() {
   if (access.status === "error") {
     return (
       <Alert severity="warning" square aria-label="Permissions unknown">
-        Could not load your permissions ({access.error.message}); actions are hidden.
+        Could not load what you may do ({access.error.message}): cancel, chat and the configuration
+        are hidden. Reload to try again.
       </Alert>
     );
   }
