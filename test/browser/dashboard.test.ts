@@ -28,6 +28,11 @@ describe("dashboard in a browser", () => {
     const { page } = rig;
     await page.goto(rig.url("/submit"));
     await status().getByText("Live").waitFor();
+    // This stack runs with authorization off (as `pnpm start` does): every page says so.
+    await page
+      .getByRole("status", { name: "Authorization off" })
+      .getByText("everyone who can reach TARSy acts as the one local user")
+      .waitFor();
     // Validation before sending: broken JSON is refused in the page.
     await page.getByLabel("Alert data").fill('{"pod": ');
     await page.getByRole("button", { name: "Submit alert" }).click();

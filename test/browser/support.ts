@@ -18,6 +18,11 @@ export interface DashboardRig {
   page: Page;
   /** A page URL on ingest-api (which serves the dashboard build). */
   url(path: string): string;
+  /**
+   * A page in a browser context of its own that sends `headers` with every request, the
+   * WebSocket upgrade included (as oauth2-proxy's identity headers reach the services).
+   */
+  pageAs(headers: Record<string, string>): Promise<Page>;
   shot(name: string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -28,29 +33,42 @@ export interface DashboardRig {
  * so the page is told its URL with `?ws=` (kept for the tab) and the relay accepts the origin.
  */
 export async function startDashboardRig(
-  options: Partial<Pick<StackOptions, "configDir" | "llmScriptPath" | "env">> = {},
+  options: Partial<Pick<StackOptions, "configDir" | "llmScriptPath" | "env">> & {
+    /** Headers the first page sends with every request (e.g. a proxy's identity). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<DashboardRig> {
+  const { headers, ...stackOptions } = options;
   const dist = await buildDashboard();
   const system = await bootSystem({
     llmScriptPath: SCRIPT,
-    ...options,
-    env: { ...options.env, DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
+    ...stackOptions,
+    env: { ...stackOptions.env, DASHBOARD_DIR: dist, RELAY_ALLOWED_ORIGINS: "*" },
   });
   let browser: Browser | undefined;
   try {
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    const page = await context.newPage();
     const pageErrors: string[] = [];
-    page.on("pageerror", (err) => pageErrors.push(err.message));
     const base = system.stack.apiUrl;
     const ws = encodeURIComponent(system.stack.wsUrl);
-    await page.goto(`${base}/?ws=${ws}`);
+    const open = async (b: Browser, extraHTTPHeaders?: Record<string, string>) => {
+      const context = await b.newContext({
+        viewport: { width: 1400, height: 900 },
+        ...(extraHTTPHeaders ? { extraHTTPHeaders } : {}),
+      });
+      const page = await context.newPage();
+      page.on("pageerror", (err) => pageErrors.push(err.message));
+      await page.goto(`${base}/?ws=${ws}`);
+      return page;
+    };
+    const page = await open(browser, headers);
+    const opened = browser;
     return {
       system,
       browser,
       page,
       url: (path) => `${base}${path}`,
+      pageAs: (extra) => open(opened, extra),
       shot: (name) => screenshot(page, SCREENSHOTS, name),
       async stop() {
         await browser?.close();

@@ -1,5 +1,6 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
+import { createAccessStore } from "./lib/access.ts";
 import { createApiClient } from "./lib/api.ts";
 import { RuntimeConfigSchema, resolveWsUrl } from "./lib/config.ts";
 import { createLiveConnection } from "./lib/live.ts";
@@ -21,11 +22,14 @@ async function loadRuntimeConfig() {
 }
 
 async function start() {
+  // Who the caller is loads alongside the runtime config; the pages follow it when it answers.
+  const api = createApiClient();
+  const access = createAccessStore(() => api.authMe());
   const fromQuery = new URLSearchParams(window.location.search).get("ws");
   if (fromQuery) sessionStorage.setItem(WS_KEY, fromQuery);
   const config = await loadRuntimeConfig();
   const wsUrl = resolveWsUrl(window.location, config, sessionStorage.getItem(WS_KEY));
-  const services = { api: createApiClient(), live: createLiveConnection({ url: wsUrl }) };
+  const services = { api, access, live: createLiveConnection({ url: wsUrl }) };
   // For operators and browser tests: drop the socket to watch the reconnect and catch-up.
   (window as unknown as { tarsyLive: unknown }).tarsyLive = services.live;
   const root = document.getElementById("root");

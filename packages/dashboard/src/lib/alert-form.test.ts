@@ -13,11 +13,13 @@ describe("buildAlertRequest", () => {
       data: '{"pod":"api-1","ns":"prod"}',
       runbook: "https://runbooks.example.com/pod.md",
       mcpOverride: "kubernetes-server: pods_list, pods_log\neverything",
+      project: "payments",
     });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.request).toEqual({
       alert_type: "kubernetes",
+      project: "payments",
       data: { pod: "api-1", ns: "prod" },
       runbook: "https://runbooks.example.com/pod.md",
       mcp: {

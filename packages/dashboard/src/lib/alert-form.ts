@@ -7,6 +7,8 @@ export interface AlertFormInput {
   runbook: string;
   /** One line per server: `server` or `server: tool1, tool2`. Empty: the chain's servers. */
   mcpOverride: string;
+  /** The project the session goes to (empty: the server's default). */
+  project?: string;
 }
 
 export type AlertFormResult =
@@ -70,6 +72,7 @@ export function buildAlertRequest(input: AlertFormInput): AlertFormResult {
   if (Object.keys(errors).length > 0 || data === undefined) return { ok: false, errors };
   const request: AlertSubmitRequest = { data };
   if (input.alertType) request.alert_type = input.alertType;
+  if (input.project) request.project = input.project;
   if (runbook) request.runbook = runbook;
   if (mcp && typeof mcp !== "string") request.mcp = mcp;
   return { ok: true, request };

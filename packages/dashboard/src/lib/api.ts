@@ -3,6 +3,7 @@ import {
   type AlertSubmitRequest,
   AlertSubmitResponseSchema,
   AlertTypesResponseSchema,
+  AuthMeResponseSchema,
   CancelResponseSchema,
   ChatMessageResponseSchema,
   FilterOptionsResponseSchema,
@@ -55,6 +56,8 @@ export interface ApiClient {
   systemConfig(): Promise<z.infer<typeof SystemConfigResponseSchema>>;
   /** Runbook URLs from `system.runbooks.repo_url` (the server answers [] when it cannot list). */
   runbooks(): Promise<z.infer<typeof RunbooksResponseSchema>>;
+  /** Who the caller is and what they may do, project by project. */
+  authMe(): Promise<z.infer<typeof AuthMeResponseSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -116,5 +119,6 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     warnings: () => call(SystemWarningsResponseSchema, "/system/warnings"),
     systemConfig: () => call(SystemConfigResponseSchema, "/system/config"),
     runbooks: () => call(RunbooksResponseSchema, "/runbooks"),
+    authMe: () => call(AuthMeResponseSchema, "/auth/me"),
   };
 }

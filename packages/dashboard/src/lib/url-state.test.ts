@@ -13,15 +13,17 @@ describe("list URL state", () => {
       status: ["completed" as const, "failed" as const],
       search: "disk",
       alert_type: "kubernetes",
+      project: "payments",
       sort_by: "status" as const,
       sort_order: "asc" as const,
       page: 3,
     };
     const text = formatListState(state);
     expect(text).toBe(
-      "status=completed%2Cfailed&alert_type=kubernetes&search=disk&sort_by=status&sort_order=asc&page=3",
+      "status=completed%2Cfailed&alert_type=kubernetes&project=payments&search=disk&sort_by=status&sort_order=asc&page=3",
     );
     expect(parseListState(`?${text}`)).toEqual(state);
+    expect(new URLSearchParams(listQueryString(state)).get("project")).toBe("payments");
     expect(formatListState(DEFAULT_LIST_STATE)).toBe("");
   });
 

@@ -21,6 +21,8 @@ export interface ListState {
   status: SessionStatus[];
   alert_type: string;
   chain_id: string;
+  /** One project's sessions (empty: every project the caller may see). */
+  project: string;
   search: string;
   /** A relative range; when set, `from`/`to` (a custom range) are not used. */
   range: TimeRangePreset | "";
@@ -36,6 +38,7 @@ export const DEFAULT_LIST_STATE: ListState = {
   status: [],
   alert_type: "",
   chain_id: "",
+  project: "",
   search: "",
   range: "",
   from: "",
@@ -64,6 +67,7 @@ export function parseListState(search: string): ListState {
     status,
     alert_type: q.get("alert_type") ?? "",
     chain_id: q.get("chain_id") ?? "",
+    project: q.get("project") ?? "",
     search: q.get("search") ?? "",
     range: isPreset(range) ? range : "",
     from: isPreset(range) ? "" : (q.get("from") ?? ""),
@@ -79,7 +83,15 @@ export function parseListState(search: string): ListState {
 export function formatListState(state: ListState): string {
   const q = new URLSearchParams();
   if (state.status.length) q.set("status", state.status.join(","));
-  for (const key of ["alert_type", "chain_id", "search", "range", "from", "to"] as const) {
+  for (const key of [
+    "alert_type",
+    "chain_id",
+    "project",
+    "search",
+    "range",
+    "from",
+    "to",
+  ] as const) {
     if (state[key]) q.set(key, state[key]);
   }
   if (state.sort_by !== DEFAULT_LIST_STATE.sort_by) q.set("sort_by", state.sort_by);
@@ -99,6 +111,7 @@ export function listQueryString(state: ListState, now: number = Date.now()): str
   if (state.status.length) q.set("status", state.status.join(","));
   if (state.alert_type) q.set("alert_type", state.alert_type);
   if (state.chain_id) q.set("chain_id", state.chain_id);
+  if (state.project) q.set("project", state.project);
   if (state.search.trim().length >= 3) q.set("search", state.search.trim());
   if (state.range) {
     q.set("from", new Date(now - TIME_RANGE_PRESETS[state.range]).toISOString());

@@ -17,6 +17,8 @@ export function ChatPanel(props: {
   detail: SessionDetail;
   items: TimelineItem[];
   onChange: () => void;
+  /** Whether the caller may ask (`update` in the session's project); else the chat is read-only. */
+  mayAsk: boolean;
   cancel: (label: string) => ReactNode;
 }) {
   const { api } = useServices();
@@ -91,41 +93,49 @@ export function ChatPanel(props: {
             );
           })}
         </Box>
-        <Box component="form" onSubmit={send} aria-label="Ask a question" sx={{ mt: 2 }}>
-          <TextField
-            id="chat-input"
-            label="Ask a follow-up question"
-            inputRef={field}
-            value={text}
-            multiline
-            minRows={3}
-            fullWidth
-            onChange={(e) => setText(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
-            }}
-            helperText="Ctrl+Enter sends"
-          />
-          <Stack direction="row" spacing={1} sx={{ alignItems: "center", mt: 1 }}>
-            <Button type="submit" variant="contained" disabled={busy || !text.trim()}>
-              {busy ? "Answering…" : "Send"}
-            </Button>
-            {busy && !sending ? props.cancel("Cancel answer") : null}
-            <Typography
-              component="output"
-              aria-live="polite"
-              variant="body2"
-              color="text.secondary"
-            >
-              {busy ? "A turn is being answered." : ""}
-            </Typography>
-          </Stack>
-          {error ? (
-            <Alert severity="error" sx={{ mt: 1 }}>
-              {error}
-            </Alert>
-          ) : null}
-        </Box>
+        {props.mayAsk ? null : (
+          <Typography variant="body2" color="text.secondary">
+            {messages.length === 0 ? "No questions yet. " : ""}You may read this chat; asking needs{" "}
+            <code>update</code> in project {props.detail.project}.
+          </Typography>
+        )}
+        {props.mayAsk ? (
+          <Box component="form" onSubmit={send} aria-label="Ask a question" sx={{ mt: 2 }}>
+            <TextField
+              id="chat-input"
+              label="Ask a follow-up question"
+              inputRef={field}
+              value={text}
+              multiline
+              minRows={3}
+              fullWidth
+              onChange={(e) => setText(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) send(e);
+              }}
+              helperText="Ctrl+Enter sends"
+            />
+            <Stack direction="row" spacing={1} sx={{ alignItems: "center", mt: 1 }}>
+              <Button type="submit" variant="contained" disabled={busy || !text.trim()}>
+                {busy ? "Answering…" : "Send"}
+              </Button>
+              {busy && !sending ? props.cancel("Cancel answer") : null}
+              <Typography
+                component="output"
+                aria-live="polite"
+                variant="body2"
+                color="text.secondary"
+              >
+                {busy ? "A turn is being answered." : ""}
+              </Typography>
+            </Stack>
+            {error ? (
+              <Alert severity="error" sx={{ mt: 1 }}>
+                {error}
+              </Alert>
+            ) : null}
+          </Box>
+        ) : null}
       </CardContent>
     </Card>
   );

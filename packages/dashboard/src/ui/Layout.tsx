@@ -18,8 +18,10 @@ import {
   Typography,
 } from "@mui/material";
 import { useColorScheme } from "@mui/material/styles";
+import type { AuthzActionName } from "@tarsy/contracts";
 import { type ReactNode, useEffect, useId, useState } from "react";
 import { Outlet, Link as RouterLink } from "react-router";
+import { projectsWith } from "../lib/access.ts";
 import {
   fetchServedBuild,
   fetchServerVersion,
@@ -27,7 +29,7 @@ import {
   LOADED_BUILD,
   type UserInfo,
 } from "../lib/app-info.ts";
-import { useConnectionStatus, useLoad, useServices } from "./context.tsx";
+import { useAccess, useConnectionStatus, useLoad, useServices } from "./context.tsx";
 import { useLocation } from "./router.tsx";
 
 const STATUS = {
@@ -69,13 +71,21 @@ function ThemeToggle() {
   );
 }
 
+/**
+ * The signed-in user: oauth2-proxy's userinfo when a proxy answers it, else (authorization on)
+ * who `/auth/me` says the caller is, with their groups.
+ */
 function UserMenu() {
-  const [user, setUser] = useState<UserInfo | null>(null);
+  const access = useAccess();
+  const [proxyUser, setProxyUser] = useState<UserInfo | null>(null);
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const menuId = useId();
   useEffect(() => {
-    void fetchUserInfo().then(setUser);
+    void fetchUserInfo().then(setProxyUser);
   }, []);
+  const me = access.status === "ready" && access.me.enabled ? access.me : null;
+  const user =
+    proxyUser ?? (me && me.source !== "none" ? { name: me.user, email: me.email ?? "" } : null);
   if (!user) return null;
   return (
     <>
@@ -86,17 +96,27 @@ function UserMenu() {
         aria-controls={anchor ? menuId : undefined}
         aria-expanded={anchor ? "true" : undefined}
         onClick={(e) => setAnchor(e.currentTarget)}
+        data-testid="signed-in-user"
         sx={{ textTransform: "none" }}
       >
         {user.name}
       </Button>
       <Menu id={menuId} anchorEl={anchor} open={anchor !== null} onClose={() => setAnchor(null)}>
         <MenuItem disabled sx={{ "&.Mui-disabled": { opacity: 1 } }}>
-          <ListItemText primary={user.name} secondary={user.email || undefined} />
+          <ListItemText
+            primary={user.name}
+            secondary={
+              [user.email, me?.groups.length ? `groups: ${me.groups.join(", ")}` : ""]
+                .filter(Boolean)
+                .join(" · ") || undefined
+            }
+          />
         </MenuItem>
-        <MenuItem component="a" href="/oauth2/sign_out">
-          Sign out
-        </MenuItem>
+        {proxyUser ? (
+          <MenuItem component="a" href="/oauth2/sign_out">
+            Sign out
+          </MenuItem>
+        ) : null}
       </Menu>
     </>
   );
@@ -169,14 +189,53 @@ function WarningsBanner() {
   );
 }
 
-const NAV = [
+/**
+ * With authorization off (what `pnpm start` runs) everyone is the one local user: say so on
+ * every page. When `/auth/me` cannot be read, say that the page cannot tell what is allowed.
+ */
+function AccessBanner() {
+  const access = useAccess();
+  if (access.status === "error") {
+    return (
+      <Alert severity="warning" square aria-label="Permissions unknown">
+        Could not load what you may do ({access.error.message}): cancel, chat and the configuration
+        are hidden. Reload to try again.
+      </Alert>
+    );
+  }
+  if (access.status !== "ready" || access.me.enabled) return null;
+  return (
+    <Alert severity="info" square role="status" aria-label="Authorization off">
+      Authorization is off: everyone who can reach TARSy acts as the one local user and may do
+      everything.
+    </Alert>
+  );
+}
+
+const NAV: {
+  to: string;
+  label: string;
+  match: (p: string) => boolean;
+  /** Shown only to a caller who may do this in some project. */
+  action?: AuthzActionName;
+}[] = [
   { to: "/", label: "Sessions", match: (p: string) => p === "/" || p.startsWith("/sessions") },
-  { to: "/submit", label: "Submit alert", match: (p: string) => p === "/submit" },
+  {
+    to: "/submit",
+    label: "Submit alert",
+    match: (p: string) => p === "/submit",
+    action: "create",
+  },
   { to: "/system", label: "System", match: (p: string) => p === "/system" },
 ];
 
 export function Layout(props: { children?: ReactNode }) {
   const { pathname } = useLocation();
+  const access = useAccess();
+  // Hidden only once /auth/me says the caller may create nowhere (the API stays the boundary).
+  const nav = NAV.filter(
+    (n) => !n.action || access.status !== "ready" || projectsWith(access, n.action).length > 0,
+  );
   return (
     <>
       <MuiLink
@@ -195,7 +254,7 @@ export function Layout(props: { children?: ReactNode }) {
             TARSy
           </Typography>
           <Box component="nav" aria-label="Main" sx={{ display: "flex", gap: 0.5, flexGrow: 1 }}>
-            {NAV.map((n) => {
+            {nav.map((n) => {
               const active = n.match(pathname);
               return (
                 <Button
@@ -218,6 +277,7 @@ export function Layout(props: { children?: ReactNode }) {
         </Toolbar>
       </AppBar>
       <UpdateBanner />
+      <AccessBanner />
       <WarningsBanner />
       <Container component="main" id="main" tabIndex={-1} maxWidth={false} sx={{ py: 2 }}>
         {props.children ?? <Outlet />}

@@ -31,6 +31,8 @@ const PRESETS = Object.keys(TIME_RANGE_PRESETS) as TimeRangePreset[];
 export function SessionFilters(props: {
   state: ListState;
   options: { alert_types: string[]; chain_ids: string[] } | null;
+  /** The projects the caller may see (from `/auth/me`). */
+  projects: string[];
   update: (patch: Partial<ListState>) => void;
   clear: (() => void) | null;
 }) {
@@ -77,6 +79,7 @@ export function SessionFilters(props: {
           [
             { key: "alert_type", label: "Alert type", values: props.options?.alert_types },
             { key: "chain_id", label: "Chain", values: props.options?.chain_ids },
+            { key: "project", label: "Project", values: props.projects },
           ] as const
         ).map((f) => (
           <TextField

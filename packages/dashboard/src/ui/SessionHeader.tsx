@@ -15,9 +15,10 @@ import Stepper from "@mui/material/Stepper";
 import Typography from "@mui/material/Typography";
 import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { type MouseEvent, useState } from "react";
+import { can } from "../lib/access.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { CopyButton } from "./CopyButton.tsx";
-import { useServices } from "./context.tsx";
+import { useAccess, useServices } from "./context.tsx";
 import { elapsedSince, formatDuration } from "./format.ts";
 import { useNow } from "./hooks.ts";
 import { navigate } from "./router.tsx";
@@ -100,6 +101,7 @@ function Stat(props: { label: string; value: string | number }) {
 export function SessionHeader(props: { detail: SessionDetail; onChange: () => void }) {
   const { detail } = props;
   const now = useNow();
+  const access = useAccess();
   const terminal = TERMINAL_SESSION_STATUSES.includes(detail.status);
   const tokens = detail.token_usage;
   return (
@@ -125,7 +127,7 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
         <Box sx={{ flexGrow: 1 }} />
         <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
           <NavButton to={`/sessions/${detail.id}/trace`}>Trace</NavButton>
-          {!terminal ? (
+          {!terminal && can(access, "cancel", detail.project) ? (
             <CancelButton sessionId={detail.id} label="Cancel session" onDone={props.onChange} />
           ) : null}
         </Stack>
@@ -143,6 +145,7 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
             <code>{detail.chain_id}</code>
           </Typography>
         </Box>
+        <Stat label="Project" value={detail.project} />
         <Stat label="Session" value={detail.id} />
         <Stat
           label={terminal ? "Duration" : "Running for"}

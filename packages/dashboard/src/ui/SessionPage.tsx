@@ -7,9 +7,11 @@ import CircularProgress from "@mui/material/CircularProgress";
 import Typography from "@mui/material/Typography";
 import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { useMemo } from "react";
+import { can } from "../lib/access.ts";
 import { timelineItems } from "../lib/timeline.ts";
 import { ChatPanel } from "./ChatPanel.tsx";
 import { CopyButton } from "./CopyButton.tsx";
+import { useAccess } from "./context.tsx";
 import { ErrorCard } from "./ErrorCard.tsx";
 import { prettyData } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
@@ -40,6 +42,7 @@ function ResultCard(props: { id: string; title: string; text: string }) {
 
 export function SessionPage(props: { sessionId: string }) {
   const { detail, timeline, error, reload } = useLiveSession(props.sessionId);
+  const access = useAccess();
   const items = useMemo(() => timelineItems(timeline), [timeline]);
   const stages = useMemo(() => detail?.stages.filter((s) => s.kind !== "chat") ?? [], [detail]);
   const chatStageIds = useMemo(
@@ -106,7 +109,12 @@ export function SessionPage(props: { sessionId: string }) {
           detail={detail}
           items={items.filter((i) => i.stage_id && chatStageIds.has(i.stage_id))}
           onChange={reload}
-          cancel={(label) => <CancelButton sessionId={detail.id} label={label} onDone={reload} />}
+          mayAsk={can(access, "update", detail.project)}
+          cancel={(label) =>
+            can(access, "cancel", detail.project) ? (
+              <CancelButton sessionId={detail.id} label={label} onDone={reload} />
+            ) : null
+          }
         />
       ) : null}
     </Box>

@@ -75,11 +75,12 @@ const components: TableComponents<SessionSummary> = {
 
 const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
   { label: "Status", sort: "status", width: "12%" },
-  { label: "Alert type", sort: "alert_type", width: "24%" },
-  { label: "Chain", width: "20%" },
-  { label: "Created", sort: "created_at", width: "20%" },
-  { label: "Duration", width: "12%" },
-  { label: "Tokens", width: "12%" },
+  { label: "Alert type", sort: "alert_type", width: "20%" },
+  { label: "Chain", width: "17%" },
+  { label: "Project", width: "13%" },
+  { label: "Created", sort: "created_at", width: "18%" },
+  { label: "Duration", width: "10%" },
+  { label: "Tokens", width: "10%" },
 ];
 
 /**
@@ -100,6 +101,7 @@ const SessionCells = memo(function SessionCells({ session: s }: { session: Sessi
         </SummaryTooltip>
       </TableCell>
       <TableCell>{s.chain_id}</TableCell>
+      <TableCell>{s.project}</TableCell>
       <TableCell>{formatTime(s.created_at)}</TableCell>
       <TableCell>{formatDuration(s.duration_ms)}</TableCell>
       <TableCell>{s.token_usage.total_tokens}</TableCell>

@@ -1,7 +1,8 @@
 import { Alert, TablePagination, Typography } from "@mui/material";
+import { visibleProjects } from "../lib/access.ts";
 import { formatListState, type ListState, parseListState } from "../lib/url-state.ts";
 import { ActiveSessions } from "./ActiveSessions.tsx";
-import { useLoad, useServices } from "./context.tsx";
+import { useAccess, useLoad, useServices } from "./context.tsx";
 import { useChannel, useThrottled } from "./hooks.ts";
 import { navigate } from "./router.tsx";
 import { SessionFilters } from "./SessionFilters.tsx";
@@ -11,6 +12,7 @@ const PAGE_SIZES = [10, 25, 50, 100, 200, 1000];
 
 export function SessionsPage(props: { search: string }) {
   const { api } = useServices();
+  const access = useAccess();
   const state = parseListState(props.search);
   const key = formatListState(state);
   const list = useLoad(() => api.listSessions(state), [key]);
@@ -50,6 +52,7 @@ export function SessionsPage(props: { search: string }) {
       <SessionFilters
         state={state}
         options={options.data}
+        projects={visibleProjects(access)}
         update={update}
         clear={key !== "" ? () => navigate("/", true) : null}
       />

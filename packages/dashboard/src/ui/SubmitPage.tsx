@@ -12,6 +12,7 @@ import {
   Typography,
 } from "@mui/material";
 import { type FormEvent, useState } from "react";
+import { initialSubmitProject, projectsWith } from "../lib/access.ts";
 import {
   type AlertFormInput,
   buildAlertRequest,
@@ -19,7 +20,7 @@ import {
   runbookLabel,
 } from "../lib/alert-form.ts";
 import { ApiError } from "../lib/api.ts";
-import { useLoad, useServices } from "./context.tsx";
+import { useAccess, useLoad, useServices } from "./context.tsx";
 import { NATIVE_SELECT } from "./fields.ts";
 import { navigate } from "./router.tsx";
 
@@ -27,6 +28,7 @@ type Errors = Partial<Record<"data" | "runbook" | "mcpOverride" | "form", string
 
 export function SubmitPage() {
   const { api } = useServices();
+  const access = useAccess();
   const types = useLoad(() => api.alertTypes(), []);
   const servers = useLoad(() => api.mcpServers(), []);
   // Listing is fail-open: without it the form still takes any URL.
@@ -41,10 +43,16 @@ export function SubmitPage() {
   const [errors, setErrors] = useState<Errors>({});
   const [sending, setSending] = useState(false);
   const set = (patch: Partial<AlertFormInput>) => setInput((i) => ({ ...i, ...patch }));
+  // The projects the caller may create in; the default one is chosen until they pick another.
+  const projects = projectsWith(access, "create");
+  const project =
+    input.project && projects.includes(input.project)
+      ? input.project
+      : initialSubmitProject(access);
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const result = buildAlertRequest(input);
+    const result = buildAlertRequest({ ...input, project });
     if (!result.ok) {
       setErrors(result.errors);
       return;
@@ -61,6 +69,19 @@ export function SubmitPage() {
       },
     );
   };
+  if (access.status === "ready" && projects.length === 0) {
+    return (
+      <section>
+        <Typography variant="h1" gutterBottom>
+          Submit an alert
+        </Typography>
+        <Alert severity="info" sx={{ maxWidth: 900 }}>
+          You ({access.me.user}) may not submit alerts in any project. Ask an administrator for{" "}
+          <code>create</code> in a project.
+        </Alert>
+      </section>
+    );
+  }
   return (
     <section>
       <Typography variant="h1" gutterBottom>
@@ -68,6 +89,21 @@ export function SubmitPage() {
       </Typography>
       <Paper variant="outlined" sx={{ p: 2, maxWidth: 900 }}>
         <Stack component="form" spacing={2} onSubmit={submit} noValidate aria-label="Submit alert">
+          {access.status === "ready" ? (
+            <TextField
+              id="project"
+              select
+              label="Project"
+              value={project}
+              onChange={(e) => set({ project: e.target.value })}
+              helperText="The projects where you may submit alerts"
+              slotProps={NATIVE_SELECT}
+            >
+              {projects.map((p) => (
+                <option key={p}>{p}</option>
+              ))}
+            </TextField>
+          ) : null}
           <TextField
             id="alert-type"
             select
@@ -160,7 +196,11 @@ export function SubmitPage() {
           />
           {errors.form ? <Alert severity="error">{errors.form}</Alert> : null}
           <div>
-            <Button type="submit" variant="contained" disabled={sending}>
+            <Button
+              type="submit"
+              variant="contained"
+              disabled={sending || access.status === "loading"}
+            >
               {sending ? "Submitting…" : "Submit alert"}
             </Button>
           </div>

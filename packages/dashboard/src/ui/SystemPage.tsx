@@ -21,7 +21,9 @@ import {
 } from "@mui/material";
 import type { McpServersResponse, SystemConfigResponse } from "@tarsy/contracts";
 import type { ReactNode } from "react";
-import { useLoad, useServices } from "./context.tsx";
+import { isAdminSomewhere } from "../lib/access.ts";
+import { ApiError } from "../lib/api.ts";
+import { useAccess, useLoad, useServices } from "./context.tsx";
 import { formatTime } from "./format.ts";
 
 function Section(props: { title: string; id: string; children: ReactNode }) {
@@ -208,7 +210,12 @@ export function SystemPage() {
   const { api } = useServices();
   const servers = useLoad(() => api.mcpServers(), []);
   const warnings = useLoad(() => api.warnings(), []);
-  const config = useLoad(() => api.systemConfig(), []);
+  const access = useAccess();
+  // The configuration is for administrators (`admin` of every project): it is asked for only by
+  // one who administers some project, and left out when the API refuses them.
+  const admin = isAdminSomewhere(access);
+  const config = useLoad(() => (admin ? api.systemConfig() : Promise.resolve(null)), [admin]);
+  const refused = config.error instanceof ApiError && config.error.status === 403;
   return (
     <Stack spacing={2} component="section">
       <Typography variant="h1">System</Typography>
@@ -231,10 +238,12 @@ export function SystemPage() {
           ))}
         </Stack>
       </Section>
-      <Section title="Configuration" id="config-h">
-        {config.error ? <Alert severity="error">{config.error.message}</Alert> : null}
-        {config.data ? <ConfigViewer config={config.data} /> : null}
-      </Section>
+      {admin && !refused ? (
+        <Section title="Configuration" id="config-h">
+          {config.error ? <Alert severity="error">{config.error.message}</Alert> : null}
+          {config.data ? <ConfigViewer config={config.data} /> : null}
+        </Section>
+      ) : null}
     </Stack>
   );
 }

@@ -1,10 +1,13 @@
 import { createContext, useContext, useEffect, useState } from "react";
+import type { AccessState, AccessStore } from "../lib/access.ts";
 import type { ApiClient } from "../lib/api.ts";
 import type { ConnectionStatus, LiveConnection } from "../lib/live.ts";
 
 export interface AppServices {
   api: ApiClient;
   live: LiveConnection;
+  /** `/auth/me`, loaded once at start. */
+  access: AccessStore;
 }
 
 export const ServicesContext = createContext<AppServices | null>(null);
@@ -20,6 +23,17 @@ export function useConnectionStatus(): ConnectionStatus {
   const [status, setStatus] = useState<ConnectionStatus>(live.status);
   useEffect(() => live.onStatus(setStatus), [live]);
   return status;
+}
+
+/** What the caller may do; `loading` until `/auth/me` has answered. */
+export function useAccess(): AccessState {
+  const { access } = useServices();
+  const [state, setState] = useState<AccessState>(access.current);
+  useEffect(() => {
+    setState(access.current);
+    return access.onChange(setState);
+  }, [access]);
+  return state;
 }
 
 /** Loads a value once per key; `reload` fetches it again. */

@@ -1,0 +1,203 @@
+import { resolve } from "node:path";
+import type { AlertSubmitResponse, SessionDetail } from "@tarsy/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "../../packages/dashboard/testing/browser.ts";
+import { ROOT, until } from "../e2e/support.ts";
+import { type DashboardRig, startDashboardRig } from "./support.ts";
+
+const CONFIG = resolve(ROOT, "test/browser/fixtures/authorization");
+
+/** oauth2-proxy's identity headers, as the proxy (on loopback, a trusted address) sends them. */
+const as = (user: string, group: string) => ({
+  "X-Forwarded-User": user,
+  "X-Forwarded-Groups": group,
+});
+/** create/update/cancel in payments, only get in platform (the default project). */
+const SRE = as("sre-alice", "sre");
+/** get in both projects. */
+const VIEWER = as("viewer-bob", "viewers");
+/** Everything everywhere: only the test's own API calls, to seed sessions. */
+const ADMIN = as("root-admin", "admins");
+
+/**
+ * The dashboard with authorization on (one stack): who the caller is comes from the proxy's
+ * headers, each browser context sends its user's. The page offers only what `/auth/me` says
+ * the caller may do in each session's project; the API enforces it either way.
+ */
+describe("authorization in the dashboard", () => {
+  let rig: DashboardRig;
+  let viewer: Page;
+  /** Seeded by the admin: in progress for minutes, in platform (where the SRE may only look). */
+  let heldInPlatform = "";
+  /** Seeded by the admin: completed, with chat, in payments. */
+  let doneInPayments = "";
+  /** Submitted by the SRE from the form. */
+  let submitted = "";
+
+  const submitAsAdmin = async (project: string, note: string) => {
+    const res = await rig.system.api<AlertSubmitResponse>("/api/v1/alerts", {
+      method: "POST",
+      headers: ADMIN,
+      body: JSON.stringify({ alert_type: "Quick", project, data: { pod: "payments-api", note } }),
+    });
+    expect(res.status).toBe(202);
+    return res.body.session_id;
+  };
+  const statusOf = async (id: string) =>
+    (await rig.system.api<SessionDetail>(`/api/v1/sessions/${id}`, { headers: ADMIN })).body.status;
+  /** The caller's `/auth/me` has answered: the app bar names them. */
+  const signedIn = (page: Page, user: string) =>
+    page.getByTestId("signed-in-user").getByText(user, { exact: true }).waitFor();
+  const row = (page: Page, id: string) => page.locator(`tr[data-session-id="${id}"]`);
+
+  beforeAll(async () => {
+    rig = await startDashboardRig({
+      configDir: CONFIG,
+      llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
+      headers: SRE,
+    });
+    heldInPlatform = await submitAsAdmin("platform", "HOLD");
+    doneInPayments = await submitAsAdmin("payments", "quick");
+    await until(
+      async () => (await statusOf(doneInPayments)) === "completed",
+      60_000,
+      "the seeded payments session to complete",
+    );
+    viewer = await rig.pageAs(VIEWER);
+  }, 240_000);
+  afterAll(async () => {
+    await rig?.stop();
+  }, 60_000);
+
+  it("shows who is signed in, no authorization-off banner, and a live socket for each user", async () => {
+    for (const [page, user] of [
+      [rig.page, "sre-alice"],
+      [viewer, "viewer-bob"],
+    ] as const) {
+      await page.goto(rig.url("/"));
+      await signedIn(page, user);
+      expect(await page.getByRole("status", { name: "Authorization off" }).count()).toBe(0);
+      // The relay refuses an upgrade without an identity: Live means the headers reached it.
+      await page.getByTestId("connection-status").getByText("Live").waitFor({ timeout: 15_000 });
+    }
+    // Without the headers nobody is identified: /auth/me and the socket are refused.
+    const nobody = await rig.pageAs({});
+    await nobody
+      .getByRole("alert", { name: "Permissions unknown" })
+      .getByText("this route needs an identified caller")
+      .waitFor();
+    await nobody.getByTestId("connection-status").getByText("Reconnecting…").waitFor();
+    expect(await nobody.getByTestId("signed-in-user").count()).toBe(0);
+    await nobody.context().close();
+  });
+
+  it("offers the SRE only the projects they may create in, and the session lands in the chosen one", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/submit"));
+    await signedIn(page, "sre-alice");
+    const project = page.getByLabel("Project", { exact: true });
+    // The page's chunk may load after the app bar: its field shows once /auth/me is in.
+    await project.waitFor();
+    // platform is the default project, but the SRE may only look there: payments is chosen.
+    expect(await project.locator("option").allTextContents()).toEqual(["payments"]);
+    expect(await project.inputValue()).toBe("payments");
+    await page.getByLabel("Alert data").fill(JSON.stringify({ pod: "checkout", note: "HOLD" }));
+    await page.getByRole("button", { name: "Submit alert" }).click();
+    await page.waitForURL(/\/sessions\/[^/]+$/);
+    submitted = decodeURIComponent(new URL(page.url()).pathname.split("/")[2] ?? "");
+    expect(submitted).not.toBe("");
+
+    await page.goto(rig.url("/"));
+    const cells = row(page, submitted).locator("td");
+    await cells.first().waitFor();
+    expect(await cells.nth(3).textContent()).toBe("payments");
+    expect(await row(page, heldInPlatform).locator("td").nth(3).textContent()).toBe("platform");
+  }, 60_000);
+
+  it("narrows the list to one project with the project filter, kept in the URL", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/"));
+    await signedIn(page, "sre-alice");
+    const filter = page.getByLabel("Project", { exact: true });
+    await filter.waitFor();
+    expect(await filter.locator("option").allTextContents()).toEqual([
+      "All",
+      "payments",
+      "platform",
+    ]);
+    await row(page, submitted).waitFor();
+    await filter.selectOption("platform");
+    await page.waitForURL(/[?&]project=platform(&|$)/);
+    await row(page, submitted).waitFor({ state: "detached" });
+    const projects = await page.locator("tr[data-session-id] td:nth-child(4)").allTextContents();
+    expect(projects).toEqual(["platform"]);
+    expect(await row(page, heldInPlatform).count()).toBe(1);
+
+    // The link survives a reload: the same filter, the same rows.
+    await page.reload();
+    await row(page, heldInPlatform).waitFor();
+    expect(await page.getByLabel("Project", { exact: true }).inputValue()).toBe("platform");
+    expect(await row(page, doneInPayments).count()).toBe(0);
+  }, 60_000);
+
+  it("shows the SRE cancel in payments but not in platform, and the cancel goes through", async () => {
+    const { page } = rig;
+    // platform: the session runs, the SRE may look but not cancel.
+    expect(await statusOf(heldInPlatform)).not.toMatch(/completed|failed|cancelled|timed_out/);
+    await page.goto(rig.url(`/sessions/${heldInPlatform}`));
+    await signedIn(page, "sre-alice");
+    await page.getByRole("link", { name: "Trace" }).waitFor();
+    const facts = page.getByLabel("Session facts");
+    await facts.getByText("platform", { exact: true }).waitFor();
+    expect(await page.getByRole("button", { name: "Cancel session" }).count()).toBe(0);
+
+    // payments: the SRE's own running session has the button, and it works.
+    await page.goto(rig.url(`/sessions/${submitted}`));
+    await page.getByLabel("Session facts").getByText("payments").waitFor();
+    await page.getByRole("button", { name: "Cancel session" }).click();
+    await page.getByRole("heading", { level: 1 }).getByText("cancelled").waitFor({
+      timeout: 30_000,
+    });
+  }, 60_000);
+
+  it("gives the SRE the chat input on a payments session", async () => {
+    const { page } = rig;
+    await page.goto(rig.url(`/sessions/${doneInPayments}`));
+    await page.getByLabel("Ask a follow-up question").waitFor();
+  });
+
+  it("shows the viewer no Submit, no cancel, no chat input and no configuration", async () => {
+    const page = viewer;
+    await page.goto(rig.url("/"));
+    await signedIn(page, "viewer-bob");
+    const nav = page.getByRole("navigation", { name: "Main" });
+    await nav.getByRole("link", { name: "Sessions" }).waitFor();
+    expect(await nav.getByRole("link", { name: "Submit alert" }).count()).toBe(0);
+    // Sessions of both projects are listed.
+    await row(page, heldInPlatform).waitFor();
+    await row(page, doneInPayments).waitFor();
+
+    // The submit page, opened by its URL, says why there is no form.
+    await page.goto(rig.url("/submit"));
+    await page.getByText("may not submit alerts in any project").waitFor();
+    expect(await page.getByLabel("Alert data").count()).toBe(0);
+
+    await page.goto(rig.url(`/sessions/${heldInPlatform}`));
+    await signedIn(page, "viewer-bob");
+    await page.getByLabel("Session facts").getByText("platform").waitFor();
+    expect(await statusOf(heldInPlatform)).not.toMatch(/completed|failed|cancelled|timed_out/);
+    expect(await page.getByRole("button", { name: "Cancel session" }).count()).toBe(0);
+
+    // A finished session with chat: the chat is there to read, the question field is not.
+    await page.goto(rig.url(`/sessions/${doneInPayments}`));
+    const chat = page.getByRole("region", { name: "Chat" });
+    await chat.getByText("You may read this chat").waitFor();
+    expect(await page.getByLabel("Ask a follow-up question").count()).toBe(0);
+
+    // System: the MCP servers are shown, the configuration (admins only) is not.
+    await page.goto(rig.url("/system"));
+    await signedIn(page, "viewer-bob");
+    await page.getByRole("table", { name: "MCP servers" }).waitFor();
+    expect(await page.getByRole("heading", { name: "Configuration" }).count()).toBe(0);
+  }, 60_000);
+});
