@@ -63,10 +63,12 @@ describe("LiveConnection against the stream relay", () => {
     for (let i = 0; i < count; i++)
       await nats.bus.publish("timelineEventCreated", event(sessionId));
   };
-  const until = async (check: () => boolean, what: string, ms = 10_000) => {
+  const until = async (check: () => boolean, what: string | (() => string), ms = 10_000) => {
     const end = Date.now() + ms;
     while (!check()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > end) {
+        throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -96,7 +98,10 @@ describe("LiveConnection against the stream relay", () => {
     await new Promise((r) => setTimeout(r, 120));
     live.dropForTesting(100);
     await publishing;
-    await until(() => seen.length >= 35, "35 events");
+    await until(
+      () => seen.length >= 35,
+      () => `35 events (${seen.length} seen; statuses ${statuses.join(" → ")})`,
+    );
     // One more event after all the others: once it is in, so is every frame the relay sent
     // before it (a duplicate from a catch-up included).
     await publish(sessionId, 1);
