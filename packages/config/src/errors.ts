@@ -1,3 +1,5 @@
+import type { ConfigWarning } from "./types.ts";
+
 /** One problem found while loading the configuration: where it is and what is wrong. */
 export interface ConfigIssue {
   /** The file the problem is in (`<built-in>` for built-in definitions). */
@@ -24,7 +26,7 @@ export class ConfigError extends TarsyConfigError {
   constructor(
     readonly issues: readonly ConfigIssue[],
     /** What would have been warned about had the configuration loaded (shown with the errors). */
-    readonly warnings: readonly ConfigIssue[] = [],
+    readonly warnings: readonly ConfigWarning[] = [],
   ) {
     super(
       `invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"}):\n  ${issues
