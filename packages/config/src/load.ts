@@ -64,7 +64,7 @@ export const DEFAULT_CONFIG_DIR = "deploy/config";
 export interface LoadConfigOptions {
   /** Directory holding tarsy.yaml and llm-providers.yaml (both optional). */
   configDir: string;
-  /** Variables for `{{.VAR}}` / `${VAR}`; the package never reads process.env itself. */
+  /** Variables for `{{.VAR}}` (`${VAR}` is left as written); the package never reads process.env itself. */
   env: Readonly<Record<string, string | undefined>>;
   /**
    * The environment providers are called with (llm-service's), when this process has it:

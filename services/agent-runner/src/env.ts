@@ -58,7 +58,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parseEnv(EnvSchema, source);
 }
 
-/** The variables config interpolation (`{{.VAR}}`, `${VAR}`) may read. */
+/** The variables config interpolation (`{{.VAR}}`) may read. */
 export function configEnv(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };
 }
