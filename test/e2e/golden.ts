@@ -5,7 +5,8 @@
  *
  * - ids become names of what they identify (`<stage 2. deep-dive>`, `<exec 2. deep-dive /
  *   LogAgent>`, `<llm 1. triage / DemoInvestigator #3>`); an id nobody named is `<uuid>`;
- * - generated times (ISO with milliseconds) become `<time>`, durations `<ms>`;
+ * - generated times (ISO with milliseconds) become `<time>`, durations `<ms>`; the calendar
+ *   context of system prompts (time, day, staffing) becomes placeholders;
  * - interleaving of parallel executions is taken out by grouping by execution (each group in
  *   its own order) and dropping the session-wide sequence numbers.
  *
@@ -22,6 +23,15 @@ import type {
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const GENERATED_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+(?:Z|[+-]\d\d:\d\d)/g;
+/** The calendar context that opens system prompts: the time and day of the run. */
+const PROMPT_CALENDAR: [RegExp, string][] = [
+  [/Current time: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\w+\)/g, "Current time: <time> (<weekday>)"],
+  [
+    /Calendar context \(UTC\): \d{4}-\d\d-\d\d — \w+ — [^\n]+/g,
+    "Calendar context (UTC): <calendar>",
+  ],
+  [/Staffing: (?:normal|reduced)/g, "Staffing: <staffing>"],
+];
 /** Keys whose values differ per run however deterministic the script is. */
 const VOLATILE_NUMBERS = new Set(["duration_ms"]);
 const DROPPED = new Set(["sequence_number"]);
@@ -70,6 +80,7 @@ export class GoldenNormalizer {
   private text(value: string): string {
     let out = value;
     for (const [literal, placeholder] of this.literals) out = out.split(literal).join(placeholder);
+    for (const [pattern, placeholder] of PROMPT_CALENDAR) out = out.replace(pattern, placeholder);
     return out
       .replace(UUID, (id) => this.names.get(id.toLowerCase()) ?? "<uuid>")
       .replace(GENERATED_TIME, "<time>");

@@ -36,7 +36,8 @@ export async function bootSystem(options: Partial<StackOptions> = {}): Promise<E
     logLevel: "info",
     log: (line) => logs.push(line),
     ...options,
-    env: { TARSY_REPO_ROOT: ROOT, ...options.env },
+    // A fixed calendar for the prompts: a weekday's context is as long every day (token counts).
+    env: { TARSY_REPO_ROOT: ROOT, RUNNER_PROMPT_TIME: "2026-08-12T15:30:00Z", ...options.env },
   });
   return {
     stack,

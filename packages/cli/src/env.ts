@@ -30,7 +30,7 @@ export interface CliEnv {
   token?: string;
   /** NATS settings for `events` and `dlq` commands (see `busOptionsFromEnv`). */
   nats: NatsEnv;
-  /** The whole environment, passed to `loadConfig` for `{{.VAR}}` / `${VAR}`. */
+  /** The whole environment, passed to `loadConfig` for `{{.VAR}}`. */
   vars: Readonly<Record<string, string | undefined>>;
 }
 

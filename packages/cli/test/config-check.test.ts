@@ -53,9 +53,11 @@ describe("tarsy config check", () => {
       GOOGLE_API_KEY: "key",
       MONITORING_TOKEN: "token",
       MONITORING_STS_CLIENT_SECRET: "secret",
+      KUBECONFIG: "/etc/kube/config",
     });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("warning");
     expect(run.stdout).toContain(`Configuration: ${dir}`);
     expect(run.stdout).toContain("Chains (5):");
     expect(run.stdout).toContain("  kubernetes-agent-chain [overrides built-in]");
@@ -66,7 +68,10 @@ describe("tarsy config check", () => {
     expect(run.stdout).toContain("       - KubernetesAgent-3: google-default (google-native)");
     expect(run.stdout).toContain("    chat: disabled");
     expect(run.stdout).toContain("Agents (6):");
-    expect(run.stdout).toContain("MCP servers (3):");
+    expect(run.stdout).toContain("MCP servers (4):");
+    expect(run.stdout).toContain(
+      "  cli-mcp-server: disabled (enabled: false); http: https://cli-mcp-server:8443/mcp;",
+    );
     expect(run.stdout).toContain(
       "  monitoring-server: http: http://monitoring-mcp.monitoring.svc:8080/mcp; masking email, token; summarize > 4000 tokens",
     );
@@ -75,17 +80,58 @@ describe("tarsy config check", () => {
     expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
   });
 
-  it("reads TARSY_CONFIG_DIR and prints warnings on stderr without failing", async () => {
+  it("reads TARSY_CONFIG_DIR and prints warnings on stdout without failing", async () => {
     const dir = exampleDir();
     const run = await tarsy(["config", "check"], {
       TARSY_CONFIG_DIR: dir,
       MONITORING_STS_CLIENT_SECRET: "secret",
     });
     expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
     expect(run.stdout).toContain(`Configuration: ${dir}`);
-    expect(run.stderr).toContain("2 warnings:");
-    expect(run.stderr).toContain(
+    expect(run.stdout).toContain("3 warnings:");
+    expect(run.stdout).toContain(
       `warning: ${dir}/tarsy.yaml: mcp_servers.monitoring-server.transport.bearer_token: environment variable "MONITORING_TOKEN" is not set; using an empty value`,
+    );
+    expect(run.stdout).toContain(
+      `warning: ${dir}/tarsy.yaml: mcp_servers.kubernetes-server.transport.args[5]: environment variable "KUBECONFIG" is not set; using an empty value`,
+    );
+    expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
+  });
+
+  it("lists the Go TARSy settings not supported yet: exit 0, or 1 with --strict", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "tarsy.yaml"),
+      `
+defaults:
+  llm_provider: google-default
+  compose_provider: google-default
+  scoring: { enabled: true }
+  memory: { enabled: false }
+`,
+    );
+    const env = { GOOGLE_API_KEY: "key" };
+    const file = join(dir, "tarsy.yaml");
+    const lenient = await tarsy(["config", "check", "-c", dir], env);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toBe("");
+    expect(lenient.stdout).toContain("Not supported yet (3 settings of the Go TARSy, ignored):");
+    expect(lenient.stdout).toContain(
+      `  unsupported: ${file}: defaults.scoring: scores each finished session with an LLM judge (quality score and notes) (#21)`,
+    );
+    expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
+    expect(lenient.stdout).toMatch(
+      /unsupported: .*defaults\.memory: investigation memory.* \(#24\)/,
+    );
+    expect(lenient.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
+
+    const strict = await tarsy(["config", "check", "-c", dir, "--strict"], env);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toBe("");
+    expect(strict.stdout).toContain("Not supported yet (3 settings of the Go TARSy, ignored):");
+    expect(strict.stdout.trimEnd()).toMatch(
+      /Configuration is valid, but --strict: 3 settings not supported yet\.$/,
     );
   });
 
@@ -103,6 +149,7 @@ describe("tarsy config check", () => {
       `
 defaults:
   max_iterations: -2
+  scoring: { enabled: true }
 mcp_servers:
   broken:
     transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
@@ -116,19 +163,24 @@ agent_chains:
     );
     const run = await tarsy(["config", "check", "--config-dir", dir]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe("");
     const file = join(dir, "tarsy.yaml");
-    expect(run.stderr).toContain(`Configuration in ${dir} is invalid: 4 problems`);
-    expect(run.stderr).toContain(
-      `error: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set`,
+    expect(run.stdout).toContain(`Configuration in ${dir} is invalid: 4 problems`);
+    expect(run.stdout).toContain(
+      `error: ${file}: mcp_servers.broken.transport.command: is required for stdio transport (environment variable "BROKEN_BIN" is not set)`,
     );
-    expect(run.stderr).toContain(
+    expect(run.stdout).toContain(
       `error: ${file}: defaults.max_iterations: Too small: expected number to be >=1`,
     );
-    expect(run.stderr).toContain(
+    expect(run.stdout).toContain(
       `error: ${file}: agent_chains.k8s.stages[0].agents[0].name: unknown agent "Nobody"`,
     );
-    expect(run.stderr).toContain(
+    // Warnings come with the errors.
+    expect(run.stdout).toContain(
+      `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
+    );
+    expect(run.stdout).toContain(`unsupported: ${file}: defaults.scoring: scores each finished`);
+    expect(run.stdout).toContain(
       `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
     );
   });

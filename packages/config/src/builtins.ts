@@ -4,6 +4,7 @@ import type {
   AgentConfig,
   ChainConfig,
   DefaultsConfig,
+  Holiday,
   LlmProviderConfig,
   McpServerConfig,
   QueueConfig,
@@ -69,8 +70,15 @@ export function builtinSystem(): SystemConfig {
       allowed_domains: ["github.com", "raw.githubusercontent.com"],
       allow_private_addresses: false,
     },
+    holidays: [],
   };
 }
+
+/** The calendar's holidays when `system.holidays` is omitted or empty (the Go TARSy's list). */
+export const DEFAULT_HOLIDAYS: readonly Holiday[] = [
+  { date: "01-01", name: "New Year's Day" },
+  { date: "12-25", name: "Christmas" },
+];
 
 const KUBERNETES_INSTRUCTIONS = `For Kubernetes operations:
 - In multi-cluster setups (when a 'configuration_contexts_list' tool exists), list the contexts first and pick the right one before anything else.

@@ -1,3 +1,5 @@
+import type { ConfigWarning } from "./types.ts";
+
 /** One problem found while loading the configuration: where it is and what is wrong. */
 export interface ConfigIssue {
   /** The file the problem is in (`<built-in>` for built-in definitions). */
@@ -21,7 +23,11 @@ export abstract class TarsyConfigError extends Error {
 /** Loading failed; `issues` lists every problem found, not just the first. */
 export class ConfigError extends TarsyConfigError {
   readonly code = "config_invalid" as const;
-  constructor(readonly issues: readonly ConfigIssue[]) {
+  constructor(
+    readonly issues: readonly ConfigIssue[],
+    /** What would have been warned about had the configuration loaded (shown with the errors). */
+    readonly warnings: readonly ConfigWarning[] = [],
+  ) {
     super(
       `invalid configuration (${issues.length} problem${issues.length === 1 ? "" : "s"}):\n  ${issues
         .map(formatIssue)

@@ -16,6 +16,7 @@ export {
   builtinMcpServers,
   DEFAULT_ALERT_TYPE,
   DEFAULT_CHAT_AGENT,
+  DEFAULT_HOLIDAYS,
   DEFAULT_ITERATION_TIMEOUT_MS,
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_SYNTHESIS_AGENT,
@@ -44,7 +45,7 @@ export {
   resolveFallbackProviders,
   servesNativeTools,
 } from "./fallback.ts";
-export { interpolateString } from "./interpolate.ts";
+export { fillSessionId, interpolateString, SESSION_ID_PLACEHOLDER } from "./interpolate.ts";
 export {
   DEFAULT_CONFIG_DIR,
   type LoadConfigOptions,
@@ -96,6 +97,7 @@ export {
   type DefaultsConfig,
   type FallbackProviderEntry,
   type GithubConfig,
+  type Holiday,
   type HttpTransport,
   ITERATION_STRATEGIES,
   type IterationStrategy,
@@ -121,3 +123,4 @@ export {
   TRANSPORT_TYPES,
   type TransportType,
 } from "./types.ts";
+export { UNSUPPORTED_KEYS, type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";

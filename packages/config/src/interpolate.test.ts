@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { interpolateString } from "./interpolate.ts";
+import { fillSessionId, interpolateString } from "./interpolate.ts";
 
 describe("interpolateString", () => {
   const env = { HOST: "db.internal", PORT: "5432", EMPTY: "" };
@@ -11,28 +11,27 @@ describe("interpolateString", () => {
     });
   });
 
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are the input under test
-  it("replaces ${VAR} and uses ${VAR:-default} only when the variable is unset", () => {
+  it("keeps the shell form, its $$ escape and lone dollars (regexes, passwords) as they are", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are the input under test
-    expect(interpolateString("${HOST}/${NOPE:-fallback}/${EMPTY:-x}", env).value).toBe(
-      "db.internal/fallback/",
-    );
-  });
-
-  it("keeps $$ escapes and lone dollars (regexes, passwords) as they are", () => {
-    expect(interpolateString("$${HOST} ^secret.*$ p@ss$word", env).value).toBe(
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are the input under test
-      "${HOST} ^secret.*$ p@ss$word",
-    );
+    const text = "${HOST} ${NOPE:-x} $${HOST} ^secret.*$ p@ss$word user_${USER_ID}_.*";
+    expect(interpolateString(text, env)).toEqual({ value: text, missing: [] });
   });
 
   it("reports every unset variable with its path and leaves it empty", () => {
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are the input under test
-    const result = interpolateString("{{.A}}-${B}", env, "mcp_servers.x.transport.url");
+    const result = interpolateString("{{.A}}-{{.B}}{{.EMPTY}}", env, "mcp_servers.x.transport.url");
     expect(result.value).toBe("-");
     expect(result.missing).toEqual([
-      { variable: "A", path: "mcp_servers.x.transport.url", kind: "required", kept: false },
-      { variable: "B", path: "mcp_servers.x.transport.url", kind: "required", kept: false },
+      { variable: "A", path: "mcp_servers.x.transport.url" },
+      { variable: "B", path: "mcp_servers.x.transport.url" },
     ]);
+  });
+
+  it("keeps {{.SESSION_ID}} only where asked, and fills it per execution later", () => {
+    const withEnv = { SESSION_ID: "env" };
+    expect(interpolateString("{{ .SESSION_ID }}", withEnv).value).toBe("env");
+    const kept = interpolateString("/s/{{ .SESSION_ID }}", withEnv, "", { keepSessionId: true });
+    expect(kept.value).toBe("/s/{{.SESSION_ID}}");
+    expect(fillSessionId(kept.value, "exec-1")).toBe("/s/exec-1");
+    expect(fillSessionId(kept.value, undefined)).toBe("/s/");
   });
 });

@@ -1,23 +1,19 @@
 import { type Document, isMap, isPair, isScalar, isSeq, parse as parseYaml, Scalar } from "yaml";
 
-/** `{{.VAR}}` (TARSy's Go-template form) and `${VAR}` / `${VAR:-default}`; `$${` is a literal `${`. */
-const PLACEHOLDER_RE =
-  /\$\$\{|\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+/**
+ * `{{.VAR}}` (TARSy's Go-template form) is the only placeholder. Anything else with a `$`
+ * (`${USER_ID}` in a regex, `p@ss$word`, shell snippets) is left exactly as written.
+ */
+const PLACEHOLDER_RE = /\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 const WHOLE_TEMPLATE_RE = /^\{\{\s*\.[A-Za-z_][A-Za-z0-9_]*\s*\}\}$/;
 
-/**
- * How a field treats an unset variable: `required` (an error), `optional` (empty value and a
- * warning) or `text` (free text such as instructions: an unset `${VAR}` stays as written, since
- * prose and shell snippets use that syntax; an unset `{{.VAR}}` becomes empty).
- */
-export type FieldKind = "required" | "optional" | "text";
+/** Filled per agent execution (the execution's id), never from the environment. */
+export const SESSION_ID_PLACEHOLDER = "{{.SESSION_ID}}";
+const SESSION_ID_RE = /\{\{\s*\.SESSION_ID\s*\}\}/g;
 
 export interface MissingVariable {
   variable: string;
   path: string;
-  kind: FieldKind;
-  /** True when the placeholder was left in the value as written. */
-  kept: boolean;
 }
 
 export interface InterpolationResult {
@@ -25,32 +21,36 @@ export interface InterpolationResult {
   missing: MissingVariable[];
 }
 
+export interface InterpolateOptions {
+  /** Keep `{{.SESSION_ID}}` for run time (MCP custom headers and session cleanup URLs). */
+  keepSessionId?: boolean;
+}
+
 /**
- * Replaces placeholders in one string. A variable that is not set is reported in `missing`
- * (unless it has a `${VAR:-default}` default) and yields "" (or, in `text` fields, an unset
- * `${VAR}` stays as written); the caller decides whether that is an error.
+ * Replaces `{{.VAR}}` placeholders in one string. A variable that is not set yields "" and is
+ * reported in `missing`, as the Go TARSy does (an empty required field is then a validation
+ * error, reported where it is).
  */
 export function interpolateString(
   text: string,
   env: Readonly<Record<string, string | undefined>>,
   path = "",
-  kind: FieldKind = "required",
+  options: InterpolateOptions = {},
 ): InterpolationResult {
   const missing: MissingVariable[] = [];
-  const value = text.replace(
-    PLACEHOLDER_RE,
-    (whole, goVar: string | undefined, shVar: string | undefined, fallback: string | undefined) => {
-      if (whole === "$${") return "${";
-      const variable = (goVar ?? shVar) as string;
-      const found = env[variable];
-      if (found !== undefined) return found;
-      if (fallback !== undefined) return fallback;
-      const kept = kind === "text" && shVar !== undefined;
-      missing.push({ variable, path, kind, kept });
-      return kept ? whole : "";
-    },
-  );
+  const value = text.replace(PLACEHOLDER_RE, (_whole, variable: string) => {
+    if (options.keepSessionId && variable === "SESSION_ID") return SESSION_ID_PLACEHOLDER;
+    const found = env[variable];
+    if (found !== undefined) return found;
+    missing.push({ variable, path });
+    return "";
+  });
   return { value, missing };
+}
+
+/** Fills the run-time `{{.SESSION_ID}}` placeholder with an execution's id ("" when none). */
+export function fillSessionId(text: string, sessionId: string | undefined): string {
+  return text.replace(SESSION_ID_RE, () => sessionId ?? "");
 }
 
 export function hasPlaceholder(text: string): boolean {
@@ -60,8 +60,8 @@ export function hasPlaceholder(text: string): boolean {
   return found;
 }
 
-/** Decides how the field at a path treats an unset variable. */
-export type FieldKindOf = (path: readonly (string | number)[]) => FieldKind;
+/** Whether the field at a path keeps `{{.SESSION_ID}}` for run time. */
+export type KeepsSessionId = (path: readonly (string | number)[]) => boolean;
 
 export function formatPath(path: readonly (string | number)[]): string {
   let out = "";
@@ -81,12 +81,14 @@ export function interpolateDocument(
   doc: Document,
   sourceText: string,
   env: Readonly<Record<string, string | undefined>>,
-  kindOf: FieldKindOf,
+  keepsSessionId: KeepsSessionId,
 ): MissingVariable[] {
   const missing: MissingVariable[] = [];
 
   const substitute = (text: string, path: (string | number)[], retype: boolean): unknown => {
-    const result = interpolateString(text, env, formatPath(path), kindOf(path));
+    const result = interpolateString(text, env, formatPath(path), {
+      keepSessionId: keepsSessionId(path),
+    });
     missing.push(...result.missing);
     if (!retype) return result.value;
     try {

@@ -19,7 +19,7 @@ import {
   builtinSystem,
 } from "./builtins.ts";
 import { ConfigError, type ConfigIssue } from "./errors.ts";
-import { type FieldKind, interpolateDocument } from "./interpolate.ts";
+import { interpolateDocument } from "./interpolate.ts";
 import {
   toAgent,
   toChain,
@@ -50,7 +50,12 @@ import type {
   McpServerConfig,
   TarsyConfig,
 } from "./types.ts";
-import { nativeToolFallbackWarnings, validateReferences } from "./validate.ts";
+import { type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";
+import {
+  disabledServerWarnings,
+  nativeToolFallbackWarnings,
+  validateReferences,
+} from "./validate.ts";
 
 export const TARSY_FILE = "tarsy.yaml";
 export const PROVIDERS_FILE = "llm-providers.yaml";
@@ -59,7 +64,7 @@ export const DEFAULT_CONFIG_DIR = "deploy/config";
 export interface LoadConfigOptions {
   /** Directory holding tarsy.yaml and llm-providers.yaml (both optional). */
   configDir: string;
-  /** Variables for `{{.VAR}}` / `${VAR}`; the package never reads process.env itself. */
+  /** Variables for `{{.VAR}}` (`${VAR}` is left as written); the package never reads process.env itself. */
   env: Readonly<Record<string, string | undefined>>;
   /**
    * The environment providers are called with (llm-service's), when this process has it:
@@ -77,35 +82,14 @@ export interface LoadConfigResult {
 /** Same rule as the mcp-gateway contract: tool names are `server.tool`, so no dots. */
 const MCP_SERVER_ID_RE = /^\w[\w-]{0,127}$/;
 
-/** TARSy features that load without error but do nothing here yet. */
-const NOT_IMPLEMENTED = new Set([
-  "scoring",
-  "memory",
-  "sub_agents",
-  "slack",
-  "retention",
-  "skills",
-  "type",
-  "server_id",
-  "enabled",
-  "sse_read_timeout",
-  "disable_ssl_verification",
-  "reasoning_effort",
-]);
-
-/** Fields whose variable may be unset: the value becomes empty and a warning is given. */
-const OPTIONAL_FIELDS = new Set(["bearer_token", "base_url", "dashboard_url", "repo_url"]);
-const OPTIONAL_MAPS = new Set(["env", "custom_headers", "headers"]);
-/** Free text: an unset `${VAR}` stays as written (prose and shell snippets use that syntax). */
-const TEXT_FIELDS = new Set(["description", "instructions", "custom_instructions", "runbook"]);
-
-function fieldKindOf(path: readonly (string | number)[]): FieldKind {
-  const last = path[path.length - 1];
-  const parent = path[path.length - 2];
-  if (typeof last === "string" && TEXT_FIELDS.has(last)) return "text";
-  if (typeof last === "string" && OPTIONAL_FIELDS.has(last)) return "optional";
-  if (typeof parent === "string" && OPTIONAL_MAPS.has(parent)) return "optional";
-  return "required";
+/**
+ * `{{.SESSION_ID}}` is a run-time placeholder (the agent execution's id) in an MCP server's
+ * `transport.custom_headers` values and `transport.session_cleanup_url`: kept at load.
+ */
+function keepsSessionId(path: readonly (string | number)[]): boolean {
+  if (path[0] !== "mcp_servers" || path[2] !== "transport") return false;
+  if (path.length === 4) return path[3] === "session_cleanup_url";
+  return path.length === 5 && (path[3] === "custom_headers" || path[3] === "headers");
 }
 
 interface LoadState {
@@ -113,8 +97,8 @@ interface LoadState {
   issues: ConfigIssue[];
   warnings: ConfigWarning[];
   ignored: IgnoredKey[];
-  /** `file\0path` of values whose variable is missing: other problems there are consequences. */
-  missingAt: Set<string>;
+  /** `file\0path` → variables missing there: a problem at that path names them. */
+  missingAt: Map<string, string[]>;
 }
 
 /** Reads, interpolates and parses one YAML file; undefined when the file does not exist. */
@@ -134,15 +118,14 @@ function readYaml(file: string, state: LoadState): unknown {
     }
     return undefined;
   }
-  for (const missing of interpolateDocument(doc, text, state.env, fieldKindOf)) {
-    const message = `environment variable "${missing.variable}" is not set`;
-    if (missing.kind !== "required") {
-      const outcome = missing.kept ? "left as written" : "using an empty value";
-      state.warnings.push({ file, path: missing.path, message: `${message}; ${outcome}` });
-    } else {
-      state.issues.push({ file, path: missing.path, message });
-      state.missingAt.add(`${file}\u0000${missing.path}`);
-    }
+  for (const missing of interpolateDocument(doc, text, state.env, keepsSessionId)) {
+    state.warnings.push({
+      file,
+      path: missing.path,
+      message: `environment variable "${missing.variable}" is not set; using an empty value`,
+    });
+    const key = `${file}\u0000${missing.path}`;
+    state.missingAt.set(key, [...(state.missingAt.get(key) ?? []), missing.variable]);
   }
   return doc.toJS() ?? {};
 }
@@ -179,7 +162,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     issues: [],
     warnings: [],
     ignored: [],
-    missingAt: new Set(),
+    missingAt: new Map(),
   };
   const tarsyFile = join(options.configDir, TARSY_FILE);
   const providersFile = join(options.configDir, PROVIDERS_FILE);
@@ -315,12 +298,19 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
   state.warnings.push(...nativeToolFallbackWarnings(config));
-  const issues = state.issues.filter(
-    (issue) =>
-      !state.missingAt.has(`${issue.file}\u0000${issue.path}`) ||
-      issue.message.startsWith("environment variable"),
-  );
-  if (issues.length > 0) throw new ConfigError(issues);
+  state.warnings.push(...disabledServerWarnings(config));
+  // An empty required value whose variable is unset: say which variable.
+  const issues = state.issues.map((issue) => {
+    const variables = state.missingAt.get(`${issue.file}\u0000${issue.path}`);
+    if (!variables) return issue;
+    const names = variables.map((v) => `"${v}"`).join(", ");
+    const verb = variables.length === 1 ? "is" : "are";
+    return {
+      ...issue,
+      message: `${issue.message} (environment variable ${names} ${verb} not set)`,
+    };
+  });
+  if (issues.length > 0) throw new ConfigError(issues, state.warnings);
   return { config, warnings: state.warnings };
 }
 
@@ -345,22 +335,29 @@ function merge<T extends Entry>(
   return out;
 }
 
-/** One warning per ignored key name and file, naming every place it appears. */
+/**
+ * One warning per ignored key name and file, naming every place it appears. Keys the Go TARSy
+ * knows (the `UNSUPPORTED_KEYS` table) say what they would do and which issue brings them.
+ */
 function ignoredWarnings(ignored: readonly IgnoredKey[]): ConfigWarning[] {
-  const groups = new Map<string, IgnoredKey[]>();
+  const groups = new Map<string, { items: IgnoredKey[]; row: UnsupportedKey | undefined }>();
   for (const item of ignored) {
-    const key = `${item.file}\u0000${item.key}`;
-    groups.set(key, [...(groups.get(key) ?? []), item]);
+    const row = unsupportedKeyAt(item.path);
+    const key = `${item.file}\u0000${item.key}\u0000${row?.does ?? ""}`;
+    const group = groups.get(key) ?? { items: [], row };
+    group.items.push(item);
+    groups.set(key, group);
   }
-  return [...groups.values()].map((items) => {
+  return [...groups.values()].map(({ items, row }) => {
     const first = items[0] as IgnoredKey;
-    const why = NOT_IMPLEMENTED.has(first.key)
-      ? "is a TARSy setting this implementation does not support yet"
-      : "is not a known setting";
+    const path = items.map((i) => i.path).join(", ");
+    if (!row)
+      return { file: first.file, path, message: `"${first.key}" is not a known setting; ignored` };
     return {
       file: first.file,
-      path: items.map((i) => i.path).join(", "),
-      message: `"${first.key}" ${why}; ignored`,
+      path,
+      message: `"${first.key}" is not supported yet (in the Go TARSy: ${row.does}; planned in #${row.issue}); ignored`,
+      unsupported: { key: row.path, does: row.does, issue: row.issue },
     };
   });
 }

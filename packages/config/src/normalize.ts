@@ -41,6 +41,7 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
           ...defined({ bearer_token: t.bearer_token || undefined, timeout_ms: t.timeout }),
           verify_ssl: t.verify_ssl ?? true,
           custom_headers: { ...t.headers, ...t.custom_headers },
+          ...defined({ session_cleanup_url: t.session_cleanup_url || undefined }),
         };
   const masking = raw.data_masking;
   return {
@@ -62,6 +63,7 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
     summarization: raw.summarization ?? { ...SUMMARIZATION_DEFAULTS },
     auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
+    ...defined({ enabled: raw.enabled }),
   };
 }
 

@@ -64,7 +64,9 @@ const StringMap = z.record(
  * failing. Each entry names a provider and the backend to drive it with. At every level the
  * most specific list wins; `[]` turns fallback off below a level that has one.
  */
-const FallbackProvidersSchema = z.array(z.strictObject({ provider: Name, backend: Backend }));
+const FallbackProvidersSchema = z.array(
+  z.strictObject({ provider: Name, backend: Backend.default("langchain") }),
+);
 
 const NativeToolsSchema = z.strictObject({
   google_search: z.boolean().optional(),
@@ -85,6 +87,8 @@ const TransportSchema = z
     custom_headers: StringMap.optional(),
     /** TARSy's older name for `custom_headers`. */
     headers: StringMap.optional(),
+    /** DELETE target when an execution's session closes; `{{.SESSION_ID}}` is its id. */
+    session_cleanup_url: z.string().optional(),
   })
   .superRefine((t, ctx) => {
     if (t.type === "stdio") {
@@ -161,6 +165,7 @@ const SummarizationSchema = z.strictObject({
 });
 
 export const McpServerSchema = z.strictObject({
+  enabled: z.boolean().optional(),
   transport: TransportSchema,
   instructions: z.string().optional(),
   data_masking: DataMaskingSchema.optional(),
@@ -351,7 +356,16 @@ const RunbooksSchema = z.strictObject({
   allow_private_addresses: z.boolean().optional(),
 });
 
+/** `MM-DD`: a holiday every year (UTC), as the Go TARSy's `system.holidays` lists them. */
+const HolidaySchema = z.strictObject({
+  date: z.string().regex(/^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, {
+    error: (issue) => `"${String(issue.input)}" is not a MM-DD date`,
+  }),
+  name: Name,
+});
+
 export const SystemSchema = z.strictObject({
+  holidays: z.array(HolidaySchema).optional(),
   allowed_ws_origins: z.array(Name).optional(),
   dashboard_url: z.string().optional(),
   github: GithubSchema.optional(),

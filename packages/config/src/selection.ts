@@ -25,12 +25,15 @@ export function resolveMcpSelection(
   resolved: { mcp_servers: readonly string[] },
   selection?: McpSelection | null,
 ): ResolvedMcpSelection {
-  if (!selection) return { server_ids: [...resolved.mcp_servers], tool_filter: {} };
+  // A server with `enabled: false` is never offered (the loader warned about references to it).
+  const enabled = (id: string) => config.mcpServers.get(id)?.enabled !== false;
+  if (!selection) return { server_ids: resolved.mcp_servers.filter(enabled), tool_filter: {} };
   const unknown = unknownSelectionServers(config, selection);
   if (unknown.length > 0) throw new UnknownReferenceError("mcp_server", unknown, "mcp_selection");
   const serverIds: string[] = [];
   const toolFilter: Record<string, string[]> = {};
   for (const server of selection.servers) {
+    if (!enabled(server.name)) continue;
     if (!serverIds.includes(server.name)) serverIds.push(server.name);
     if (server.tools && server.tools.length > 0) {
       const tools = new Set([...(toolFilter[server.name] ?? []), ...server.tools]);

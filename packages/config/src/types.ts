@@ -59,7 +59,10 @@ export interface HttpTransport {
   verify_ssl: boolean;
   /** From the YAML's `timeout` (seconds, or a duration string). */
   timeout_ms?: number;
+  /** Values may hold `{{.SESSION_ID}}`, filled per agent execution; empty headers are left out. */
   custom_headers: Record<string, string>;
+  /** Best-effort DELETE when an execution's session with the server closes (`{{.SESSION_ID}}`). */
+  session_cleanup_url?: string;
 }
 
 export interface CustomMaskingPattern {
@@ -90,6 +93,8 @@ export interface McpServerConfig {
   summarization: McpSummarization;
   /** Whose credentials the server's tool calls carry (default: the shared ones). */
   auth: McpAuthConfig;
+  /** `false`: not started, not health-checked, not offered to agents (absent means enabled). */
+  enabled?: boolean;
 }
 
 export interface AgentConfig {
@@ -255,6 +260,14 @@ export interface SystemConfig {
   dashboard_url?: string;
   github: GithubConfig;
   runbooks: RunbooksConfig;
+  /** Year-agnostic UTC holidays for the prompts' calendar line; empty uses the built-in list. */
+  holidays: Holiday[];
+}
+
+/** A holiday every year on `date` (`MM-DD`, UTC). */
+export interface Holiday {
+  date: string;
+  name: string;
 }
 
 /** Which file defined each entry (`<built-in>` for built-ins), for messages and summaries. */
@@ -283,4 +296,6 @@ export interface ConfigWarning {
   file: string;
   path: string;
   message: string;
+  /** Set when the key is one the Go TARSy acts on and this implementation does not yet. */
+  unsupported?: { key: string; does: string; issue: number };
 }

@@ -216,3 +216,41 @@ export function nativeToolFallbackWarnings(config: TarsyConfig): ConfigWarning[]
   }
   return warnings;
 }
+
+/** Agents and chains naming a server with `enabled: false`: it is left out of their tools. */
+export function disabledServerWarnings(config: TarsyConfig): ConfigWarning[] {
+  const disabled = new Set(
+    [...config.mcpServers.values()].filter((s) => s.enabled === false).map((s) => s.id),
+  );
+  if (disabled.size === 0) return [];
+  const warnings: ConfigWarning[] = [];
+  const check = (file: string, path: Segment[], servers: readonly string[] | undefined) => {
+    (servers ?? []).forEach((id, index) => {
+      if (!disabled.has(id)) return;
+      warnings.push({
+        file,
+        path: formatPath([...path, index]),
+        message: `MCP server "${id}" is disabled (enabled: false); it is left out of the tools`,
+      });
+    });
+  };
+  for (const agent of config.agents.values()) {
+    check(
+      config.sources.agents.get(agent.name) ?? "",
+      ["agents", agent.name, "mcp_servers"],
+      agent.mcp_servers,
+    );
+  }
+  for (const chain of config.chains.values()) {
+    const file = config.sources.chains.get(chain.id) ?? "";
+    const base: Segment[] = ["agent_chains", chain.id];
+    check(file, [...base, "mcp_servers"], chain.mcp_servers);
+    chain.stages.forEach((stage, s) => {
+      stage.agents.forEach((agent, a) => {
+        check(file, [...base, "stages", s, "agents", a, "mcp_servers"], agent.mcp_servers);
+      });
+    });
+    check(file, [...base, "chat", "mcp_servers"], chain.chat.mcp_servers);
+  }
+  return warnings;
+}

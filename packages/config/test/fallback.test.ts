@@ -227,7 +227,7 @@ agent_chains:
     ]);
   });
 
-  it("an entry needs both provider and backend; a timeout must be a positive duration", () => {
+  it("an entry needs a provider (backend defaults to langchain, as in the Go TARSy); a timeout must be a positive duration", () => {
     const issues = loadIssues({
       providers: `
 llm_providers:
@@ -240,11 +240,19 @@ llm_providers:
 defaults:
   fallback_providers:
     - { provider: slow }
+    - { backend: langchain }
 `,
     });
     expect(issues.map((i) => i.path)).toEqual([
-      "defaults.fallback_providers[0].backend",
+      "defaults.fallback_providers[1].provider",
       "llm_providers.slow.stall_timeout",
+    ]);
+    const { config } = load({
+      providers: "llm_providers:\n  slow: { type: openai, model: m }\n",
+      tarsy: "defaults:\n  fallback_providers:\n    - { provider: slow }\n",
+    });
+    expect(config.defaults.fallback_providers).toEqual([
+      { provider: "slow", backend: "langchain" },
     ]);
   });
 

@@ -14,7 +14,12 @@ describe("the example files", () => {
     copyFileSync(join(EXAMPLES, "llm-providers.yaml.example"), join(dir, "llm-providers.yaml"));
     const { config, warnings } = loadConfig({
       configDir: dir,
-      env: { GOOGLE_API_KEY: "k", MONITORING_TOKEN: "t", MONITORING_STS_CLIENT_SECRET: "s" },
+      env: {
+        GOOGLE_API_KEY: "k",
+        MONITORING_TOKEN: "t",
+        MONITORING_STS_CLIENT_SECRET: "s",
+        KUBECONFIG: "/etc/kube/config",
+      },
     });
     expect(warnings).toEqual([]);
     expect(config.mcpServers.get("monitoring-server")?.auth).toMatchObject({
@@ -38,6 +43,7 @@ describe("the example files", () => {
       "kubernetes-server",
       "monitoring-server",
       "argocd-server",
+      "cli-mcp-server",
     ]);
     expect(config.llmProviders.get("scripted-demo")?.type).toBe("scripted");
     expect(config.llmProviders.get("google-default")?.model).toBe("gemini-2.5-flash");

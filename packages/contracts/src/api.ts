@@ -184,6 +184,8 @@ export const McpServersResponseSchema = z.object({
     z.object({
       id: z.string(),
       transport: z.enum(["stdio", "http", "sse"]),
+      /** `enabled: false` in config: not started, not checked, not offered to agents. */
+      enabled: z.boolean(),
       healthy: z.boolean().nullable(),
       tools: z.array(z.object({ name: z.string(), description: z.string() })),
     }),

@@ -35,6 +35,11 @@ export const EnvSchema = z.object({
   RUNNER_SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(20_000),
   /** Name of this runner on execution rows (default: hostname-pid). */
   RUNNER_ID: z.string().min(1).optional(),
+  /**
+   * A fixed time (ISO 8601) for the calendar context of the prompts, for reproducible runs
+   * (golden files); unset: the clock.
+   */
+  RUNNER_PROMPT_TIME: z.iso.datetime().optional(),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -53,7 +58,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parseEnv(EnvSchema, source);
 }
 
-/** The variables config interpolation (`{{.VAR}}`, `${VAR}`) may read. */
+/** The variables config interpolation (`{{.VAR}}`) may read. */
 export function configEnv(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };
 }

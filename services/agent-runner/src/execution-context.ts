@@ -1,3 +1,4 @@
+import type { Holiday } from "@tarsy/config";
 import type { ExecutionKind } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 
@@ -66,4 +67,8 @@ export interface ExecutionContext {
   summarization: ReadonlyMap<string, SummarizationSettings>;
   /** Servers that failed to start for this execution, with why (filled after listing tools). */
   failedServers: Record<string, string>;
+  /** When the execution started (the prompts' calendar); default: when the prompt is built. */
+  now?: Date;
+  /** `system.holidays` (empty: the built-in list). */
+  holidays?: readonly Holiday[];
 }

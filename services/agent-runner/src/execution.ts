@@ -56,6 +56,8 @@ export interface RunnerResources {
   heartbeatMs?: number;
   /** Default: a registry of its own that nobody scrapes (tests). */
   metrics?: RunnerMetrics;
+  /** The clock of the prompts' calendar context (default: the system clock). */
+  now?: () => Date;
 }
 
 function finishedMessage(
@@ -209,7 +211,13 @@ export async function runExecution(
       request.kind === "executive_summary"
         ? null
         : await sessionRunbook({ ...deps, logger }, record, timeline, runSignal);
-    const exec = resolveExecutionContext(deps.config, record, request, runbook);
+    const exec = resolveExecutionContext(
+      deps.config,
+      record,
+      request,
+      runbook,
+      deps.now?.() ?? new Date(),
+    );
     const run: RunContext = {
       exec,
       llm: deps.llm,

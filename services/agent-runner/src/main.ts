@@ -60,6 +60,9 @@ await runService(
         logger,
         runnerId,
         metrics,
+        ...(env.RUNNER_PROMPT_TIME
+          ? { now: () => new Date(env.RUNNER_PROMPT_TIME as string) }
+          : {}),
       },
       { concurrency: env.RUNNER_CONCURRENCY, shutdownGraceMs: env.RUNNER_SHUTDOWN_GRACE_MS },
     );

@@ -126,6 +126,7 @@ export function resolveExecutionContext(
   record: ExecutionRecord,
   request: ExecutionRequested,
   runbook: SessionRunbookRecord | null,
+  now: Date = new Date(),
 ): ExecutionContext {
   const chain = config.chains.get(record.session.chainId);
   if (!chain) {
@@ -205,5 +206,7 @@ export function resolveExecutionContext(
     mcpInstructions,
     summarization,
     failedServers: {},
+    now,
+    holidays: config.system.holidays,
   };
 }

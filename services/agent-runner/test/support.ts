@@ -70,12 +70,29 @@ function blockingServerYaml(logFile: string): string {
  * `blockingServerLog`, the agent also has the `blocking` server (servers/blocking-server.ts).
  */
 export function writeConfig(
-  options: { iterationTimeout?: string; maxIterations?: number; blockingServerLog?: string } = {},
+  options: {
+    iterationTimeout?: string;
+    maxIterations?: number;
+    blockingServerLog?: string;
+    /** Adds the `sandbox` server (a session server at this base URL) to the agent. */
+    sandboxBase?: string;
+  } = {},
 ): {
   config: TarsyConfig;
   dir: string;
 } {
   const blocking = options.blockingServerLog;
+  const sandbox = options.sandboxBase;
+  const sandboxYaml = sandbox
+    ? `
+  sandbox:
+    transport:
+      type: http
+      url: "${sandbox}/mcp"
+      custom_headers:
+        X-Session-ID: "{{.SESSION_ID}}"
+      session_cleanup_url: "${sandbox}/sessions/{{.SESSION_ID}}"`
+    : "";
   const dir = mkdtempSync(join(tmpdir(), "runner-config-"));
   writeFileSync(
     join(dir, "llm-providers.yaml"),
@@ -108,10 +125,10 @@ mcp_servers:
     summarization:
       enabled: true
       size_threshold_tokens: 200
-      summary_max_token_limit: 100${blocking ? blockingServerYaml(blocking) : ""}
+      summary_max_token_limit: 100${blocking ? blockingServerYaml(blocking) : ""}${sandboxYaml}
 agents:
   InvestigatorAgent:
-    mcp_servers: [everything${blocking ? ", blocking" : ""}]
+    mcp_servers: [everything${blocking ? ", blocking" : ""}${sandbox ? ", sandbox" : ""}]
     custom_instructions: "CUSTOM-INSTRUCTIONS: be brief."
 agent_chains:
   test-chain:

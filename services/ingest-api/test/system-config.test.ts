@@ -22,17 +22,17 @@ mcp_servers:
   remote-tools:
     transport:
       type: http
-      url: https://ops:\${MCP_URL_TOKEN}@mcp.example.com/mcp?token=\${MCP_URL_TOKEN}
-      bearer_token: \${MCP_BEARER}
+      url: https://ops:{{.MCP_URL_TOKEN}}@mcp.example.com/mcp?token={{.MCP_URL_TOKEN}}
+      bearer_token: {{.MCP_BEARER}}
       custom_headers:
-        X-Api-Key: \${MCP_HEADER_KEY}
+        X-Api-Key: {{.MCP_HEADER_KEY}}
   local-tools:
     transport:
       type: stdio
-      command: \${NODE_BIN}
-      args: ["--token=\${MCP_ARG_TOKEN}"]
+      command: {{.NODE_BIN}}
+      args: ["--token={{.MCP_ARG_TOKEN}}"]
       env:
-        API_TOKEN: \${MCP_ENV_TOKEN}
+        API_TOKEN: {{.MCP_ENV_TOKEN}}
 agents:
   VaultAgent:
     description: Reads the vault
@@ -54,7 +54,7 @@ llm_providers:
     type: openai-compatible
     model: gpt-vault-1
     api_key_env: PROVIDER_API_KEY
-    base_url: https://llm:\${PROVIDER_URL_PASSWORD}@llm.example.com/v1?key=\${PROVIDER_URL_KEY}
+    base_url: https://llm:{{.PROVIDER_URL_PASSWORD}}@llm.example.com/v1?key={{.PROVIDER_URL_KEY}}
     max_tool_result_tokens: 1000
 `;
 

@@ -68,8 +68,16 @@ describe("system endpoints with a gateway answering", () => {
     expect(byId.get("everything")?.tools.map((t) => t.name)).toEqual(
       expect.arrayContaining(["echo", "get-sum"]),
     );
-    expect(byId.get("kubernetes-server")).toMatchObject({ healthy: true });
+    expect(byId.get("kubernetes-server")).toMatchObject({ healthy: true, enabled: true });
     expect(byId.get("kubernetes-server")?.tools.map((t) => t.name)).toContain("echo");
+    // enabled: false — listed as disabled, never started by the gateway (so no health, no tools).
+    expect(byId.get("retired")).toEqual({
+      id: "retired",
+      transport: "http",
+      enabled: false,
+      healthy: null,
+      tools: [],
+    });
   });
 
   it("lists alert types and chains", async () => {

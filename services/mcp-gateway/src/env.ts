@@ -44,7 +44,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 }
 
 /**
- * Variables the config files may interpolate (`{{.VAR}}`, `${VAR}`); also the environment
+ * Variables the config files may interpolate (`{{.VAR}}`); also the environment
  * stdio MCP servers inherit (config `env` entries override it).
  */
 export function configEnv(): Readonly<Record<string, string | undefined>> {

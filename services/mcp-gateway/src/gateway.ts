@@ -60,8 +60,13 @@ export async function startGateway(
 ): Promise<Gateway> {
   const replica = replicaRef(options.replicaId);
   const logger = resources.logger.child({ replica: replica.id });
+  // A server with `enabled: false` is never started, health-checked or offered.
+  const servers = new Map([...options.servers].filter(([, s]) => s.enabled !== false));
+  const disabled = [...options.servers.values()].filter((s) => s.enabled === false);
+  if (disabled.length > 0)
+    logger.info({ servers: disabled.map((s) => s.id) }, "MCP servers disabled in config");
   const sessionDeps = {
-    servers: options.servers,
+    servers,
     initTimeoutMs: options.timeouts.initMs,
     inheritedEnv: options.inheritedEnv,
   };
@@ -79,7 +84,7 @@ export async function startGateway(
     logger: logger.child({ component: "executions" }),
   });
   const executor = new ToolExecutor({
-    servers: options.servers,
+    servers,
     masking: resources.masking,
     timeouts: options.timeouts,
     logger: logger.child({ component: "tool-executor" }),
@@ -93,8 +98,7 @@ export async function startGateway(
   });
   await health.start();
   const readiness = health.readiness();
-  if (readiness.ready)
-    logger.info({ servers: options.servers.size }, "every MCP server initialized");
+  if (readiness.ready) logger.info({ servers: servers.size }, "every MCP server initialized");
   else logger.error({ reason: readiness.reason }, "not ready");
   const handlers = createGatewayHandlers({ replica, executions, executor, health, warnings });
   const service = await startGatewayService(resources.bus, replica, handlers);

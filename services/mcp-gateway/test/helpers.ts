@@ -68,6 +68,7 @@ export function httpTransport(
     verify_ssl: boolean;
     timeout_ms: number;
     custom_headers: Record<string, string>;
+    session_cleanup_url: string;
   }> = {},
 ): McpServerConfig["transport"] {
   return { type, url, verify_ssl: true, custom_headers: {}, ...extra };

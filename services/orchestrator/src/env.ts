@@ -23,7 +23,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parseEnv(EnvSchema, source);
 }
 
-/** Variables for `{{.VAR}}` / `${VAR}` in tarsy.yaml and llm-providers.yaml. */
+/** Variables for `{{.VAR}}` in tarsy.yaml and llm-providers.yaml. */
 export function configEnv(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };
 }

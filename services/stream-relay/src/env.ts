@@ -55,7 +55,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parseEnv(EnvSchema, source);
 }
 
-/** Variables the config files may interpolate (`{{.VAR}}`, `${VAR}`). */
+/** Variables the config files may interpolate (`{{.VAR}}`). */
 export function configEnv(): Readonly<Record<string, string | undefined>> {
   return { ...process.env };
 }

@@ -67,7 +67,8 @@ function describeServer(server: McpServerConfig): string {
   const summarization = s.enabled
     ? `summarize > ${s.size_threshold_tokens} tokens`
     : "no summarization";
-  return `${where}; ${masking}; ${summarization}`;
+  const state = server.enabled === false ? "disabled (enabled: false); " : "";
+  return `${state}${where}; ${masking}; ${summarization}`;
 }
 
 export function formatConfigSummary(config: TarsyConfig): string {

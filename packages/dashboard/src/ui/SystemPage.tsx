@@ -87,7 +87,11 @@ function McpServers(props: { data: McpServersResponse }) {
             <TableCell>{s.id}</TableCell>
             <TableCell>{s.transport}</TableCell>
             <TableCell>
-              <Health healthy={s.healthy} />
+              {s.enabled ? (
+                <Health healthy={s.healthy} />
+              ) : (
+                <Typography variant="body2">disabled</Typography>
+              )}
             </TableCell>
             <TableCell sx={{ width: "55%" }}>
               <Accordion

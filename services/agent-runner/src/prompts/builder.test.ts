@@ -153,3 +153,56 @@ describe("chat, synthesis and other prompts", () => {
     expect(user?.content).toContain("Root cause: OOM.");
   });
 });
+
+describe("calendar context (tier 0)", () => {
+  const opening = (overrides: Partial<ExecutionContext>) =>
+    (buildFunctionCallingMessages(context(overrides))[0]?.content ?? "")
+      .split("\n\n")
+      .slice(0, 2)
+      .join("\n\n");
+
+  test("a weekday: the UTC time, WEEKDAY and normal staffing open the system prompt", () => {
+    const now = new Date("2026-08-12T15:30:00.123Z"); // a Wednesday
+    expect(opening({ now })).toBe(
+      [
+        "## Context",
+        "",
+        "Current time: 2026-08-12T15:30:00Z (Wednesday)",
+        "Calendar context (UTC): 2026-08-12 — Wednesday — WEEKDAY",
+        "Staffing: normal",
+      ].join("\n"),
+    );
+  });
+
+  test("a weekend day: WEEKEND and reduced staffing", () => {
+    const now = new Date("2026-08-01T10:00:00Z"); // a Saturday
+    expect(opening({ now })).toContain(
+      "Calendar context (UTC): 2026-08-01 — Saturday — WEEKEND\nStaffing: reduced",
+    );
+  });
+
+  test("a configured holiday wins over the weekday; the built-in list applies only without one", () => {
+    const now = new Date("2026-12-28T09:00:00Z"); // a Monday
+    const holidays = [{ date: "12-28", name: "Christmas holiday" }];
+    expect(opening({ now, holidays })).toContain(
+      "Calendar context (UTC): 2026-12-28 — Monday — GLOBAL_HOLIDAY (Christmas holiday)\nStaffing: reduced",
+    );
+    expect(opening({ now })).toContain("— Monday — WEEKDAY\nStaffing: normal");
+    const christmas = new Date("2026-12-25T08:00:00Z");
+    expect(opening({ now: christmas })).toContain("— Friday — GLOBAL_HOLIDAY (Christmas)");
+    expect(opening({ now: christmas, holidays })).toContain("— Friday — WEEKDAY");
+  });
+
+  test("chat opens with it too; the identity and general instructions follow", () => {
+    const now = new Date("2023-01-01T12:00:00Z"); // a Sunday, New Year's Day
+    const [system] = buildFunctionCallingMessages(
+      context({ now, chat: { question: "q", investigationContext: "c" } }),
+    );
+    const text = system?.content ?? "";
+    expect(text.startsWith("## Context\n\nCurrent time: 2023-01-01T12:00:00Z (Sunday)\n")).toBe(
+      true,
+    );
+    expect(text).toContain("— Sunday — GLOBAL_HOLIDAY (New Year's Day)");
+    expect(index(text, "## Context") < index(text, "You are KubernetesAgent-2")).toBe(true);
+  });
+});

@@ -1,5 +1,6 @@
 import type { ConversationMessage } from "@tarsy/llm-client";
 import type { ExecutionContext } from "../execution-context.ts";
+import { contextSection } from "./calendar.ts";
 import { CHAT_INSTRUCTIONS, chatUserMessage } from "./chat.ts";
 import { alertSection, previousStagesSection, runbookSection } from "./context.ts";
 import { customInstructions } from "./custom.ts";
@@ -19,9 +20,18 @@ function identity(ctx: ExecutionContext): string {
   return `You are ${ctx.agentName}, an AI SRE agent of TARSy.`;
 }
 
-/** Three tiers: general SRE → MCP server instructions → the agent's custom instructions. */
+/** Tier 0: the calendar (UTC time, weekday / weekend / holiday, staffing). */
+function calendar(ctx: ExecutionContext): string {
+  return contextSection(ctx.now ?? new Date(), ctx.holidays ?? []);
+}
+
+/**
+ * The calendar, then three tiers: general SRE → MCP server instructions → the agent's custom
+ * instructions.
+ */
 export function composeInstructions(ctx: ExecutionContext): string {
   return join([
+    calendar(ctx),
     identity(ctx),
     GENERAL_SRE_INSTRUCTIONS,
     mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
@@ -33,6 +43,7 @@ export function composeInstructions(ctx: ExecutionContext): string {
 /** Chat: the same tiers, with the chat instructions before the agent's own. */
 export function composeChatInstructions(ctx: ExecutionContext): string {
   return join([
+    calendar(ctx),
     identity(ctx),
     GENERAL_SRE_INSTRUCTIONS,
     CHAT_INSTRUCTIONS,

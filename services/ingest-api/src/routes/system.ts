@@ -55,6 +55,7 @@ export function systemRoutes(deps: IngestResources): Hono {
       servers: configured.map((server) => ({
         id: server.id,
         transport: server.transport.type,
+        enabled: server.enabled !== false,
         healthy: live.get(server.id)?.healthy ?? null,
         tools: live.get(server.id)?.tools ?? [],
       })),

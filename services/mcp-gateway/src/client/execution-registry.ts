@@ -1,5 +1,6 @@
 import type { Logger } from "@tarsy/runtime";
 import { ServerSessions, type ServerSessionsDeps } from "./server-sessions.ts";
+import { cleanupExecutionSessions } from "./session-cleanup.ts";
 
 export interface ExecutionScope {
   executionId: string;
@@ -58,7 +59,7 @@ export class ExecutionRegistry {
       existing.execution.scope = scope;
       return existing.execution;
     }
-    const sessions = new ServerSessions(this.options.deps);
+    const sessions = new ServerSessions({ ...this.options.deps, executionId: scope.executionId });
     const slot: Slot = {
       lastUsed: this.now(),
       active: 0,
@@ -101,6 +102,12 @@ export class ExecutionRegistry {
     this.slots.delete(executionId);
     const closed = await slot.execution.sessions.closeAll();
     this.options.logger.debug({ execution_id: executionId, closed }, "execution released");
+    await cleanupExecutionSessions(
+      this.options.deps.servers,
+      slot.execution.scope.servers,
+      executionId,
+      this.options.logger,
+    );
     return closed;
   }
 

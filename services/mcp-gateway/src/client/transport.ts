@@ -5,10 +5,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "@tarsy/config";
 import { TransportConfigError } from "../errors.ts";
 import { createHttpClient } from "./http-fetch.ts";
+import { resolveCustomHeaders } from "./session-cleanup.ts";
 
 export interface TransportDeps {
   /** The environment a stdio server inherits (the gateway's own); config `env` overrides it. */
   inheritedEnv: Readonly<Record<string, string | undefined>>;
+  /** The agent execution these sessions serve (fills `{{.SESSION_ID}}`); none for health checks. */
+  executionId?: string | undefined;
 }
 
 export interface OpenedTransport {
@@ -50,7 +53,7 @@ export function createTransport(config: McpServerConfig, deps: TransportDeps): O
         bearerToken: t.bearer_token,
         verifySsl: t.verify_ssl,
         timeoutMs: t.timeout_ms,
-        customHeaders: t.custom_headers,
+        customHeaders: resolveCustomHeaders(t.custom_headers, deps.executionId),
       });
       const transport =
         t.type === "http"

@@ -1,0 +1,148 @@
+/**
+ * Keys the Go TARSy's configuration accepts that this implementation does not act on yet.
+ * They load without error; `tarsy config check` lists each use with what it does there and
+ * the issue that brings it (`--strict` fails on any). Remove a row when its feature lands.
+ *
+ * `path` matches where the key appears: `*` is one name (a chain, an agent, a server),
+ * `[]` any list index.
+ */
+export interface UnsupportedKey {
+  path: string;
+  /** What the key does in the Go TARSy. */
+  does: string;
+  /** Our issue that will bring it. */
+  issue: number;
+}
+
+const SCORING = "scores each finished session with an LLM judge (quality score and notes)";
+const MEMORY =
+  "investigation memory: lessons extracted from scored sessions, injected into later prompts";
+const SUB_AGENTS = "sub-agents an orchestrator agent may dispatch (names, or refs with overrides)";
+const AGENT_TYPE = "agent kind: default, orchestrator, action (remediation) or compose";
+const SKILLS = "skills (markdown know-how) offered to the agent; required ones are always injected";
+const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
+const COMPOSE =
+  "model of the compose stage that merges the investigation and action reports after an action stage";
+const LABEL_MAP =
+  "selects the label_maps catalog entry used to label sessions (watch, action, noise)";
+
+export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
+  { path: "defaults.scoring", does: SCORING, issue: 21 },
+  { path: "agent_chains.*.scoring", does: SCORING, issue: 21 },
+  { path: "memory", does: MEMORY, issue: 24 },
+  { path: "defaults.memory", does: MEMORY, issue: 24 },
+  { path: "agents.*.sub_agents", does: SUB_AGENTS, issue: 24 },
+  { path: "agent_chains.*.sub_agents", does: SUB_AGENTS, issue: 24 },
+  { path: "agent_chains.*.stages[].sub_agents", does: SUB_AGENTS, issue: 24 },
+  { path: "agent_chains.*.stages[].agents[].sub_agents", does: SUB_AGENTS, issue: 24 },
+  { path: "agent_chains.*.chat.sub_agents", does: SUB_AGENTS, issue: 24 },
+  { path: "agents.*.type", does: AGENT_TYPE, issue: 24 },
+  { path: "agent_chains.*.stages[].agents[].type", does: AGENT_TYPE, issue: 24 },
+  { path: "skills", does: SKILLS, issue: 24 },
+  { path: "agents.*.skills", does: SKILLS, issue: 24 },
+  { path: "agents.*.required_skills", does: SKILLS, issue: 24 },
+  { path: "agent_chains.*.stages[].agents[].skills", does: SKILLS, issue: 24 },
+  { path: "agent_chains.*.stages[].agents[].required_skills", does: SKILLS, issue: 24 },
+  {
+    path: "system.slack",
+    does: "Slack notifications of session start and outcome (enabled, token_env, channel)",
+    issue: 20,
+  },
+  {
+    path: "retention",
+    does: "deletes sessions and events older than a retention period",
+    issue: 20,
+  },
+  {
+    path: "system.retention",
+    does: "deletes sessions and events older than a retention period",
+    issue: 20,
+  },
+  {
+    path: "system.cost_estimation",
+    does: "estimates LLM cost per interaction (model_rates overrides, promotions)",
+    issue: 20,
+  },
+  {
+    path: "system.prompt_caching",
+    does: "provider prompt caching of the stable prompt prefix (on by default)",
+    issue: 31,
+  },
+  {
+    path: "fallback_lists",
+    does: "named catalog of fallback walks ({llm_provider, llm_backend} entries)",
+    issue: 31,
+  },
+  { path: "defaults.fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "agent_chains.*.fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "agent_chains.*.stages[].fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "agent_chains.*.stages[].agents[].fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "agent_chains.*.stages[].synthesis.fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "agent_chains.*.chat.fallback_list", does: FALLBACK_LIST, issue: 31 },
+  { path: "defaults.compose_provider", does: COMPOSE, issue: 31 },
+  { path: "defaults.compose_backend", does: COMPOSE, issue: 31 },
+  { path: "defaults.compose_fallback_list", does: COMPOSE, issue: 31 },
+  { path: "agent_chains.*.compose_provider", does: COMPOSE, issue: 31 },
+  { path: "agent_chains.*.compose_backend", does: COMPOSE, issue: 31 },
+  {
+    path: "label_maps",
+    does: "catalog of session label sets the executive summary picks from",
+    issue: 31,
+  },
+  { path: "defaults.label_map", does: LABEL_MAP, issue: 31 },
+  { path: "agent_chains.*.label_map", does: LABEL_MAP, issue: 31 },
+  {
+    path: "defaults.summarization",
+    does: "model (llm_provider, llm_backend, fallback_list) that summarizes large MCP results",
+    issue: 31,
+  },
+  {
+    path: "mcp_servers.*.summarization.llm_provider",
+    does: "provider that summarizes this server's large results",
+    issue: 31,
+  },
+  {
+    path: "mcp_servers.*.summarization.llm_backend",
+    does: "backend that summarizes this server's large results",
+    issue: 31,
+  },
+  {
+    path: "llm_providers.*.reasoning_effort",
+    does: "reasoning effort sent in each provider's own parameter",
+    issue: 31,
+  },
+  {
+    path: "agents.*.agent_timeout",
+    does: "caps an agent's (or sub-agent's) time budget",
+    issue: 31,
+  },
+  {
+    path: "mcp_servers.*.transport.sse_read_timeout",
+    does: "read timeout of an SSE stream (older TARSy)",
+    issue: 23,
+  },
+  {
+    path: "mcp_servers.*.transport.disable_ssl_verification",
+    does: "older TARSy name of verify_ssl: false",
+    issue: 23,
+  },
+];
+
+function toRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split(/(\*|\[\])/)
+    .map((part) => {
+      if (part === "*") return "[^.\\[]+";
+      if (part === "[]") return "\\[\\d+\\]";
+      return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    })
+    .join("");
+  return new RegExp(`^${body}$`);
+}
+
+const MATCHERS = UNSUPPORTED_KEYS.map((key) => ({ key, re: toRegExp(key.path) }));
+
+/** The table's row for a key found at `path` (e.g. `agent_chains.k8s.scoring`), if any. */
+export function unsupportedKeyAt(path: string): UnsupportedKey | undefined {
+  return MATCHERS.find((m) => m.re.test(path))?.key;
+}

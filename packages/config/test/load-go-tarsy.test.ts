@@ -1,0 +1,113 @@
+/**
+ * Configs shaped like the Go TARSy's examples (our own files in test/go-tarsy/, written the way
+ * its quickstart and full example write them) load unchanged, with no environment at all.
+ */
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig, resolveMcpSelection } from "../src/index.ts";
+import { loadIssues } from "./helpers.ts";
+
+const GO = resolve(import.meta.dirname, "go-tarsy");
+
+describe("the Go TARSy's configuration shapes", () => {
+  it("quickstart: loads, its unsupported keys listed with the issue that brings them", () => {
+    const { config, warnings } = loadConfig({ configDir: join(GO, "quickstart"), env: {} });
+    expect(config.defaults).toMatchObject({
+      llm_provider: "google-default",
+      max_iterations: 20,
+      llm_backend: "langchain",
+    });
+    expect(
+      warnings.filter((w) => w.unsupported).map((w) => [w.path, w.unsupported?.issue]),
+    ).toEqual([
+      ["defaults.compose_provider", 31],
+      ["defaults.scoring", 21],
+      ["defaults.memory", 24],
+    ]);
+  });
+
+  it("full example: every construct loads, missing variables are warnings, not errors", () => {
+    const dir = join(GO, "full");
+    const file = join(dir, "tarsy.yaml");
+    const { config, warnings } = loadConfig({ configDir: dir, env: {} });
+
+    // A missing {{.VAR}} in a stdio argument: empty, with a warning naming it and where.
+    expect(config.mcpServers.get("kubernetes-server")?.transport).toMatchObject({
+      args: [
+        "-y",
+        "kubernetes-mcp-server@0.0.54",
+        "--read-only",
+        "--disable-destructive",
+        "--kubeconfig",
+        "",
+      ],
+    });
+    expect(warnings).toContainEqual({
+      file,
+      path: "mcp_servers.kubernetes-server.transport.args[5]",
+      message: 'environment variable "KUBECONFIG" is not set; using an empty value',
+    });
+    // ${VAR} is never interpolated.
+    expect(
+      config.mcpServers.get("kubernetes-server")?.data_masking.custom_patterns[0]?.pattern,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal is the expected text
+    ).toBe("user_${USER_ID}_.*");
+    // {{.SESSION_ID}} is kept for run time.
+    expect(config.mcpServers.get("cli-mcp-server")?.transport).toMatchObject({
+      custom_headers: { "X-Session-ID": "{{.SESSION_ID}}" },
+      session_cleanup_url: "https://cli-mcp-server:8443/sessions/{{.SESSION_ID}}",
+      verify_ssl: false,
+      timeout_ms: 90_000,
+    });
+    // Holidays for the prompts' calendar line.
+    expect(config.system.holidays).toEqual([
+      { date: "12-24", name: "Christmas Eve" },
+      { date: "12-25", name: "Christmas" },
+      { date: "01-01", name: "New Year's Day" },
+    ]);
+    // A fallback entry without a backend means langchain.
+    expect(
+      config.chains.get("kubernetes-pod-crashloop")?.stages[0]?.agents[0]?.fallback_providers,
+    ).toEqual([{ provider: "claude-sonnet", backend: "langchain" }]);
+    // enabled: false — a warning where an agent names it, and never offered.
+    expect(warnings).toContainEqual({
+      file,
+      path: "agents.security-agent.mcp_servers[2]",
+      message:
+        'MCP server "legacy-server" is disabled (enabled: false); it is left out of the tools',
+    });
+    const agent = config.agents.get("security-agent");
+    expect(
+      resolveMcpSelection(config, { mcp_servers: agent?.mcp_servers ?? [] }).server_ids,
+    ).toEqual(["kubernetes-server", "argocd-server"]);
+    // Every Go key this implementation does not act on yet is listed, none is an error.
+    const unsupported = warnings.filter((w) => w.unsupported).map((w) => w.path);
+    expect(unsupported).toEqual(
+      expect.arrayContaining([
+        "fallback_lists",
+        "system.slack",
+        "system.prompt_caching",
+        "system.cost_estimation",
+        "system.retention",
+        "agents.Orchestrator.type",
+        "agents.Orchestrator.sub_agents",
+        "agent_chains.kubernetes-pod-crashloop.scoring",
+        "llm_providers.claude-sonnet.reasoning_effort",
+      ]),
+    );
+    expect(warnings.filter((w) => w.message.includes("is not a known setting"))).toEqual([]);
+  });
+
+  it("a malformed holiday is an error with its path", () => {
+    const issues = loadIssues({
+      tarsy: 'system:\n  holidays:\n    - { date: "2026-12-25", name: Christmas }\n',
+    });
+    expect(issues).toEqual([
+      {
+        file: "tarsy.yaml",
+        path: "system.holidays[0].date",
+        message: '"2026-12-25" is not a MM-DD date',
+      },
+    ]);
+  });
+});

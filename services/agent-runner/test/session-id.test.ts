@@ -1,0 +1,77 @@
+/**
+ * `{{.SESSION_ID}}` end to end: two agents run at once through the real mcp-gateway; the MCP
+ * server (built with the SDK) sees each agent's own execution id in `X-Session-ID`, and each
+ * execution's `session_cleanup_url` gets its DELETE once the agent is done.
+ */
+import { listSessionTimeline } from "@tarsy/db";
+import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  type SessionServer,
+  startSessionServer,
+} from "../../mcp-gateway/test/servers/session-server.ts";
+import { runExecution } from "../src/execution.ts";
+import { createGatewayTools } from "../src/gateway.ts";
+import {
+  createEnv,
+  type Env,
+  logger,
+  runnerDeps,
+  type ServiceProcess,
+  seedExecution,
+  startGatewayProcess,
+  startLlm,
+  waitFor,
+} from "./support.ts";
+
+let sandbox: SessionServer;
+let env: Env;
+let gateway: ServiceProcess;
+beforeAll(async () => {
+  sandbox = await startSessionServer();
+  env = await createEnv({ sandboxBase: sandbox.base });
+  gateway = await startGatewayProcess(env);
+}, 120_000);
+afterAll(async () => {
+  await gateway?.stop();
+  await env?.cleanup();
+  await sandbox?.close();
+});
+
+const turn = (alert: string) => [
+  {
+    match: { user: alert },
+    text: "Asking the sandbox.",
+    tool_calls: [{ id: `${alert}-1`, name: "sandbox.whoami", arguments: {} }],
+  },
+  { match: { user: alert }, text: `Done with ${alert}.` },
+];
+
+describe("per-execution MCP session id", () => {
+  test("two parallel agents each reach the server with their own id, and each gets its cleanup", async () => {
+    const llm = await startLlm([...turn("alert-A"), ...turn("alert-B")]);
+    const a = await seedExecution(env, { alertData: "alert-A" });
+    const b = await seedExecution(env, { alertData: "alert-B" });
+    const tools = createGatewayTools(createMcpGatewayClient(env.bus), logger);
+    const deps = runnerDeps(env, llm.client, tools);
+    try {
+      const [doneA, doneB] = await Promise.all([
+        runExecution(deps, a, new AbortController().signal),
+        runExecution(deps, b, new AbortController().signal),
+      ]);
+      expect([doneA.status, doneB.status]).toEqual(["completed", "completed"]);
+    } finally {
+      await llm.stop();
+    }
+    for (const request of [a, b]) {
+      const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
+      const call = timeline.find((e) => e.eventType === "llm_tool_call");
+      expect(call?.content).toContain(`sandbox:${request.execution_id}`);
+    }
+    expect(new Set(sandbox.sessionHeaders.filter((h) => h !== null))).toEqual(
+      new Set([a.execution_id, b.execution_id]),
+    );
+    await waitFor("both cleanups", () => (sandbox.deleted.length >= 2 ? true : undefined));
+    expect([...sandbox.deleted].sort()).toEqual([a.execution_id, b.execution_id].sort());
+  });
+});
