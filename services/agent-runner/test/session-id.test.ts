@@ -59,7 +59,8 @@ describe("per-execution MCP session id", () => {
         runExecution(deps, a, new AbortController().signal),
         runExecution(deps, b, new AbortController().signal),
       ]);
-      expect([doneA.status, doneB.status]).toEqual(["completed", "completed"]);
+      expect(doneA.status).toBe("completed");
+      expect(doneB.status).toBe("completed");
     } finally {
       await llm.stop();
     }
