@@ -121,3 +121,4 @@ export {
   TRANSPORT_TYPES,
   type TransportType,
 } from "./types.ts";
+export { configView } from "./view.ts";
