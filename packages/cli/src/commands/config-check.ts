@@ -2,20 +2,32 @@ import { parseArgs } from "node:util";
 import {
   ConfigError,
   type ConfigWarning,
+  configView,
   DEFAULT_CONFIG_DIR,
   formatIssue,
   loadConfig,
 } from "@tarsy/config";
-import { type Command, EXIT } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  jsonText,
+  OUTPUT_OPTIONS,
+  outputFormat,
+} from "../command.ts";
 import { formatConfigSummary } from "./config-summary.ts";
 
-const USAGE = `Usage: tarsy config check [--config-dir DIR]
+const USAGE = `Usage: tarsy config check [--config-dir DIR] [--output json]
 
 Loads tarsy.yaml and llm-providers.yaml, validates them with the built-ins and prints a
-summary of chains, agents, MCP servers and LLM providers, or every problem found.
+summary of chains, agents, MCP servers and LLM providers, or every problem found (on
+stderr, exit 1).
 
 Options:
   -c, --config-dir DIR  configuration directory (default: $TARSY_CONFIG_DIR, else ${DEFAULT_CONFIG_DIR})
+  -o, --output FORMAT   text (the summary) or json: the configuration as GET /api/v1/system/config
+                        answers it for this directory (no secrets)
+      --json            same as --output json
   -h, --help            show this help
 `;
 
@@ -23,17 +35,21 @@ function formatWarning(warning: ConfigWarning): string {
   return formatIssue(warning);
 }
 
+const OPTIONS = {
+  "config-dir": { type: "string", short: "c" },
+  ...OUTPUT_OPTIONS,
+  ...HELP_OPTION,
+} as const;
+
 export const configCheckCommand: Command = {
   path: ["config", "check"],
   summary: "validate the configuration and print a summary",
   usage: USAGE,
+  options: OPTIONS,
   run({ args, env, io }) {
     const { values } = parseArgs({
       args,
-      options: {
-        "config-dir": { type: "string", short: "c" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: OPTIONS,
       strict: true,
       allowPositionals: false,
     });
@@ -41,15 +57,16 @@ export const configCheckCommand: Command = {
       io.out(USAGE);
       return EXIT.ok;
     }
+    const format = outputFormat(values);
     const configDir = values["config-dir"] ?? env.configDir ?? DEFAULT_CONFIG_DIR;
     try {
       const { config, warnings } = loadConfig({ configDir, env: env.vars });
-      io.out(formatConfigSummary(config));
+      io.out(format === "json" ? jsonText(configView(config)) : formatConfigSummary(config));
       if (warnings.length > 0) {
         io.err(`${warnings.length} warning${warnings.length === 1 ? "" : "s"}:\n`);
         for (const warning of warnings) io.err(`  warning: ${formatWarning(warning)}\n`);
       }
-      io.out("Configuration is valid.\n");
+      if (format === "text") io.out("Configuration is valid.\n");
       return EXIT.ok;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
