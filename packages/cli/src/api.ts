@@ -20,6 +20,7 @@ export async function callApi<T extends z.ZodType>(
   if (call.body !== undefined) headers["content-type"] = "application/json";
   if (env.user) headers["x-forwarded-user"] = env.user;
   if (env.token) headers.authorization = `Bearer ${env.token}`;
+  if (env.cookie) headers.cookie = env.cookie;
   let response: Response;
   try {
     response = await fetch(url, {

@@ -3,10 +3,29 @@ import { COMMANDS } from "./commands/index.ts";
 import type { CliEnv } from "./env.ts";
 import { CliError } from "./errors.ts";
 
+const GLOBAL_HELP = `
+Options of every command:
+  -h, --help            the command's options
+  -o, --output json     on read commands: the API's data, machine-readable (--json too)
+
+Environment:
+  TARSY_API_URL         ingest-api (default http://127.0.0.1:8080)
+  TARSY_WS_URL          stream-relay's WebSocket (default ws://127.0.0.1:8081/api/v1/ws)
+  TARSY_TOKEN           an API token (tarsy token create), sent as Authorization: Bearer
+  TARSY_COOKIE_FILE     a file holding oauth2-proxy's cookie (_oauth2_proxy=VALUE, or a
+                        Netscape cookie jar), sent as Cookie on requests and the WebSocket
+  TARSY_USER            X-Forwarded-User, for a TARSy that trusts this machine's address
+  TARSY_CONFIG_DIR      the configuration for config check
+  NATS_URL, TARSY_SUBJECT_PREFIX, TARSY_STREAM_SUFFIX  NATS, for events and dlq
+
+Exit codes: 0 done; 1 failed (API error, unreachable, refused); 2 bad arguments;
+session watch: 3 session failed, 4 cancelled, 5 timed out.
+`;
+
 export function helpText(commands: readonly Command[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.path.join(" ").length));
   const lines = commands.map((c) => `  tarsy ${c.path.join(" ").padEnd(width)}  ${c.summary}`);
-  return `Usage: tarsy <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun "tarsy <command> --help" for a command's options.\n`;
+  return `Usage: tarsy <command> [options]\n\nCommands:\n${lines.join("\n")}\n\nRun "tarsy <command> --help" for a command's options.\n${GLOBAL_HELP}`;
 }
 
 /** The command whose path is the longest prefix of argv. */

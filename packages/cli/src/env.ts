@@ -1,5 +1,6 @@
 import { type NatsEnv, NatsEnvShape } from "@tarsy/bus";
 import { z } from "zod";
+import { readCookieFile } from "./cookie.ts";
 
 export const DEFAULT_API_URL = "http://127.0.0.1:8080";
 export const DEFAULT_WS_URL = "ws://127.0.0.1:8081/api/v1/ws";
@@ -16,6 +17,11 @@ export const CliEnvSchema = z.object({
   TARSY_USER: z.string().min(1).optional(),
   /** An API token (`tarsy token create`), sent as `Authorization: Bearer` on every request. */
   TARSY_TOKEN: z.string().min(1).optional(),
+  /**
+   * A file holding the oauth2-proxy session cookie (`_oauth2_proxy=…`, or a Netscape cookie
+   * jar), sent as `Cookie` on every request and the WebSocket's upgrade.
+   */
+  TARSY_COOKIE_FILE: z.string().min(1).optional(),
   ...NatsEnvShape,
 });
 
@@ -28,6 +34,8 @@ export interface CliEnv {
   user?: string;
   /** API token sent as `Authorization: Bearer` (HTTP and the WebSocket). */
   token?: string;
+  /** `Cookie` header value from `TARSY_COOKIE_FILE` (HTTP and the WebSocket). */
+  cookie?: string;
   /** NATS settings for `events` and `dlq` commands (see `busOptionsFromEnv`). */
   nats: NatsEnv;
   /** The whole environment, passed to `loadConfig` for `{{.VAR}}`. */
@@ -42,6 +50,9 @@ export function loadCliEnv(source: Record<string, string | undefined> = process.
     ...(parsed.TARSY_CONFIG_DIR !== undefined && { configDir: parsed.TARSY_CONFIG_DIR }),
     ...(parsed.TARSY_USER !== undefined && { user: parsed.TARSY_USER }),
     ...(parsed.TARSY_TOKEN !== undefined && { token: parsed.TARSY_TOKEN }),
+    ...(parsed.TARSY_COOKIE_FILE !== undefined && {
+      cookie: readCookieFile(parsed.TARSY_COOKIE_FILE),
+    }),
     apiUrl: parsed.TARSY_API_URL.replace(/\/+$/, ""),
     wsUrl: parsed.TARSY_WS_URL,
     nats,

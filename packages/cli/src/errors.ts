@@ -9,9 +9,9 @@ export class ApiRequestError extends CliError {
   constructor(
     readonly status: number,
     readonly apiCode: string,
-    message: string,
+    readonly apiMessage: string,
   ) {
-    super(`API error ${status} ${apiCode}: ${message}`);
+    super(`API error ${status} ${apiCode}: ${apiMessage}`);
     this.name = "ApiRequestError";
   }
 }

@@ -20,6 +20,8 @@ export interface FollowOptions {
   user?: string;
   /** API token sent as `Authorization: Bearer` on the WebSocket's upgrade request. */
   token?: string;
+  /** `Cookie` header value (oauth2-proxy's session) sent on the upgrade request. */
+  cookie?: string;
   /** Called once, after the first subscription is confirmed (earlier events replayed). */
   onConfirmed?(): Promise<FollowDecision> | FollowDecision;
   onEvent(frame: WsEventFrame): FollowDecision;
@@ -86,6 +88,7 @@ function session(
     const headers: Record<string, string> = {};
     if (options.user) headers["x-forwarded-user"] = options.user;
     if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.cookie) headers.cookie = options.cookie;
     const socket = new WebSocket(options.wsUrl, { headers, handshakeTimeout: 10_000 });
     let opened = false;
     let settled = false;

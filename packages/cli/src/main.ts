@@ -8,7 +8,7 @@ try {
   const issues = (error as { issues?: { path: PropertyKey[]; message: string }[] }).issues;
   const text = issues
     ? issues.map((i) => `  ${i.path.map(String).join(".")}: ${i.message}`).join("\n")
-    : String(error);
+    : `  ${error instanceof Error ? error.message : String(error)}`;
   process.stderr.write(`tarsy: invalid environment\n${text}\n`);
   process.exitCode = 2;
 }

@@ -198,15 +198,18 @@ describe("tarsy", () => {
     const help = await tarsy(["--help"]);
     expect(help.code).toBe(0);
     for (const line of [
-      "tarsy alert submit   submit an alert from a file or stdin; prints the session id",
-      "tarsy session show   print a session's status, stages, analysis and token usage",
-      "tarsy session watch  follow a session's live timeline (streaming) until it ends",
-      "tarsy chat           ask a follow-up question about a session and stream the answer",
-      "tarsy events replay  print stored events from NATS as JSON lines",
-      "tarsy dlq list       list dead letters",
-      "tarsy dlq redrive    publish a dead letter to its original subject again",
-      "tarsy dlq discard    remove a dead letter without redriving it",
-      "tarsy config check   validate the configuration and print a summary",
+      "tarsy alert submit    submit an alert from a file or stdin; prints the session id",
+      "tarsy session list    list sessions by status, alert type or text, a page at a time",
+      "tarsy session show    print a session's status, stages, analysis and token usage",
+      "tarsy session watch   follow a session's live timeline (streaming) until it ends",
+      "tarsy session trace   print a session's LLM and MCP interactions, or one of them in full",
+      "tarsy session cancel  cancel a running session (or its running chat answer)",
+      "tarsy chat            ask a follow-up question about a session and stream the answer",
+      "tarsy events replay   print stored events from NATS as JSON lines",
+      "tarsy dlq list        list dead letters",
+      "tarsy dlq redrive     publish a dead letter to its original subject again",
+      "tarsy dlq discard     remove a dead letter without redriving it",
+      "tarsy config check    validate the configuration and print a summary",
     ]) {
       expect(help.stdout).toContain(line);
     }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { SESSIONS_EVENTS_SUBJECT, sessionEventsSubject, WORK_SUBJECTS } from "@tarsy/contracts";
 import { connectRawNats } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ONCALL_LLM_SCRIPT, onCallTests } from "./oncall.ts";
 import { bootSystem, DEMO_ALERT, type Run, type System, tarsy } from "./support.ts";
 
 const SYNTHESIS_START = "## Root cause";
@@ -56,7 +57,7 @@ describe("tarsy against the running system", () => {
   let watched: Run;
 
   beforeAll(async () => {
-    sys = await bootSystem();
+    sys = await bootSystem({ extraLlmScript: ONCALL_LLM_SCRIPT });
   }, 240_000);
   afterAll(async () => {
     await sys?.stop();
@@ -431,4 +432,6 @@ describe("tarsy against the running system", () => {
       await new Promise((r) => proxy.close(r));
     }
   }, 200_000);
+
+  onCallTests({ sys: () => sys, completedSession: () => sessionId });
 });

@@ -1,8 +1,11 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { type Stack, type StackOptions, startStack } from "@tarsy/stack";
 import { createTestDatabase, natsUrl, type TestDatabase } from "@tarsy/testkit";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 export const BIN = resolve(import.meta.dirname, "../bin/tarsy.mjs");
@@ -20,6 +23,19 @@ export interface BootOptions {
   /** A config dir instead of deploy/demo (its llm-providers.yaml too); the demo's LLM script still runs. */
   configDir?: string;
   replicas?: StackOptions["replicas"];
+  /** LLM script entries (YAML list) answered before the demo's: they win where they match. */
+  extraLlmScript?: string;
+}
+
+const DEMO_SCRIPT = resolve(ROOT, "deploy/demo/llm-script.yaml");
+
+/** The demo's LLM script with `extra` entries first, in a file of its own. */
+function scriptWithDemo(extra: string): string {
+  const demo = parseYaml(readFileSync(DEMO_SCRIPT, "utf8")) as { responses: unknown[] };
+  const entries = parseYaml(extra) as unknown[];
+  const file = join(mkdtempSync(join(tmpdir(), "tarsy-cli-script-")), "llm-script.yaml");
+  writeFileSync(file, stringifyYaml({ responses: [...entries, ...demo.responses] }));
+  return file;
 }
 
 /** The whole system as processes (demo config, scripted LLM) on a database and NATS prefix of its own. */
@@ -31,7 +47,7 @@ export async function bootSystem(options: BootOptions = {}): Promise<System> {
     root: ROOT,
     configDir: options.configDir ?? resolve(ROOT, "deploy/demo"),
     ...(options.replicas && { replicas: options.replicas }),
-    llmScriptPath: resolve(ROOT, "deploy/demo/llm-script.yaml"),
+    llmScriptPath: options.extraLlmScript ? scriptWithDemo(options.extraLlmScript) : DEMO_SCRIPT,
     databaseUrl: database.url,
     natsUrl: natsUrl(),
     prefix: `cli${id}`,

@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { newApiToken } from "@tarsy/authz";
+import { ApiTokenListResponseSchema } from "@tarsy/contracts";
 import { createApiToken, createDb, type Db } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootSystem, DEMO_ALERT, ROOT, type System, tarsy } from "./support.ts";
@@ -81,13 +82,19 @@ describe("tarsy with authorization enabled", () => {
     return { token, id, stderr: created.stderr };
   }
 
-  const listed = async (): Promise<{ table: string; tokens: TokenJson[] }> => {
-    const table = await tarsy(["token", "list"], { env: admin });
+  /** The table, and `--output json` (or its alias `--json`) with what the API answers. */
+  const listed = async (flag: "--json" | "--output" = "--output") => {
+    const [table, json] = await Promise.all([
+      tarsy(["token", "list"], { env: admin }),
+      tarsy(["token", "list", ...(flag === "--json" ? ["--json"] : ["--output", "json"])], {
+        env: admin,
+      }),
+    ]);
     expect(table.code).toBe(0);
-    const json = await tarsy(["token", "list", "--json"], { env: admin });
     expect(json.code).toBe(0);
     return {
       table: table.stdout,
+      raw: JSON.parse(json.stdout) as unknown,
       tokens: (JSON.parse(json.stdout) as { tokens: TokenJson[] }).tokens,
     };
   };
@@ -104,6 +111,10 @@ describe("tarsy with authorization enabled", () => {
     expect(Date.parse(expires ?? "")).toBeLessThanOrEqual(Date.now() + thirtyDays + 1_000);
 
     const fresh = await listed();
+    const answer = await fetch(`${sys.env.TARSY_API_URL}/api/v1/tokens`, {
+      headers: { "x-forwarded-user": "root" },
+    });
+    expect(fresh.raw).toEqual(ApiTokenListResponseSchema.parse(await answer.json()));
     expect(fresh.table).toMatch(
       new RegExp(
         `^${id} {2}operator-alpha@alpha {2}alpha {2}operator-alpha {2}live {2}expires ${expires} {2}last used never {2}by root$`,
@@ -127,7 +138,7 @@ describe("tarsy with authorization enabled", () => {
     expect(show.code).toBe(0);
     expect(JSON.parse(show.stdout).session).toMatchObject({ id: sessionId, project: "alpha" });
 
-    const used = (await listed()).tokens.find((t) => t.id === id);
+    const used = (await listed("--json")).tokens.find((t) => t.id === id);
     expect(used?.last_used_at).not.toBeNull();
     expect(Date.parse(used?.last_used_at ?? "")).toBeGreaterThanOrEqual(usedFrom - 1_000);
     expect(Date.parse(used?.last_used_at ?? "")).toBeLessThanOrEqual(Date.now() + 1_000);

@@ -124,3 +124,4 @@ export {
   type TransportType,
 } from "./types.ts";
 export { UNSUPPORTED_KEYS, type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";
+export { configView } from "./view.ts";

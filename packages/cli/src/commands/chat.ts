@@ -5,7 +5,7 @@ import {
   type WsChunkFrame,
 } from "@tarsy/contracts";
 import { callApi } from "../api.ts";
-import { type Command, EXIT, positionalArgs, UsageError } from "../command.ts";
+import { type Command, EXIT, HELP_OPTION, positionalArgs, UsageError } from "../command.ts";
 import { type FollowDecision, followChannel } from "../follow.ts";
 import { TimelinePrinter } from "../timeline-printer.ts";
 import { sessionChannel } from "./session-watch.ts";
@@ -116,6 +116,7 @@ export const chatCommand: Command = {
   path: ["chat"],
   summary: "ask a follow-up question about a session and stream the answer",
   usage: USAGE,
+  options: HELP_OPTION,
   async run({ args, env, io }) {
     const positionals = positionalArgs(
       { args, io },
@@ -141,6 +142,7 @@ export const chatCommand: Command = {
       io,
       ...(env.user && { user: env.user }),
       ...(env.token && { token: env.token }),
+      ...(env.cookie && { cookie: env.cookie }),
       // Earlier events are replayed first; the question is asked once they are through.
       async onConfirmed() {
         const answer = await callApi(env, {

@@ -2,24 +2,36 @@ import { parseArgs } from "node:util";
 import {
   ConfigError,
   type ConfigWarning,
+  configView,
   DEFAULT_CONFIG_DIR,
   formatIssue,
   loadConfig,
 } from "@tarsy/config";
-import { type Command, EXIT } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  jsonText,
+  OUTPUT_OPTIONS,
+  outputFormat,
+} from "../command.ts";
 import { formatConfigSummary } from "./config-summary.ts";
 
-const USAGE = `Usage: tarsy config check [--config-dir DIR] [--strict]
+const USAGE = `Usage: tarsy config check [--config-dir DIR] [--strict] [--output json]
 
 Loads tarsy.yaml and llm-providers.yaml, validates them with the built-ins and prints a
-summary of chains, agents, MCP servers and LLM providers, or every problem found. Warnings
-are printed in both cases. Settings of the Go TARSy that this implementation does not act on
-yet are listed with what they do there and the issue that brings them. Everything goes to
-standard output.
+summary of chains, agents, MCP servers and LLM providers, or every problem found (exit 1).
+Warnings are printed in both cases. Settings of the Go TARSy that this implementation does not
+act on yet are listed with what they do there and the issue that brings them. Everything goes
+to standard output; with --output json, standard output holds only the JSON and the problems
+and warnings go to standard error.
 
 Options:
   -c, --config-dir DIR  configuration directory (default: $TARSY_CONFIG_DIR, else ${DEFAULT_CONFIG_DIR})
       --strict          fail (exit 1) when a setting is not supported yet
+  -o, --output FORMAT   text (the summary) or json: the configuration as GET /api/v1/system/config
+                        answers it for this directory (no secrets)
+      --json            same as --output json
   -h, --help            show this help
 `;
 
@@ -45,18 +57,22 @@ function formatWarnings(warnings: readonly ConfigWarning[]): string {
   return out;
 }
 
+const OPTIONS = {
+  "config-dir": { type: "string", short: "c" },
+  strict: { type: "boolean" },
+  ...OUTPUT_OPTIONS,
+  ...HELP_OPTION,
+} as const;
+
 export const configCheckCommand: Command = {
   path: ["config", "check"],
   summary: "validate the configuration and print a summary",
   usage: USAGE,
+  options: OPTIONS,
   run({ args, env, io }) {
     const { values } = parseArgs({
       args,
-      options: {
-        "config-dir": { type: "string", short: "c" },
-        strict: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: OPTIONS,
       strict: true,
       allowPositionals: false,
     });
@@ -64,27 +80,30 @@ export const configCheckCommand: Command = {
       io.out(USAGE);
       return EXIT.ok;
     }
+    const format = outputFormat(values);
+    // Text: one stream. JSON: stdout stays parseable.
+    const report = format === "json" ? io.err : io.out;
     const configDir = values["config-dir"] ?? env.configDir ?? DEFAULT_CONFIG_DIR;
     try {
       const { config, warnings } = loadConfig({ configDir, env: env.vars });
-      io.out(formatConfigSummary(config));
-      io.out(formatWarnings(warnings));
+      io.out(format === "json" ? jsonText(configView(config)) : formatConfigSummary(config));
+      report(formatWarnings(warnings));
       const unsupported = warnings.filter((w) => w.unsupported).length;
       if (values.strict && unsupported > 0) {
-        io.out(
+        report(
           `Configuration is valid, but --strict: ${plural(unsupported, "setting")} not supported yet.\n`,
         );
         return EXIT.failed;
       }
-      io.out("Configuration is valid.\n");
+      if (format === "text") io.out("Configuration is valid.\n");
       return EXIT.ok;
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
-      io.out(
+      report(
         `Configuration in ${configDir} is invalid: ${plural(error.issues.length, "problem")}\n`,
       );
-      for (const issue of error.issues) io.out(`  error: ${formatIssue(issue)}\n`);
-      io.out(formatWarnings(error.warnings));
+      for (const issue of error.issues) report(`  error: ${formatIssue(issue)}\n`);
+      report(formatWarnings(error.warnings));
       return EXIT.failed;
     }
   },

@@ -1,20 +1,29 @@
 import { parseArgs } from "node:util";
 import { BusNotFoundError } from "@tarsy/bus";
 import { withBusAdmin } from "../bus.ts";
-import { type Command, type CommandContext, EXIT, UsageError } from "../command.ts";
+import {
+  type Command,
+  type CommandContext,
+  EXIT,
+  HELP_OPTION,
+  OUTPUT_OPTIONS,
+  outputFormat,
+  UsageError,
+} from "../command.ts";
 
 const ENV_NOTE = `Environment: NATS_URL, TARSY_SUBJECT_PREFIX, TARSY_STREAM_SUFFIX and the other NATS_* settings
 `;
 
-const LIST_USAGE = `Usage: tarsy dlq list [--json] [--limit N]
+const LIST_USAGE = `Usage: tarsy dlq list [--output json] [--limit N]
 
 Lists the dead letters (work messages that failed for good), oldest first: sequence,
 original subject, deliveries, when it failed and the error.
 
 Options:
-      --json       one JSON line per dead letter: {"seq", "letter"}
-  -n, --limit N    at most N dead letters (default 100)
-  -h, --help       show this help
+  -o, --output FORMAT   text (a table) or json: one JSON line per dead letter, {"seq", "letter"}
+      --json            same as --output json
+  -n, --limit N         at most N dead letters (default 100)
+  -h, --help            show this help
 
 ${ENV_NOTE}`;
 
@@ -23,18 +32,24 @@ const REDRIVE_USAGE = `Usage: tarsy dlq redrive <seq>
 Publishes the dead letter's original message to its original subject again, then removes
 it from the dead letters. Exits 1 when there is no dead letter with that sequence.
 
+Options:
+  -h, --help   show this help
+
 ${ENV_NOTE}`;
 
 const DISCARD_USAGE = `Usage: tarsy dlq discard <seq>
 
 Removes a dead letter without redriving it. Exits 1 when there is none with that sequence.
 
+Options:
+  -h, --help   show this help
+
 ${ENV_NOTE}`;
 
 function oneSeq(args: string[]): number | "help" {
   const { values, positionals } = parseArgs({
     args,
-    options: { help: { type: "boolean", short: "h" } },
+    options: HELP_OPTION,
     strict: true,
     allowPositionals: true,
   });
@@ -51,18 +66,21 @@ function oneLine(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+const LIST_OPTIONS = {
+  ...OUTPUT_OPTIONS,
+  limit: { type: "string", short: "n" },
+  ...HELP_OPTION,
+} as const;
+
 export const dlqListCommand: Command = {
   path: ["dlq", "list"],
   summary: "list dead letters (sequence, subject, deliveries, error)",
   usage: LIST_USAGE,
+  options: LIST_OPTIONS,
   async run({ args, env, io }) {
     const { values } = parseArgs({
       args,
-      options: {
-        json: { type: "boolean" },
-        limit: { type: "string", short: "n" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: LIST_OPTIONS,
       strict: true,
       allowPositionals: false,
     });
@@ -70,13 +88,14 @@ export const dlqListCommand: Command = {
       io.out(LIST_USAGE);
       return EXIT.ok;
     }
+    const format = outputFormat(values);
     if (values.limit !== undefined && !/^[1-9]\d*$/.test(values.limit)) {
       throw new UsageError("--limit must be a positive integer");
     }
     const limit = values.limit === undefined ? 100 : Number(values.limit);
     return withBusAdmin(env, async (admin) => {
       const page = await admin.listDeadLetters({ limit });
-      if (values.json) {
+      if (format === "json") {
         for (const item of page.items) io.out(`${JSON.stringify(item)}\n`);
         return EXIT.ok;
       }
@@ -122,6 +141,7 @@ export const dlqRedriveCommand: Command = {
   path: ["dlq", "redrive"],
   summary: "publish a dead letter to its original subject again and remove it",
   usage: REDRIVE_USAGE,
+  options: HELP_OPTION,
   run(context) {
     return onLetter(context, REDRIVE_USAGE, (seq) =>
       withBusAdmin(context.env, async (admin) => {
@@ -136,6 +156,7 @@ export const dlqDiscardCommand: Command = {
   path: ["dlq", "discard"],
   summary: "remove a dead letter without redriving it",
   usage: DISCARD_USAGE,
+  options: HELP_OPTION,
   run(context) {
     return onLetter(context, DISCARD_USAGE, (seq) =>
       withBusAdmin(context.env, async (admin) => {

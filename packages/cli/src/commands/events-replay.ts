@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { EventReadOptions, EventRecord } from "@tarsy/bus";
 import { SESSIONS_EVENTS_SUBJECT, sessionEventsSubject } from "@tarsy/contracts";
 import { withBus } from "../bus.ts";
-import { type Command, EXIT, UsageError } from "../command.ts";
+import { type Command, EXIT, HELP_OPTION, UsageError } from "../command.ts";
 
 const USAGE = `Usage: tarsy events replay [--session ID] [--from-seq N | --since TIME] [--limit N] [--follow]
 
@@ -34,21 +34,24 @@ function line(record: EventRecord): string {
   return `${JSON.stringify({ seq: record.seq, subject: record.subject, timestamp: record.timestamp, event: record.payload })}\n`;
 }
 
+const OPTIONS = {
+  session: { type: "string", short: "s" },
+  "from-seq": { type: "string" },
+  since: { type: "string" },
+  limit: { type: "string", short: "n" },
+  follow: { type: "boolean", short: "f" },
+  ...HELP_OPTION,
+} as const;
+
 export const eventsReplayCommand: Command = {
   path: ["events", "replay"],
   summary: "print stored events from NATS as JSON lines (by session, sequence or time)",
   usage: USAGE,
+  options: OPTIONS,
   async run({ args, env, io }) {
     const { values } = parseArgs({
       args,
-      options: {
-        session: { type: "string", short: "s" },
-        "from-seq": { type: "string" },
-        since: { type: "string" },
-        limit: { type: "string", short: "n" },
-        follow: { type: "boolean", short: "f" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: OPTIONS,
       strict: true,
       allowPositionals: false,
     });

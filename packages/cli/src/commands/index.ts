@@ -4,15 +4,21 @@ import { chatCommand } from "./chat.ts";
 import { configCheckCommand } from "./config-check.ts";
 import { dlqDiscardCommand, dlqListCommand, dlqRedriveCommand } from "./dlq.ts";
 import { eventsReplayCommand } from "./events-replay.ts";
+import { sessionCancelCommand } from "./session-cancel.ts";
+import { sessionListCommand } from "./session-list.ts";
 import { sessionShowCommand } from "./session-show.ts";
+import { sessionTraceCommand } from "./session-trace.ts";
 import { sessionWatchCommand } from "./session-watch.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./token.ts";
 
 /** Every `tarsy` command. Add new ones here; the longest matching path wins. */
 export const COMMANDS: readonly Command[] = [
   alertSubmitCommand,
+  sessionListCommand,
   sessionShowCommand,
   sessionWatchCommand,
+  sessionTraceCommand,
+  sessionCancelCommand,
   chatCommand,
   eventsReplayCommand,
   dlqListCommand,

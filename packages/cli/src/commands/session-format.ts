@@ -7,7 +7,7 @@ function tokens(t: Tokens): string {
   return `${t.total_tokens} tokens (${t.input_tokens} in, ${t.output_tokens} out${thinking})`;
 }
 
-function duration(ms: number | null): string {
+export function duration(ms: number | null): string {
   if (ms === null) return "";
   return ms < 1_000 ? `${ms} ms` : `${(ms / 1_000).toFixed(1)} s`;
 }

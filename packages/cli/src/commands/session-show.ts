@@ -1,29 +1,42 @@
 import { parseArgs } from "node:util";
 import { SessionDetailSchema, TimelineResponseSchema } from "@tarsy/contracts";
 import { callApi } from "../api.ts";
-import { type Command, EXIT, UsageError } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  jsonText,
+  OUTPUT_OPTIONS,
+  outputFormat,
+  UsageError,
+} from "../command.ts";
 import { formatSession } from "./session-format.ts";
 
-const USAGE = `Usage: tarsy session show <session-id> [--json]
+const USAGE = `Usage: tarsy session show <session-id> [--output json]
 
 Prints a session's summary: status, stages and their agent executions, final analysis,
 executive summary and token usage (GET /api/v1/sessions/:id and its timeline).
 
 Options:
-      --json   print {"session": ..., "timeline": ...} as the API returns them
-  -h, --help   show this help
+  -o, --output FORMAT   text (the summary) or json: {"session": ..., "timeline": ...}, the two
+                        answers as the API returns them
+      --json            same as --output json
+  -h, --help            show this help
 
 Environment: TARSY_API_URL (default http://127.0.0.1:8080)
 `;
+
+const OPTIONS = { ...OUTPUT_OPTIONS, ...HELP_OPTION } as const;
 
 export const sessionShowCommand: Command = {
   path: ["session", "show"],
   summary: "print a session's status, stages, analysis and token usage",
   usage: USAGE,
+  options: OPTIONS,
   async run({ args, env, io }) {
     const { values, positionals } = parseArgs({
       args,
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: OPTIONS,
       strict: true,
       allowPositionals: true,
     });
@@ -31,6 +44,7 @@ export const sessionShowCommand: Command = {
       io.out(USAGE);
       return EXIT.ok;
     }
+    const format = outputFormat(values);
     if (positionals.length !== 1) throw new UsageError("give exactly one session id");
     const id = encodeURIComponent(positionals[0] as string);
     const session = await callApi(env, {
@@ -43,11 +57,7 @@ export const sessionShowCommand: Command = {
       path: `/api/v1/sessions/${id}/timeline`,
       schema: TimelineResponseSchema,
     });
-    io.out(
-      values.json
-        ? `${JSON.stringify({ session, timeline }, null, 2)}\n`
-        : formatSession(session, timeline),
-    );
+    io.out(format === "json" ? jsonText({ session, timeline }) : formatSession(session, timeline));
     return EXIT.ok;
   },
 };

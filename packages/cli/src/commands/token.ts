@@ -6,7 +6,16 @@ import {
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { callApi } from "../api.ts";
-import { type Command, EXIT, positionalArgs, UsageError } from "../command.ts";
+import {
+  type Command,
+  EXIT,
+  HELP_OPTION,
+  jsonText,
+  OUTPUT_OPTIONS,
+  outputFormat,
+  positionalArgs,
+  UsageError,
+} from "../command.ts";
 
 const ENV_NOTE = "Environment: TARSY_API_URL, TARSY_TOKEN (sent as Authorization: Bearer)\n";
 
@@ -24,20 +33,23 @@ Options:
 
 ${ENV_NOTE}`;
 
+const CREATE_OPTIONS = {
+  project: { type: "string" },
+  role: { type: "string" },
+  ttl: { type: "string" },
+  name: { type: "string" },
+  ...HELP_OPTION,
+} as const;
+
 export const tokenCreateCommand: Command = {
   path: ["token", "create"],
   summary: "create an API token and print it once",
   usage: CREATE_USAGE,
+  options: CREATE_OPTIONS,
   async run({ args, env, io }) {
     const { values, positionals } = parseArgs({
       args,
-      options: {
-        project: { type: "string" },
-        role: { type: "string" },
-        ttl: { type: "string" },
-        name: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: CREATE_OPTIONS,
       strict: true,
       allowPositionals: true,
     });
@@ -67,13 +79,14 @@ export const tokenCreateCommand: Command = {
   },
 };
 
-const LIST_USAGE = `Usage: tarsy token list [--json]
+const LIST_USAGE = `Usage: tarsy token list [--output json]
 
 Lists the API tokens of the projects you administer (GET /api/v1/tokens): metadata only.
 
 Options:
-      --json   print the API's answer
-  -h, --help   show this help
+  -o, --output FORMAT   text (one line per token) or json (the API's answer)
+      --json            same as --output json
+  -h, --help            show this help
 
 ${ENV_NOTE}`;
 
@@ -89,26 +102,27 @@ const row = (t: ApiTokenInfo): string =>
     `by ${t.created_by}`,
   ].join("  ");
 
+const LIST_OPTIONS = { ...OUTPUT_OPTIONS, ...HELP_OPTION } as const;
+
 export const tokenListCommand: Command = {
   path: ["token", "list"],
   summary: "list API tokens (never the tokens themselves)",
   usage: LIST_USAGE,
+  options: LIST_OPTIONS,
   async run({ args, env, io }) {
-    const { values } = parseArgs({
-      args,
-      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
-      strict: true,
-    });
+    const { values } = parseArgs({ args, options: LIST_OPTIONS, strict: true });
     if (values.help) {
       io.out(LIST_USAGE);
       return EXIT.ok;
     }
-    const { tokens } = await callApi(env, {
+    const format = outputFormat(values);
+    const answer = await callApi(env, {
       method: "GET",
       path: "/api/v1/tokens",
       schema: ApiTokenListResponseSchema,
     });
-    if (values.json) io.out(`${JSON.stringify({ tokens }, null, 2)}\n`);
+    const { tokens } = answer;
+    if (format === "json") io.out(jsonText(answer));
     else io.out(tokens.length === 0 ? "no tokens\n" : `${tokens.map(row).join("\n")}\n`);
     return EXIT.ok;
   },
@@ -127,6 +141,7 @@ export const tokenRevokeCommand: Command = {
   path: ["token", "revoke"],
   summary: "revoke an API token",
   usage: REVOKE_USAGE,
+  options: HELP_OPTION,
   async run({ args, env, io }) {
     const positionals = positionalArgs({ args, io }, REVOKE_USAGE, 1, "give exactly one token id");
     if (!positionals) return EXIT.ok;

@@ -1,7 +1,6 @@
-import { listAlertTypes } from "@tarsy/config";
+import { configView, listAlertTypes } from "@tarsy/config";
 import type { AlertTypesResponse, McpServersResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
-import { presentConfig } from "../config-view.ts";
 import { configWarnings } from "../config-warnings.ts";
 import type { IngestResources } from "../deps.ts";
 import { unavailable } from "../errors.ts";
@@ -79,7 +78,7 @@ export function systemRoutes(deps: IngestResources): Hono {
     return c.json(body);
   });
 
-  app.get("/config", (c) => c.json(presentConfig(deps.config)));
+  app.get("/config", (c) => c.json(configView(deps.config)));
 
   return app;
 }

@@ -1,5 +1,5 @@
-import type { TarsyConfig } from "@tarsy/config";
 import type { SystemConfigResponse } from "@tarsy/contracts";
+import type { TarsyConfig } from "./types.ts";
 
 /** A URL without credentials, query or fragment (they can carry keys); null if unparsable. */
 function publicUrl(url: string | undefined): string | null {
@@ -13,11 +13,12 @@ function publicUrl(url: string | undefined): string | null {
 }
 
 /**
- * The configuration as the dashboard's viewer shows it. Built field by field from what is
+ * The configuration as `GET /api/v1/system/config` answers it (the dashboard's viewer, `tarsy
+ * config check --output json`). Built field by field from what is
  * safe (never by copying an object and deleting secrets), so a new secret field in the
  * config cannot leak by default.
  */
-export function presentConfig(config: TarsyConfig): SystemConfigResponse {
+export function configView(config: TarsyConfig): SystemConfigResponse {
   const { defaults } = config;
   return {
     defaults: {
