@@ -100,3 +100,24 @@ export function positionalArgs(
   if (positionals.length !== count) throw new UsageError(problem);
   return positionals;
 }
+
+type ParsedCommandArgs<O extends CommandOptions> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>
+>;
+
+/**
+ * A command's arguments, parsed strictly against its options (positionals allowed; the
+ * command checks how many), or `null` once `-h/--help` printed `usage`.
+ */
+export function parseCommandArgs<const O extends CommandOptions & typeof HELP_OPTION>(
+  { args, io }: Pick<CommandContext, "args" | "io">,
+  usage: string,
+  options: O,
+): ParsedCommandArgs<O> | null {
+  const parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+  if ((parsed.values as { help?: boolean }).help) {
+    io.out(usage);
+    return null;
+  }
+  return parsed;
+}

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import {
   type AlertSubmitRequest,
   AlertSubmitResponseSchema,
@@ -14,6 +13,7 @@ import {
   jsonText,
   OUTPUT_OPTIONS,
   outputFormat,
+  parseCommandArgs,
   UsageError,
 } from "../command.ts";
 import { InputError } from "../errors.ts";
@@ -109,16 +109,9 @@ export const alertSubmitCommand: Command = {
   usage: USAGE,
   options: OPTIONS,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
+    const parsed = parseCommandArgs({ args, io }, USAGE, OPTIONS);
+    if (!parsed) return EXIT.ok;
+    const { values, positionals } = parsed;
     const format = outputFormat(values);
     if (positionals.length !== 1) throw new UsageError("give exactly one file, or - for stdin");
     const mcp = mcpSelection(values.mcp ?? []);

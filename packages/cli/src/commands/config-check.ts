@@ -82,7 +82,7 @@ export const configCheckCommand: Command = {
     }
     const format = outputFormat(values);
     // Text: one stream. JSON: stdout stays parseable.
-    const report = format === "json" ? io.err : io.out;
+    const report = (text: string) => (format === "json" ? io.err(text) : io.out(text));
     const configDir = values["config-dir"] ?? env.configDir ?? DEFAULT_CONFIG_DIR;
     try {
       const { config, warnings } = loadConfig({ configDir, env: env.vars });

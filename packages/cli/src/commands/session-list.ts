@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   SessionListQuerySchema,
   type SessionListResponse,
@@ -13,6 +12,7 @@ import {
   jsonText,
   OUTPUT_OPTIONS,
   outputFormat,
+  parseCommandArgs,
   UsageError,
 } from "../command.ts";
 import { duration } from "./session-format.ts";
@@ -122,16 +122,9 @@ export const sessionListCommand: Command = {
   usage: USAGE,
   options: OPTIONS,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
+    const parsed = parseCommandArgs({ args, io }, USAGE, OPTIONS);
+    if (!parsed) return EXIT.ok;
+    const { values, positionals } = parsed;
     const format = outputFormat(values);
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
     const query = listQuery(values);

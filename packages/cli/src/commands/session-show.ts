@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { SessionDetailSchema, TimelineResponseSchema } from "@tarsy/contracts";
 import { callApi } from "../api.ts";
 import {
@@ -8,6 +7,7 @@ import {
   jsonText,
   OUTPUT_OPTIONS,
   outputFormat,
+  parseCommandArgs,
   UsageError,
 } from "../command.ts";
 import { formatSession } from "./session-format.ts";
@@ -34,16 +34,9 @@ export const sessionShowCommand: Command = {
   usage: USAGE,
   options: OPTIONS,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
+    const parsed = parseCommandArgs({ args, io }, USAGE, OPTIONS);
+    if (!parsed) return EXIT.ok;
+    const { values, positionals } = parsed;
     const format = outputFormat(values);
     if (positionals.length !== 1) throw new UsageError("give exactly one session id");
     const id = encodeURIComponent(positionals[0] as string);

@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import {
   LLMInteractionDetailSchema,
   MCPInteractionDetailSchema,
@@ -12,6 +11,7 @@ import {
   jsonText,
   OUTPUT_OPTIONS,
   outputFormat,
+  parseCommandArgs,
   UsageError,
 } from "../command.ts";
 import { formatLlmInteraction, formatMcpInteraction, formatTrace } from "./trace-format.ts";
@@ -46,16 +46,9 @@ export const sessionTraceCommand: Command = {
   usage: USAGE,
   options: OPTIONS,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(USAGE);
-      return EXIT.ok;
-    }
+    const parsed = parseCommandArgs({ args, io }, USAGE, OPTIONS);
+    if (!parsed) return EXIT.ok;
+    const { values, positionals } = parsed;
     const format = outputFormat(values);
     if (positionals.length !== 1) throw new UsageError("give exactly one session id");
     if (values.llm !== undefined && values.mcp !== undefined) {

@@ -13,6 +13,7 @@ import {
   jsonText,
   OUTPUT_OPTIONS,
   outputFormat,
+  parseCommandArgs,
   positionalArgs,
   UsageError,
 } from "../command.ts";
@@ -47,16 +48,9 @@ export const tokenCreateCommand: Command = {
   usage: CREATE_USAGE,
   options: CREATE_OPTIONS,
   async run({ args, env, io }) {
-    const { values, positionals } = parseArgs({
-      args,
-      options: CREATE_OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    });
-    if (values.help) {
-      io.out(CREATE_USAGE);
-      return EXIT.ok;
-    }
+    const parsed = parseCommandArgs({ args, io }, CREATE_USAGE, CREATE_OPTIONS);
+    if (!parsed) return EXIT.ok;
+    const { values, positionals } = parsed;
     if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
     if (!values.project) throw new UsageError("--project is required");
     if (!values.role) throw new UsageError("--role is required");
