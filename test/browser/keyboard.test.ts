@@ -308,6 +308,8 @@ describe("the dashboard by keyboard", () => {
       timeout: 60_000,
     });
     await expectFocus(field);
+    // The answer grew above the question field: the field the keyboard is in stayed on screen.
+    await expect.poll(async () => (await focusStop(page)).inView).toBe(true);
   }, 150_000);
 
   it("opens and shuts interactions on the trace page", async () => {

@@ -20,8 +20,9 @@ export interface FocusStop {
 }
 
 /**
- * Reads the focused element, after two frames with `settle` (what the key press set off, a
- * scroll or a re-render, has been painted); `same` says whether it is `first`.
+ * Reads the focused element, after two frames and the end of any finite animation with `settle`
+ * (what the key press set off, a scroll, a re-render or a transition, has been painted); `same`
+ * says whether it is `first`.
  */
 function readStop(
   page: Page,
@@ -30,7 +31,20 @@ function readStop(
 ): Promise<FocusStop & { same: boolean }> {
   return page.evaluate(
     async ([settle, first]) => {
-      if (settle) await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      if (settle) {
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        // A transition the key set off on what holds focus (a menu growing in from opacity 0)
+        // runs to its end: what a user looks at once it stops moving. Endless ones (a spinner)
+        // and those inside it (a button's focus ripple) are not waited for.
+        const at = document.activeElement;
+        const moving = document.getAnimations().filter((a) => {
+          const target = a.effect instanceof KeyframeEffect ? a.effect.target : null;
+          const finite = a.effect?.getComputedTiming().endTime !== Number.POSITIVE_INFINITY;
+          return finite && at !== null && target?.contains(at);
+        });
+        const ended = Promise.all(moving.map((a) => a.finished.catch(() => undefined)));
+        await Promise.race([ended, new Promise((r) => setTimeout(r, 2_000))]);
+      }
       const el = document.activeElement;
       if (!el || el === document.body || el === document.documentElement) {
         const none = { what: "(page)", none: true, focusVisible: false, ring: false };

@@ -7,10 +7,43 @@ import Stack from "@mui/material/Stack";
 import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
 import type { SessionDetail } from "@tarsy/contracts";
-import { type FormEvent, type ReactNode, useRef, useState } from "react";
+import { type FormEvent, type ReactNode, type RefObject, useEffect, useRef, useState } from "react";
 import type { TimelineItem } from "../lib/timeline.ts";
 import { useServices } from "./context.tsx";
 import { EntryList } from "./Timeline.tsx";
+
+/**
+ * Keeps the question form on screen while the chat above it grows (an answer streaming in), as
+ * long as the keyboard is in the form and the form was on screen: the field being typed in never
+ * slides away. A reader who scrolled off to read is not pulled back.
+ */
+function useFormFollowsChat(
+  list: RefObject<HTMLElement | null>,
+  form: RefObject<HTMLElement | null>,
+  mayAsk: boolean,
+) {
+  useEffect(() => {
+    const grows = list.current;
+    const box = form.current;
+    if (!mayAsk || !grows || !box) return;
+    // Intersection is reported after layout, so when the list's resize is seen it still says
+    // where the form was before the growth.
+    let onScreen = false;
+    const seen = new IntersectionObserver(([e]) => {
+      onScreen = e?.isIntersecting ?? false;
+    });
+    seen.observe(box);
+    const follow = new ResizeObserver(() => {
+      if (onScreen && box.contains(document.activeElement))
+        box.scrollIntoView({ block: "nearest" });
+    });
+    follow.observe(grows);
+    return () => {
+      seen.disconnect();
+      follow.disconnect();
+    };
+  }, [list, form, mayAsk]);
+}
 
 /** Follow-up questions: each user message, then the answer's events streaming below it. */
 export function ChatPanel(props: {
@@ -26,6 +59,9 @@ export function ChatPanel(props: {
   const [sending, setSending] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const field = useRef<HTMLTextAreaElement>(null);
+  const list = useRef<HTMLOListElement>(null);
+  const form = useRef<HTMLFormElement>(null);
+  useFormFollowsChat(list, form, props.mayAsk);
   const chatStages = props.detail.stages.filter((s) => s.kind === "chat");
   const busy =
     sending ||
@@ -57,7 +93,12 @@ export function ChatPanel(props: {
         <Typography variant="h6" component="h2" id="chat-h" gutterBottom>
           Chat
         </Typography>
-        <Box component="ol" aria-label="Chat messages" sx={{ listStyle: "none", m: 0, p: 0 }}>
+        <Box
+          component="ol"
+          ref={list}
+          aria-label="Chat messages"
+          sx={{ listStyle: "none", m: 0, p: 0 }}
+        >
           {messages.map((m) => {
             const stage = chatStages.find(
               (s) => s.chat_user_message_id === m.id || s.id === m.stage_id,
@@ -100,7 +141,13 @@ export function ChatPanel(props: {
           </Typography>
         )}
         {props.mayAsk ? (
-          <Box component="form" onSubmit={send} aria-label="Ask a question" sx={{ mt: 2 }}>
+          <Box
+            component="form"
+            ref={form}
+            onSubmit={send}
+            aria-label="Ask a question"
+            sx={{ mt: 2 }}
+          >
             <TextField
               id="chat-input"
               label="Ask a follow-up question"
