@@ -210,6 +210,26 @@ responses:
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
+  it("answers every further request of its queue from a repeat entry, for any agent", async () => {
+    const script = `
+- { match: { agent: Synthesis }, text: "synthesised", repeat: true }
+- text: "first"
+- { text: "again and again", repeat: true }
+`;
+    const sessionId = session();
+    const ask = async (agent: string) =>
+      textOf(
+        await collect(
+          h.client.generate(baseInput(scripted(script), { sessionId, agentName: agent })),
+        ),
+      );
+    expect(await ask("LogAgent")).toBe("first");
+    for (const agent of ["LogAgent", "MetricsAgent", "LogAgent", "ChatAgent"])
+      expect(await ask(agent)).toBe("again and again");
+    expect(await ask("SynthesisAgent")).toBe("synthesised");
+    expect(await ask("SynthesisAgent")).toBe("synthesised");
+  });
+
   it("uses the service-wide script when the request carries none", async () => {
     const chunks = await collect(
       h.client.generate(

@@ -57,6 +57,8 @@ export const ScriptEntrySchema = z
       })
       .optional(),
     delay_ms: z.number().int().nonnegative().default(0),
+    /** Answers every further request of its queue once reached (a script for any number of calls). */
+    repeat: z.boolean().default(false),
     chunk_size: z.number().int().positive().optional(),
     chunk_delay_ms: z.number().int().nonnegative().default(0),
   })

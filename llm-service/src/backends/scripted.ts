@@ -31,7 +31,8 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
  * entries, else of the default queue. Cursors are kept per script and session, so every
  * session replays the script from its start and parallel agents routed by rules get their
  * own answers whatever order their requests arrive in. Selection is synchronous, so
- * concurrent requests never take the same entry.
+ * concurrent requests never take the same entry. A `repeat` entry, once reached, answers every
+ * further request of its queue.
  */
 export function createScriptedBackend(options: ScriptedBackendOptions): Backend {
   const cursors = new Map<string, number>();
@@ -82,7 +83,7 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
       const entry = queue.entries[cursor];
       if (!entry) continue;
       cursors.delete(key);
-      cursors.set(key, cursor + 1);
+      cursors.set(key, entry.repeat ? cursor : cursor + 1);
       if (cursors.size > maxCursors) cursors.delete(cursors.keys().next().value ?? "");
       return entry;
     }

@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { connectBus, createBusAdmin } from "@tarsy/bus";
 import { createLogger } from "@tarsy/runtime";
 import { afterEach, describe, expect, it } from "vitest";
@@ -73,6 +73,44 @@ describe("pnpm start (the README's start command) on a fresh machine", () => {
   }, 300_000);
 });
 
+type Detail = {
+  status: string;
+  chain_id: string;
+  final_analysis: string | null;
+  stages: Array<{
+    stage_name: string;
+    kind: string;
+    status: string;
+    executions: Array<{ agent_name: string; status: string }>;
+  }>;
+};
+
+/** Submits an alert to a running stack; its session id. */
+async function submit(api: string, alert_type: string, data: object): Promise<string> {
+  const submitted = await fetch(`${api}/api/v1/alerts`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ alert_type, data }),
+  });
+  expect(submitted.status, await submitted.clone().text()).toBe(202);
+  return ((await submitted.json()) as { session_id: string }).session_id;
+}
+
+/** The session once it has ended (any terminal status). */
+async function finished(api: string, sessionId: string): Promise<Detail> {
+  let detail = { status: "" } as Detail;
+  await expect
+    .poll(
+      async () => {
+        detail = (await (await fetch(`${api}/api/v1/sessions/${sessionId}`)).json()) as Detail;
+        return ["completed", "failed", "cancelled", "timed_out"].includes(detail.status);
+      },
+      { timeout: 90_000, interval: 500 },
+    )
+    .toBe(true);
+  return detail;
+}
+
 describe("pnpm start --config-dir DIR --llm-script FILE (a configuration tried offline)", () => {
   it("runs your chains on the built-in Google provider with no key, every LLM call answered from the script", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tarsy-offline-"));
@@ -117,17 +155,8 @@ describe("pnpm start --config-dir DIR --llm-script FILE (a configuration tried o
       });
       expect(submitted.status).toBe(202);
       const { session_id } = (await submitted.json()) as { session_id: string };
-      type Detail = { status: string; chain_id: string; final_analysis: string | null };
-      let detail: Detail = { status: "", chain_id: "", final_analysis: null };
-      await expect
-        .poll(
-          async () => {
-            detail = (await (await fetch(`${api}/api/v1/sessions/${session_id}`)).json()) as Detail;
-            return detail.status;
-          },
-          { timeout: 90_000, interval: 500 },
-        )
-        .toBe("completed");
+      const detail = await finished(api, session_id);
+      expect(detail.status).toBe("completed");
       expect(detail.chain_id).toBe("offline-chain");
       expect(detail.final_analysis).toContain("The disk on node-7 is full.");
       // The LLM call went out for the configured provider, and the script answered it.
@@ -135,6 +164,59 @@ describe("pnpm start --config-dir DIR --llm-script FILE (a configuration tried o
         await fetch(`${api}/api/v1/sessions/${session_id}/trace`)
       ).json()) as unknown;
       expect(JSON.stringify(trace)).toContain("google-default");
+
+      start.interrupt();
+      await start.exited;
+      await expect.poll(() => start.groupAlive(), { timeout: 30_000 }).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+describe("pnpm start on the Go TARSy's example configuration (tarsy.yaml and llm-providers.yaml)", () => {
+  it("starts with none of its variables set and its MCP servers unreachable, and its chains investigate", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-go-example-"));
+    try {
+      const script = join(dir, "script.yaml");
+      writeFileSync(
+        script,
+        [
+          "responses:",
+          '  - text: "## Root cause\\nThe container ran out of memory."',
+          "    repeat: true",
+          "",
+        ].join("\n"),
+      );
+      const config = resolve(import.meta.dirname, "../../config/test/go-tarsy/full");
+      const start = run(`pnpm start --runners 1 --config-dir ${config} --llm-script ${script}`);
+      const api = (await start.line(/API and dashboard: (http:\/\/\S+)/, 180_000))[1] ?? "";
+      // What the example leaves to the environment is said, not fatal.
+      expect(start.output).toContain(
+        'environment variable "KUBECONFIG" is not set; using an empty value',
+      );
+
+      // One agent whose MCP servers cannot be reached; then two agents in parallel and a synthesis.
+      const single = await finished(api, await submit(api, "PodCrashLoop", { pod: "web-1" }));
+      expect(single).toMatchObject({ status: "completed", chain_id: "kubernetes-pod-crashloop" });
+      expect(single.final_analysis).toContain("The container ran out of memory.");
+      const parallel = await finished(
+        api,
+        await submit(api, "Kubernetes - Multiple Agents", { namespace: "shop" }),
+      );
+      expect(parallel).toMatchObject({
+        status: "completed",
+        chain_id: "kubernetes-multiple-agents",
+      });
+      const investigation = parallel.stages.find((s) => s.stage_name === "Investigation");
+      expect(investigation?.executions.map((e) => [e.agent_name, e.status]).sort()).toEqual([
+        ["KubernetesAgent", "completed"],
+        ["security-agent", "completed"],
+      ]);
+      expect(parallel.stages.find((s) => s.kind === "synthesis")?.status).toBe("completed");
+      // An unreachable server is logged once, not at every health check.
+      const failures = start.output.match(/server=monitoring-server err=/g) ?? [];
+      expect(failures).toHaveLength(1);
 
       start.interrupt();
       await start.exited;

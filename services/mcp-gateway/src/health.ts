@@ -30,8 +30,8 @@ export interface Readiness {
 
 /**
  * Checks every configured server on its own long-lived sessions: a tools/list ping, and on
- * failure a re-initialization. An unhealthy server raises one warning (updated, not repeated);
- * recovery clears it. Ready once every server initialized; keeps each server's tool list.
+ * failure a re-initialization. An unhealthy server raises one warning and one log line (again
+ * only when its error changes, not at every check); recovery clears it. Ready once every server initialized; keeps each server's tool list.
  */
 export class HealthMonitor {
   private readonly sessions: ServerSessions;
@@ -94,6 +94,8 @@ export class HealthMonitor {
       }
     } catch (err) {
       const error = describe(err);
+      // Logged when the server turns unhealthy or fails differently, not at every check.
+      const news = status.healthy || status.error !== error;
       Object.assign(status, { healthy: false, error, lastCheck: this.now() });
       this.options.warnings.raise(
         "mcp_health",
@@ -101,7 +103,8 @@ export class HealthMonitor {
         `MCP server "${serverId}" is unhealthy`,
         error,
       );
-      log.warn({ err: error }, "MCP server health check failed");
+      if (news) log.warn({ err: error }, "MCP server health check failed");
+      else log.debug({ err: error }, "MCP server still unhealthy");
     }
   }
 

@@ -1,5 +1,7 @@
+import { Writable } from "node:stream";
 import type { McpHealthReply } from "@tarsy/contracts";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { createLogger } from "@tarsy/runtime";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   freePort,
@@ -32,9 +34,18 @@ describe("health monitor", { timeout: 90_000 }, () => {
   it("a server that goes down raises one warning, cleared when it comes back", async () => {
     const port = await freePort();
     let server: FixtureHttpServer = await serveFixtureHttp(port);
+    const logged: Array<{ msg: string; server?: string }> = [];
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of chunk.toString().split("\n").filter(Boolean))
+          logged.push(JSON.parse(line));
+        done();
+      },
+    });
     const gw: TestGateway = await startTestGateway(
       [serverConfig("flaky", httpTransport("http", server.url))],
       {
+        logger: createLogger({ service: "mcp-gateway", level: "info", destination }),
         healthIntervalMs: 200,
         timeouts: { healthPingMs: 1_000, initMs: 2_000 },
       },
@@ -76,6 +87,9 @@ describe("health monitor", { timeout: 90_000 }, () => {
     const later = await client.warnings();
     expect(later.warnings).toHaveLength(1);
     expect(later.warnings[0]?.id).toBe(down.warnings[0]?.id);
+    // And one log line for the outage, not one per failed check.
+    const said = (msg: string) => logged.filter((l) => l.msg === msg && l.server === "flaky");
+    expect(said("MCP server health check failed")).toHaveLength(1);
 
     server = await serveFixtureHttp(port);
     cleanups.push(() => server.close());
@@ -85,6 +99,7 @@ describe("health monitor", { timeout: 90_000 }, () => {
     );
     expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 12 });
     expect((await client.warnings()).warnings).toEqual([]);
+    expect(said("MCP server recovered")).toHaveLength(1);
   }, 60_000);
 
   it("is not ready while a configured server never initialized, and says which", async () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { type Bus, connectBus } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
 import { createMaskingService } from "@tarsy/masking";
-import { createLogger } from "@tarsy/runtime";
+import { createLogger, type Logger } from "@tarsy/runtime";
 import { connectRawNats, natsUrl, type RawNatsConnection } from "@tarsy/testkit";
 import type { UserTokenLookup } from "../src/auth/credentials.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
@@ -178,6 +178,8 @@ export interface StartTestGatewayOptions {
   replicaId?: string;
   inheritedEnv?: Record<string, string | undefined>;
   userTokens?: UserTokenLookup;
+  /** Where the gateway logs (default: the quiet test logger). */
+  logger?: Logger;
 }
 
 /** A real gateway replica on a NATS connection of its own (own subject prefix per test bus). */
@@ -191,7 +193,7 @@ export async function startTestGateway(
     {
       bus,
       masking: createMaskingService(),
-      logger: testLogger(),
+      logger: options.logger ?? testLogger(),
       ...(options.userTokens ? { userTokens: options.userTokens } : {}),
     },
     {
