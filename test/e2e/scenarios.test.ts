@@ -3,6 +3,7 @@ import { TERMINAL_EXECUTION_STATUSES, TERMINAL_SESSION_STATUSES } from "@tarsy/c
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tarsy } from "../../packages/cli/test/support.ts";
 import {
   announced,
   announcedStatuses,
@@ -220,8 +221,14 @@ describe("e2e: Timeout", () => {
   it("times out a session that outlives queue.session_timeout", async () => {
     const id = await submitAlert(sys, "Stuck");
     const running = await waitStatus(sys, id, ["in_progress"], 30_000);
+    // On-call watches it with the CLI: the command says so, and exits 5 for a timeout.
+    const env = { TARSY_API_URL: sys.stack.apiUrl, TARSY_WS_URL: sys.stack.wsUrl };
+    const watching = tarsy(["session", "watch", id], { env, timeoutMs: 80_000 });
     const d = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 60_000);
     expect(d.status).toBe("timed_out");
+    const watch = await watching;
+    expect(watch.stdout).toMatch(/● session timed_out.*\n$/);
+    expect(watch.code).toBe(5);
     const took = Date.parse(d.completed_at ?? "") - Date.parse(running.started_at ?? "");
     expect(took).toBeGreaterThanOrEqual(19_000);
     expect(took).toBeLessThan(40_000);
