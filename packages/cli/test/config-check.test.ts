@@ -135,6 +135,29 @@ defaults:
     );
   });
 
+  it("passes the Go TARSy's quickstart and full example shapes with no variable set (exit 0, even --strict lists what is ignored)", async () => {
+    for (const shape of ["quickstart", "full"]) {
+      const dir = resolve(import.meta.dirname, "../../config/test/go-tarsy", shape);
+      const run = await tarsy(["config", "check", "-c", dir]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/Not supported yet \(\d+ settings of the Go TARSy, ignored\):/);
+      expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
+      const strict = await tarsy(["config", "check", "-c", dir, "--strict"]);
+      expect(strict.code).toBe(1);
+      expect(strict.stdout.trimEnd()).toMatch(/but --strict: \d+ settings not supported yet\.$/);
+    }
+    const full = await tarsy([
+      "config",
+      "check",
+      "-c",
+      resolve(import.meta.dirname, "../../config/test/go-tarsy/full"),
+    ]);
+    expect(full.stdout).toContain(
+      'mcp_servers.kubernetes-server.transport.args[5]: environment variable "KUBECONFIG" is not set; using an empty value',
+    );
+  });
+
   it("works on the built-ins alone when the directory has no files", async () => {
     const run = await tarsy(["config", "check", "-c", tempDir()], { GOOGLE_API_KEY: "key" });
     expect(run.code).toBe(0);
