@@ -67,6 +67,30 @@ export const TokenTotalsSchema = TokenUsageSchema.extend({
   thinking_tokens: z.number().int().nonnegative(),
 });
 
+/**
+ * Aggregates of a session, computed in SQL for a whole page at once (the Go TARSy's
+ * dashboard fields). Interactions and tokens count every stored LLM and MCP interaction of
+ * the session, session-level ones (executive summary) and chat answers included; the token
+ * sums are over the LLM interactions (`token_usage` stays the sum over agent executions).
+ * Stages are every stage row of the session, as the Go TARSy counts them: the chain's
+ * investigation and synthesis stages AND each chat answer's stage.
+ */
+const SessionStatsShape = {
+  llm_interaction_count: z.number().int().nonnegative(),
+  mcp_interaction_count: z.number().int().nonnegative(),
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+  /** Every stage of the session, chat stages included (the Go TARSy's count). */
+  total_stages: z.number().int().nonnegative(),
+  completed_stages: z.number().int().nonnegative(),
+  failed_stages: z.number().int().nonnegative(),
+  /** Some stage runs agents in parallel (`parallel_type` set). */
+  has_parallel_stages: z.boolean(),
+  /** Follow-up questions asked in the session's chat. */
+  chat_message_count: z.number().int().nonnegative(),
+};
+
 export const SessionSummarySchema = z.object({
   id: IdSchema,
   alert_type: z.string(),
@@ -87,6 +111,7 @@ export const SessionSummarySchema = z.object({
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
   duration_ms: z.number().int().nonnegative().nullable(),
+  ...SessionStatsShape,
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
@@ -106,6 +131,42 @@ export const ActiveSessionsResponseSchema = z.object({
   queued: z.array(SessionSummarySchema),
 });
 export type ActiveSessionsResponse = z.infer<typeof ActiveSessionsResponseSchema>;
+
+/** `GET /api/v1/sessions/:id/summary`: the Go TARSy's `SessionSummaryResponse`. */
+export const SessionStatisticsSchema = z.object({
+  session_id: IdSchema,
+  /** `llm_interactions + mcp_interactions`. */
+  total_interactions: z.number().int().nonnegative(),
+  llm_interactions: z.number().int().nonnegative(),
+  mcp_interactions: z.number().int().nonnegative(),
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+  /** `completed_at - started_at`; null until the session has ended. */
+  total_duration_ms: z.number().int().nonnegative().nullable(),
+  chain_statistics: z.object({
+    /** Every stage of the session, chat stages included (as on the list). */
+    total_stages: z.number().int().nonnegative(),
+    completed_stages: z.number().int().nonnegative(),
+    failed_stages: z.number().int().nonnegative(),
+    current_stage_index: z.number().int().nullable(),
+  }),
+  /** Scoring does not exist yet: always null. */
+  total_score: z.number().int().nullable(),
+  /** Scoring does not exist yet: always null. */
+  scoring_status: z.string().nullable(),
+});
+export type SessionStatistics = z.infer<typeof SessionStatisticsSchema>;
+
+/** `GET /api/v1/sessions/:id/status`: the light polling surface (with an ETag). */
+export const SessionStatusResponseSchema = z.object({
+  id: IdSchema,
+  status: SessionStatusSchema,
+  final_analysis: z.string().nullable(),
+  executive_summary: z.string().nullable(),
+  error_message: z.string().nullable(),
+});
+export type SessionStatusResponse = z.infer<typeof SessionStatusResponseSchema>;
 
 export const ExecutionDetailSchema = z.object({
   id: IdSchema,

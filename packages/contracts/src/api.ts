@@ -171,6 +171,35 @@ export const HealthResponseSchema = z.object({
 });
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
+/** Gemini's native tools, as `native_tools` in `llm-providers.yaml` names them. */
+export const NATIVE_TOOL_NAMES = ["google_search", "code_execution", "url_context"] as const;
+export const NativeToolsMapSchema = z.object({
+  google_search: z.boolean(),
+  code_execution: z.boolean(),
+  url_context: z.boolean(),
+});
+
+/** `GET /api/v1/system/default-tools`. */
+export const DefaultToolsResponseSchema = z.object({
+  /**
+   * The Go TARSy's field: each native tool and whether it is on by default, from the
+   * default provider's `native_tools` (or, with no default provider, the first Google one);
+   * a tool the config does not name is off.
+   */
+  native_tools: NativeToolsMapSchema,
+  /** The provider `native_tools` was read from; null when none offers native tools. */
+  source_provider: z.string().nullable(),
+  /** Every configured provider: the native tools it offers (none but for Google) and their state. */
+  providers: z.array(
+    z.object({
+      name: z.string(),
+      type: z.string(),
+      native_tools: z.record(z.string(), z.boolean()),
+    }),
+  ),
+});
+export type DefaultToolsResponse = z.infer<typeof DefaultToolsResponseSchema>;
+
 /** `GET /api/v1/runbooks`: blob URLs of the `.md` files under `system.runbooks.repo_url`. */
 export const RunbooksResponseSchema = z.array(z.string());
 export type RunbooksResponse = z.infer<typeof RunbooksResponseSchema>;

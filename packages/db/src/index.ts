@@ -138,6 +138,12 @@ export {
   withdrawUnpublishedSession,
 } from "./outbox.ts";
 export {
+  EMPTY_SESSION_STATS,
+  getOneSessionStats,
+  getSessionStats,
+  type SessionStats,
+} from "./session-stats.ts";
+export {
   type CreatedSession,
   type CreateSessionInput,
   claimSessionRunbook,

@@ -20,6 +20,7 @@ import type {
 } from "./generated/prisma/client.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
 import { toModel } from "./rows.ts";
+import { getOneSessionStats, getSessionStats, type SessionStats } from "./session-stats.ts";
 import { type StoredUserToken, WIPED_USER_TOKEN } from "./user-tokens.ts";
 
 export interface CreateSessionInput {
@@ -116,6 +117,8 @@ export interface SessionListFilter {
 
 export interface SessionPage {
   readonly items: AlertSession[];
+  /** The aggregates of each item, by id (one query for the whole page). */
+  readonly stats: Map<string, SessionStats>;
   readonly total: number;
   readonly page: number;
   readonly pageSize: number;
@@ -168,14 +171,18 @@ export async function listSessions(
     }),
     client.alertSession.count({ where }),
   ]);
-  return { items, total, page, pageSize };
+  const stats = await getSessionStats(
+    client,
+    items.map((s) => s.id),
+  );
+  return { items, stats, total, page, pageSize };
 }
 
 /** The dashboard's "active" view: running sessions by start time, then the queue in admission order. */
 export async function listActiveSessions(
   client: DbClient,
   projects?: readonly string[],
-): Promise<{ active: AlertSession[]; queued: AlertSession[] }> {
+): Promise<{ active: AlertSession[]; queued: AlertSession[]; stats: Map<string, SessionStats> }> {
   const [active, queued] = await Promise.all([
     client.alertSession.findMany({
       where: {
@@ -190,7 +197,11 @@ export async function listActiveSessions(
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     }),
   ]);
-  return { active, queued };
+  const stats = await getSessionStats(
+    client,
+    [...active, ...queued].map((s) => s.id),
+  );
+  return { active, queued, stats };
 }
 
 export interface SessionDetail {
@@ -201,6 +212,8 @@ export interface SessionDetail {
   readonly chat:
     | (Chat & { messages: (ChatUserMessage & { stage: { id: string } | null })[] })
     | null;
+  /** Its interaction, token, stage and chat aggregates. */
+  readonly stats: SessionStats;
 }
 
 /** A session with its stages, executions and chat, or null when missing or deleted. */
@@ -224,7 +237,7 @@ export async function getSessionDetail(
   });
   if (session === null) return null;
   const { stages, chat, ...row } = session;
-  return { session: row, stages, chat };
+  return { session: row, stages, chat, stats: await getOneSessionStats(client, id) };
 }
 
 /** The distinct alert types and chains of the stored sessions, sorted (list filters). */

@@ -1,5 +1,7 @@
 import type {
   SessionDetail,
+  SessionStatistics,
+  SessionStatusResponse,
   SessionSummary,
   TimelineResponse,
   TraceListResponse,
@@ -11,6 +13,7 @@ import type {
   ChatUserMessage,
   LLMInteraction,
   MCPInteraction,
+  SessionStats,
   SessionTrace,
   Stage,
   TimelineEvent,
@@ -20,7 +23,12 @@ import type {
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-export function presentSummary(s: AlertSession): SessionSummary {
+const durationOf = (s: AlertSession): number | null =>
+  s.startedAt && s.completedAt
+    ? Math.max(0, s.completedAt.getTime() - s.startedAt.getTime())
+    : null;
+
+export function presentSummary(s: AlertSession, stats: SessionStats): SessionSummary {
   return {
     id: s.id,
     alert_type: s.alertType,
@@ -44,10 +52,50 @@ export function presentSummary(s: AlertSession): SessionSummary {
     created_at: s.createdAt.toISOString(),
     started_at: iso(s.startedAt),
     completed_at: iso(s.completedAt),
-    duration_ms:
-      s.startedAt && s.completedAt
-        ? Math.max(0, s.completedAt.getTime() - s.startedAt.getTime())
-        : null,
+    duration_ms: durationOf(s),
+    llm_interaction_count: stats.llmInteractionCount,
+    mcp_interaction_count: stats.mcpInteractionCount,
+    input_tokens: stats.inputTokens,
+    output_tokens: stats.outputTokens,
+    total_tokens: stats.totalTokens,
+    total_stages: stats.totalStages,
+    completed_stages: stats.completedStages,
+    failed_stages: stats.failedStages,
+    has_parallel_stages: stats.hasParallelStages,
+    chat_message_count: stats.chatMessageCount,
+  };
+}
+
+/** `GET /sessions/:id/summary` (the Go TARSy's shape; no scoring yet). */
+export function presentStatistics(s: AlertSession, stats: SessionStats): SessionStatistics {
+  return {
+    session_id: s.id,
+    total_interactions: stats.llmInteractionCount + stats.mcpInteractionCount,
+    llm_interactions: stats.llmInteractionCount,
+    mcp_interactions: stats.mcpInteractionCount,
+    input_tokens: stats.inputTokens,
+    output_tokens: stats.outputTokens,
+    total_tokens: stats.totalTokens,
+    total_duration_ms: durationOf(s),
+    chain_statistics: {
+      total_stages: stats.totalStages,
+      completed_stages: stats.completedStages,
+      failed_stages: stats.failedStages,
+      current_stage_index: s.currentStageIndex,
+    },
+    total_score: null,
+    scoring_status: null,
+  };
+}
+
+/** `GET /sessions/:id/status`. */
+export function presentStatus(s: AlertSession): SessionStatusResponse {
+  return {
+    id: s.id,
+    status: s.status,
+    final_analysis: s.finalAnalysis,
+    executive_summary: s.executiveSummary,
+    error_message: s.errorMessage,
   };
 }
 
@@ -59,9 +107,10 @@ export function presentDetail(
   stages: StageRow[],
   chat: ChatRow | null,
   chatEnabled: boolean,
+  stats: SessionStats,
 ): SessionDetail {
   return {
-    ...presentSummary(s),
+    ...presentSummary(s, stats),
     alert_data: s.alertData,
     runbook:
       s.runbookSource && s.runbookResolvedAt

@@ -8,7 +8,9 @@ import {
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
 import {
+  EMPTY_SESSION_STATS,
   getChatBySession,
+  getOneSessionStats,
   getSession,
   getSessionDetail,
   hasOpenChatTurn,
@@ -22,7 +24,14 @@ import { Hono } from "hono";
 import { visibleProjects } from "../authz/guard.ts";
 import type { IngestResources } from "../deps.ts";
 import { conflict, notFound, unavailable } from "../errors.ts";
-import { presentDetail, presentSummary, presentTimeline } from "../present.ts";
+import { etagOf, matchesEtag } from "../etag.ts";
+import {
+  presentDetail,
+  presentStatistics,
+  presentStatus,
+  presentSummary,
+  presentTimeline,
+} from "../present.ts";
 import { authorOf, pathId, readQuery } from "../request.ts";
 
 const SORT_COLUMNS: Record<SessionListQuery["sort_by"], SessionSortColumn> = {
@@ -39,7 +48,7 @@ export function sessionRoutes(deps: IngestResources): Hono {
 
   app.get("/", async (c) => {
     const q = readQuery(c, SessionListQuerySchema);
-    const { items, total } = await listSessions(prisma, {
+    const { items, stats, total } = await listSessions(prisma, {
       status: q.status,
       alertType: q.alert_type,
       chainId: q.chain_id,
@@ -53,7 +62,7 @@ export function sessionRoutes(deps: IngestResources): Hono {
       pageSize: q.page_size,
     });
     const body: SessionListResponse = {
-      sessions: items.map(presentSummary),
+      sessions: items.map((s) => presentSummary(s, stats.get(s.id) ?? EMPTY_SESSION_STATS)),
       pagination: {
         page: q.page,
         page_size: q.page_size,
@@ -65,8 +74,10 @@ export function sessionRoutes(deps: IngestResources): Hono {
   });
 
   app.get("/active", async (c) => {
-    const { active, queued } = await listActiveSessions(prisma, visibleProjects(deps, c));
-    return c.json({ active: active.map(presentSummary), queued: queued.map(presentSummary) });
+    const { active, queued, stats } = await listActiveSessions(prisma, visibleProjects(deps, c));
+    const present = (s: (typeof active)[number]) =>
+      presentSummary(s, stats.get(s.id) ?? EMPTY_SESSION_STATS);
+    return c.json({ active: active.map(present), queued: queued.map(present) });
   });
 
   app.get("/filter-options", async (c) => {
@@ -87,7 +98,27 @@ export function sessionRoutes(deps: IngestResources): Hono {
     const chain = findChainForAlertType(deps.config, found.session.alertType);
     const chatEnabled =
       deps.config.chains.get(found.session.chainId)?.chat.enabled ?? chain?.chat.enabled ?? false;
-    return c.json(presentDetail(found.session, found.stages, found.chat, chatEnabled));
+    return c.json(presentDetail(found.session, found.stages, found.chat, chatEnabled, found.stats));
+  });
+
+  app.get("/:id/summary", async (c) => {
+    const id = pathId(c, "id", "session");
+    const session = await getSession(prisma, id);
+    if (!session) throw notFound("session", id);
+    return c.json(presentStatistics(session, await getOneSessionStats(prisma, id)));
+  });
+
+  // The polling surface: a strong ETag of exactly the body; an unchanged one is a 304.
+  app.get("/:id/status", async (c) => {
+    const id = pathId(c, "id", "session");
+    const session = await getSession(prisma, id);
+    if (!session) throw notFound("session", id);
+    const body = JSON.stringify(presentStatus(session));
+    const etag = etagOf(body);
+    c.header("ETag", etag);
+    c.header("Cache-Control", "no-cache");
+    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304);
+    return c.body(body, 200, { "content-type": "application/json" });
   });
 
   app.get("/:id/timeline", async (c) => {

@@ -2,6 +2,7 @@ import { configView, listAlertTypes } from "@tarsy/config";
 import type { AlertTypesResponse, McpServersResponse } from "@tarsy/contracts";
 import { Hono } from "hono";
 import { configWarnings } from "../config-warnings.ts";
+import { defaultTools } from "../default-tools.ts";
 import type { IngestResources } from "../deps.ts";
 import { unavailable } from "../errors.ts";
 import { withTimeout } from "../timeout.ts";
@@ -62,6 +63,8 @@ export function systemRoutes(deps: IngestResources): Hono {
     };
     return c.json(body);
   });
+
+  app.get("/default-tools", (c) => c.json(defaultTools(deps.config)));
 
   app.get("/alert-types", (c) => {
     const body: AlertTypesResponse = {
