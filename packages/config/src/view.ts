@@ -1,5 +1,6 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
-import type { TarsyConfig } from "./types.ts";
+import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
+import type { McpServerConfig, TarsyConfig } from "./types.ts";
 
 /** A URL without credentials, query or fragment (they can carry keys); null if unparsable. */
 function publicUrl(url: string | undefined): string | null {
@@ -10,6 +11,48 @@ function publicUrl(url: string | undefined): string | null {
   } catch {
     return null;
   }
+}
+
+const sorted = (keys: Iterable<string>) => [...keys].sort();
+
+function mcpServerView(server: McpServerConfig): SystemConfigResponse["mcp_servers"][number] {
+  const t = server.transport;
+  const transport =
+    t.type === "stdio"
+      ? {
+          type: t.type,
+          command: looksSecret(t.command) ? REDACTED : t.command,
+          args: redactArgs(t.args),
+          env_keys: sorted(Object.keys(t.env)),
+          url: null,
+          bearer_token_set: false,
+          verify_ssl: null,
+          timeout_ms: null,
+          custom_headers: {},
+          custom_header_keys: [],
+          session_cleanup_url: null,
+        }
+      : {
+          type: t.type,
+          command: null,
+          args: [],
+          env_keys: [],
+          url: redactUrl(t.url),
+          bearer_token_set: Boolean(t.bearer_token),
+          verify_ssl: t.verify_ssl,
+          timeout_ms: t.timeout_ms ?? null,
+          custom_headers: redactHeaders(t.custom_headers),
+          custom_header_keys: sorted(Object.keys(t.custom_headers)),
+          session_cleanup_url: redactUrl(t.session_cleanup_url),
+        };
+  return {
+    id: server.id,
+    enabled: server.enabled !== false,
+    transport,
+    auth_mode: server.auth.mode,
+    data_masking_enabled: server.data_masking.enabled,
+    summarization_enabled: server.summarization.enabled,
+  };
 }
 
 /**
@@ -55,7 +98,11 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       base_url: publicUrl(provider.base_url),
       api_key_env: provider.api_key_env ?? null,
       credentials_env: provider.credentials_env ?? null,
+      project_env: provider.project_env ?? null,
+      location_env: provider.location_env ?? null,
+      native_tools: provider.native_tools ? { ...provider.native_tools } : null,
       builtin: provider.builtin,
     })),
+    mcp_servers: [...config.mcpServers.values()].map(mcpServerView),
   };
 }

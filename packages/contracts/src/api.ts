@@ -298,7 +298,42 @@ export const SystemConfigResponseSchema = z.object({
       /** Names of the environment variables holding credentials, never their values. */
       api_key_env: z.string().nullable(),
       credentials_env: z.string().nullable(),
+      project_env: z.string().nullable(),
+      location_env: z.string().nullable(),
+      /** Gemini native tools as configured (null: none configured). */
+      native_tools: z.record(z.string(), z.boolean()).nullable(),
       builtin: z.boolean(),
+    }),
+  ),
+  /**
+   * MCP servers with their transport redacted, fail-closed: `***` for an argument or header
+   * value that is a credential (named like one: `--token X`, `--api-key=X`, `Authorization`,
+   * `X-Api-Key`, `*token*`, `*secret*`; or looking like one: `sk-…`, a JWT, a long token),
+   * URLs without credentials, query or fragment, environment variables by name only, and
+   * whether a bearer token is set, never the token.
+   */
+  mcp_servers: z.array(
+    z.object({
+      id: z.string(),
+      enabled: z.boolean(),
+      transport: z.object({
+        type: z.enum(["stdio", "http", "sse"]),
+        command: z.string().nullable(),
+        args: z.array(z.string()),
+        /** Names of the variables set for the process, never their values. */
+        env_keys: z.array(z.string()),
+        url: z.string().nullable(),
+        bearer_token_set: z.boolean(),
+        verify_ssl: z.boolean().nullable(),
+        timeout_ms: z.number().int().nullable(),
+        /** Header names and values, a credential's value as `***`. */
+        custom_headers: z.record(z.string(), z.string()),
+        custom_header_keys: z.array(z.string()),
+        session_cleanup_url: z.string().nullable(),
+      }),
+      auth_mode: z.string(),
+      data_masking_enabled: z.boolean(),
+      summarization_enabled: z.boolean(),
     }),
   ),
 });

@@ -92,6 +92,19 @@ describe("projects on submit", () => {
     });
     expect(detail.status).toBe(404);
     expect(detail.body.error.code).toBe("not_found");
+    // The summary and the polling surface apply the detail's check: 404 outside, 200 inside.
+    const own = await seedSession(h.db.prisma, { project: "team-a" });
+    for (const path of ["summary", "status"]) {
+      const hidden = await request<ErrorBody>(`${h.url}/api/v1/sessions/${foreign.id}/${path}`, {
+        headers: VIEWER,
+      });
+      expect(hidden.status).toBe(404);
+      expect(hidden.body.error.code).toBe("not_found");
+      const mine = await request(`${h.url}/api/v1/sessions/${own.id}/${path}`, {
+        headers: VIEWER,
+      });
+      expect(mine.status).toBe(200);
+    }
     const options = await request(`${h.url}/api/v1/sessions/filter-options`, { headers: VIEWER });
     expect(options.body.projects).toEqual(["team-a"]);
     const me = await request(`${h.url}/api/v1/auth/me`, { headers: VIEWER });

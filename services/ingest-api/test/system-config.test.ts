@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type SystemConfigResponse, SystemConfigResponseSchema } from "@tarsy/contracts";
+import {
+  type DefaultToolsResponse,
+  DefaultToolsResponseSchema,
+  type SystemConfigResponse,
+  SystemConfigResponseSchema,
+} from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conforms, type Harness, request, startHarness } from "./support.ts";
 
@@ -15,9 +20,20 @@ const SECRETS = {
   MCP_URL_TOKEN: "mcp-url-token-0a9b8c",
   MCP_ENV_TOKEN: "mcp-env-token-112233",
   MCP_ARG_TOKEN: "mcp-arg-token-445566",
+  MCP_ARG_PASSWORD: "mcp-arg-password-778899",
+  MCP_ARG_AUTH_TOKEN: "mcp-arg-auth-token-aabbcc",
+  MCP_ARG_API_KEY: "mcp-arg-api-key-ddeeff",
+  MCP_ARG_PAIR: "mcp-arg-pair-010203",
+  MCP_ARG_OPENAI: "sk-proj-0a1b2c3d4e5f",
+  MCP_AUTH_HEADER: "Bearer mcp-auth-header-040506",
+  MCP_TOKEN_HEADER: "mcp-token-header-070809",
+  MCP_SECRET_HEADER: "mcp-secret-header-0a0b0c",
+  MCP_CLEANUP_KEY: "mcp-cleanup-key-0d0e0f",
 };
 
 const TARSY_YAML = `
+defaults:
+  llm_provider: gemini-tools
 mcp_servers:
   remote-tools:
     transport:
@@ -26,13 +42,31 @@ mcp_servers:
       bearer_token: {{.MCP_BEARER}}
       custom_headers:
         X-Api-Key: {{.MCP_HEADER_KEY}}
+        Authorization: "{{.MCP_AUTH_HEADER}}"
+        X-Vault-Token: {{.MCP_TOKEN_HEADER}}
+        X-Client-Secret: {{.MCP_SECRET_HEADER}}
+        X-Tenant: payments
+        X-Session: "{{.SESSION_ID}}"
+      session_cleanup_url: https://mcp.example.com/sessions/{{.SESSION_ID}}?key={{.MCP_CLEANUP_KEY}}
   local-tools:
     transport:
       type: stdio
       command: {{.NODE_BIN}}
-      args: ["--token={{.MCP_ARG_TOKEN}}"]
+      args:
+        - "--token={{.MCP_ARG_TOKEN}}"
+        - "--password"
+        - "{{.MCP_ARG_PASSWORD}}"
+        - "--auth-token"
+        - "{{.MCP_ARG_AUTH_TOKEN}}"
+        - "--api-key={{.MCP_ARG_API_KEY}}"
+        - "DB_PASSWORD={{.MCP_ARG_PAIR}}"
+        - "{{.MCP_ARG_OPENAI}}"
+        - "--read-only"
+        - "--namespace"
+        - "payments"
       env:
         API_TOKEN: {{.MCP_ENV_TOKEN}}
+        LOG_LEVEL: debug
 agents:
   VaultAgent:
     description: Reads the vault
@@ -56,6 +90,13 @@ llm_providers:
     api_key_env: PROVIDER_API_KEY
     base_url: https://llm:{{.PROVIDER_URL_PASSWORD}}@llm.example.com/v1?key={{.PROVIDER_URL_KEY}}
     max_tool_result_tokens: 1000
+  gemini-tools:
+    type: google
+    model: gemini-2.5-flash
+    max_tool_result_tokens: 1000
+    native_tools:
+      google_search: false
+      code_execution: true
 `;
 
 describe("GET /api/v1/system/config", () => {
@@ -100,11 +141,65 @@ describe("GET /api/v1/system/config", () => {
       base_url: "https://llm.example.com/v1",
       api_key_env: "PROVIDER_API_KEY",
       credentials_env: null,
+      project_env: null,
+      location_env: null,
+      native_tools: null,
       builtin: false,
     });
     // Built-ins are listed too, resolved against the defaults.
     expect(res.body.chains.length).toBeGreaterThan(1);
     expect(res.body.defaults.llm_provider).not.toBe("");
+  });
+
+  it("shows MCP transports redacted: *** for credential arguments and headers, variable names only, bearer_token_set", async () => {
+    const res = await request<SystemConfigResponse>(`${h.url}/api/v1/system/config`);
+    const remote = res.body.mcp_servers.find((s) => s.id === "remote-tools");
+    expect(remote?.transport).toMatchObject({
+      type: "http",
+      url: "https://mcp.example.com/mcp",
+      bearer_token_set: true,
+      custom_headers: {
+        "X-Api-Key": "***",
+        Authorization: "***",
+        "X-Vault-Token": "***",
+        "X-Client-Secret": "***",
+        "X-Tenant": "payments",
+        "X-Session": "{{.SESSION_ID}}",
+      },
+      session_cleanup_url: "https://mcp.example.com/sessions/{{.SESSION_ID}}",
+    });
+    expect(remote?.transport.custom_header_keys).toEqual([
+      "Authorization",
+      "X-Api-Key",
+      "X-Client-Secret",
+      "X-Session",
+      "X-Tenant",
+      "X-Vault-Token",
+    ]);
+    const local = res.body.mcp_servers.find((s) => s.id === "local-tools");
+    expect(local?.transport).toMatchObject({
+      type: "stdio",
+      command: process.execPath,
+      args: [
+        "--token=***",
+        "--password",
+        "***",
+        "--auth-token",
+        "***",
+        "--api-key=***",
+        "DB_PASSWORD=***",
+        "***",
+        "--read-only",
+        "--namespace",
+        "payments",
+      ],
+      env_keys: ["API_TOKEN", "LOG_LEVEL"],
+      bearer_token_set: false,
+    });
+    expect(JSON.stringify(local)).not.toContain("debug"); // env values never appear
+    // A server without a bearer token says so.
+    const builtin = res.body.mcp_servers.find((s) => s.id === "kubernetes-server");
+    expect(builtin?.transport.bearer_token_set).toBe(false);
   });
 
   it("never carries a secret's value, wherever the config holds one", async () => {
@@ -119,5 +214,29 @@ describe("GET /api/v1/system/config", () => {
     for (const [name, value] of Object.entries(SECRETS)) {
       expect(text, `${name} leaked`).not.toContain(value);
     }
+  });
+
+  it("GET /system/default-tools: the default provider's native tools, and each provider's", async () => {
+    const res = await request<DefaultToolsResponse>(`${h.url}/api/v1/system/default-tools`);
+    expect(res.status).toBe(200);
+    conforms(DefaultToolsResponseSchema, res.body);
+    // The default provider's config: unnamed tools are off.
+    expect(res.body.native_tools).toEqual({
+      google_search: false,
+      code_execution: true,
+      url_context: false,
+    });
+    expect(res.body.source_provider).toBe("gemini-tools");
+    const byName = new Map(res.body.providers.map((p) => [p.name, p]));
+    expect(byName.get("keyed-proxy")).toEqual({
+      name: "keyed-proxy",
+      type: "openai-compatible",
+      native_tools: {},
+    });
+    expect(byName.get("google-default")?.native_tools).toEqual({
+      google_search: true,
+      code_execution: false,
+      url_context: true,
+    });
   });
 });
