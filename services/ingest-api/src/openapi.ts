@@ -8,6 +8,7 @@ import {
   CancelResponseSchema,
   ChatMessageRequestSchema,
   ChatMessageResponseSchema,
+  DefaultToolsResponseSchema,
   FilterOptionsResponseSchema,
   HealthResponseSchema,
   HttpErrorBodySchema,
@@ -18,6 +19,8 @@ import {
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
+  SessionStatisticsSchema,
+  SessionStatusResponseSchema,
   SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
@@ -148,6 +151,35 @@ export function buildOpenApi(version: string): Json {
           responses: { ...ok(200, "the session", SessionDetailSchema), 404: E404 },
         },
       },
+      "/api/v1/sessions/{id}/summary": {
+        get: {
+          summary:
+            "Session statistics (the Go TARSy's summary): interactions, tokens, duration, stage counts; total_score and scoring_status are null (no scoring yet)",
+          parameters: session,
+          responses: { ...ok(200, "the statistics", SessionStatisticsSchema), 404: E404 },
+        },
+      },
+      "/api/v1/sessions/{id}/status": {
+        get: {
+          summary:
+            "Polling surface: status, final analysis, executive summary, error. Sends a strong ETag of the body; If-None-Match with it answers 304 while nothing changed",
+          parameters: [
+            ...session,
+            { name: "If-None-Match", in: "header", required: false, schema: { type: "string" } },
+          ],
+          responses: {
+            200: {
+              description: "the status",
+              headers: {
+                ETag: { description: "strong hash of the body", schema: { type: "string" } },
+              },
+              content: json(SessionStatusResponseSchema),
+            },
+            304: { description: "unchanged since the ETag sent in If-None-Match (no body)" },
+            404: E404,
+          },
+        },
+      },
       "/api/v1/sessions/{id}/timeline": {
         get: {
           summary: "Timeline events ordered by sequence number",
@@ -228,9 +260,17 @@ export function buildOpenApi(version: string): Json {
           responses: ok(200, "alert types", AlertTypesResponseSchema),
         },
       },
+      "/api/v1/system/default-tools": {
+        get: {
+          summary:
+            "Native tools (Gemini: google_search, code_execution, url_context) on by default, from the default provider's native_tools; and each provider's",
+          responses: ok(200, "native tools", DefaultToolsResponseSchema),
+        },
+      },
       "/api/v1/system/config": {
         get: {
-          summary: "The resolved configuration (chains, agents, LLM providers), without secrets",
+          summary:
+            "The resolved configuration (chains, agents, LLM providers, MCP servers), secrets redacted",
           responses: ok(200, "configuration", SystemConfigResponseSchema),
         },
       },

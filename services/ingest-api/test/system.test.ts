@@ -13,6 +13,7 @@ import {
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_RULES } from "../src/authz/rules.ts";
 import {
   CONFIG_DIR,
   conforms,
@@ -119,6 +120,14 @@ describe("system endpoints with a gateway answering", () => {
         "/api/v1/system/config",
       ]),
     );
+    // Every API route the app serves (its authorization table lists them all) is documented.
+    for (const { method, path } of ROUTE_RULES) {
+      if (!path.startsWith("/api/") || path === "/api/v1/openapi.json") continue;
+      const documented = path
+        .replace(":interactionId", "{interaction_id}")
+        .replace(/:([A-Za-z]+)/g, "{$1}");
+      expect(res.body.paths[documented], `${method} ${path}`).toHaveProperty(method.toLowerCase());
+    }
     const alerts = res.body.paths["/api/v1/alerts"]?.post as {
       requestBody: { content: { "application/json": { schema: { properties: object } } } };
     };
