@@ -53,12 +53,12 @@ await runService(
     const port = await server.listen(env.LLM_SERVICE_HOST, env.LLM_SERVICE_PORT);
     logger.info({ host: env.LLM_SERVICE_HOST, port }, "llm-service listening");
     // Ready exactly when the gRPC health service says SERVING (the status clients see).
-    ops.setReadiness({
-      grpc: async () => {
-        const status = server.servingStatus();
-        if (status !== "SERVING") throw new Error(`gRPC health is ${status}`);
-      },
-    });
+    const serving = async () => {
+      const status = server.servingStatus();
+      if (status !== "SERVING") throw new Error(`gRPC health is ${status}`);
+    };
+    ops.setReadiness({ grpc: serving });
+    ops.setHealth({ grpc: { check: serving } });
     return {
       async stop() {
         ops.markStopping();

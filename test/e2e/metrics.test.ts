@@ -15,6 +15,13 @@ const READY_CHECKS: Record<string, string[]> = {
   "mcp-gateway": ["mcp_servers", "nats"],
   "llm-service": ["grpc"],
 };
+/** What each ops server's /health reports on (the Go TARSy's `checks`). */
+const HEALTH_CHECKS: Record<string, string[]> = {
+  orchestrator: ["database", "nats"],
+  "agent-runner": ["database", "nats", "worker_pool"],
+  "mcp-gateway": ["nats"],
+  "llm-service": ["grpc"],
+};
 
 type Scrapes = Record<string, Sample[]>;
 const serviceOf = (process: string) => process.replace(/-\d+$/, "");
@@ -169,7 +176,13 @@ describe("e2e: Metrics", () => {
       if (!OPS_SERVICES.includes(service)) continue;
       const health = await fetch(new URL("/health", url));
       expect(health.status, process).toBe(200);
-      expect(await health.json()).toEqual({ status: "ok" });
+      const healthBody = (await health.json()) as {
+        status: string;
+        version: string;
+        checks: Record<string, { status: string }>;
+      };
+      expect(healthBody, process).toMatchObject({ status: "healthy", version: "0.1.0" });
+      expect(Object.keys(healthBody.checks).sort(), process).toEqual(HEALTH_CHECKS[service]);
       const ready = await fetch(new URL("/ready", url));
       const body = (await ready.json()) as {
         status: string;

@@ -153,6 +153,8 @@ export const HealthResponseSchema = z.object({
   status: z.enum(["healthy", "degraded"]),
   version: z.string(),
   checks: z.object({
+    /** The Go TARSy's name for the same check as `postgres`. */
+    database: DependencyHealthSchema,
     postgres: DependencyHealthSchema,
     nats: DependencyHealthSchema,
     mcp_gateway: DependencyHealthSchema,

@@ -11,8 +11,13 @@ export {
 export { DEFAULT_METRICS_PORT, MetricsEnvShape } from "./env.ts";
 export {
   type CheckResult,
+  checkHealth,
   checkReadiness,
   createOpsRoutes,
+  type HealthCheckSpec,
+  type HealthChecks,
+  type HealthEntry,
+  type HealthReport,
   type OpsReply,
   type OpsRoutes,
   type OpsRoutesOptions,
@@ -22,6 +27,7 @@ export {
   type ReadinessChecks,
   type ReadinessReport,
   startOpsServer,
+  TARSY_VERSION,
 } from "./ops-server.ts";
 export {
   type CollectLogger,

@@ -46,11 +46,55 @@ describe("ops server", () => {
   });
 
   it("answers /health with 200 while the process runs, even when every dependency is down", async () => {
-    const { get } = await start({ nats: down("connection closed") });
+    const { get, server } = await start({ nats: down("connection closed") });
     const res = await get("/health");
     expect(res.status).toBe(200);
     expect(res.type).toBe("application/json");
-    expect(JSON.parse(res.text)).toEqual({ status: "ok" });
+    // Before the service gives its checks: healthy with none.
+    expect(JSON.parse(res.text)).toEqual({ status: "healthy", version: "0.1.0", checks: {} });
+    server.setHealth({
+      nats: { check: down("connection closed") },
+      database: { check: ok },
+    });
+    const down1 = await get("/health");
+    expect(down1.status).toBe(200); // liveness: a dependency's outage never restarts the pod
+    expect(JSON.parse(down1.text)).toEqual({
+      status: "unhealthy",
+      version: "0.1.0",
+      checks: {
+        nats: { status: "unhealthy", latency_ms: expect.any(Number), message: "connection closed" },
+        database: { status: "healthy", latency_ms: expect.any(Number) },
+      },
+    });
+  });
+
+  it("reports /health as the Go TARSy does: healthy, or degraded by a check whose impact is degraded", async () => {
+    const { get, server } = await start();
+    server.setHealth({
+      nats: { check: ok },
+      database: { check: ok },
+      worker_pool: { check: () => Promise.resolve({ active: 1, capacity: 4 }) },
+    });
+    expect(JSON.parse((await get("/health")).text)).toEqual({
+      status: "healthy",
+      version: "0.1.0",
+      checks: {
+        nats: { status: "healthy", latency_ms: expect.any(Number) },
+        database: { status: "healthy", latency_ms: expect.any(Number) },
+        worker_pool: {
+          status: "healthy",
+          latency_ms: expect.any(Number),
+          details: { active: 1, capacity: 4 },
+        },
+      },
+    });
+    server.setHealth({
+      nats: { check: ok },
+      worker_pool: { check: down("stopped"), impact: "degraded" },
+    });
+    const body = JSON.parse((await get("/health")).text);
+    expect(body.status).toBe("degraded");
+    expect(body.checks.worker_pool).toMatchObject({ status: "degraded", message: "stopped" });
   });
 
   it("answers /ready with 200 and every check when all pass", async () => {
@@ -154,7 +198,11 @@ describe("ops routes on a service's own server", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      expect(await (await fetch(`${base}/health`)).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(`${base}/health`)).json()).toEqual({
+        status: "healthy",
+        version: "0.1.0",
+        checks: {},
+      });
       const ready = await fetch(`${base}/ready?verbose=1`);
       expect(ready.status).toBe(200);
       expect(

@@ -18,8 +18,39 @@ export interface ReadinessReport {
   checks: Record<string, CheckResult>;
 }
 
+/**
+ * One check of `/health`: `check` resolves (optionally with details to show) when the part is
+ * fine; `impact` is what its failure makes the process (default `unhealthy`).
+ */
+export interface HealthCheckSpec {
+  check: () => Promise<unknown>;
+  impact?: "unhealthy" | "degraded";
+}
+export type HealthChecks = Readonly<Record<string, HealthCheckSpec>>;
+
+export interface HealthEntry {
+  status: "healthy" | "unhealthy" | "degraded";
+  latency_ms: number;
+  message?: string;
+  details?: unknown;
+}
+
+/** `GET /health`, the Go TARSy's shape: `status`, `version`, `checks`. */
+export interface HealthReport {
+  status: "healthy" | "degraded" | "unhealthy";
+  version: string;
+  checks: Record<string, HealthEntry>;
+}
+
+/** The version every TARSy process reports. */
+export const TARSY_VERSION = "0.1.0";
+
 export interface OpsRoutesOptions {
   registry: Registry;
+  /** Reported by `/health` (default `TARSY_VERSION`). */
+  version?: string;
+  /** What `/health` reports on (default none until `setHealth`). */
+  health?: HealthChecks;
   /**
    * What the process needs to do its work (`/ready`). Omitted: not ready ("starting") until
    * `setReadiness` gives the checks, for a server started before its resources.
@@ -54,6 +85,8 @@ export interface OpsRoutes {
   handle(req: IncomingMessage, res: ServerResponse): boolean;
   /** Replaces the readiness checks (e.g. once the resources they probe exist). */
   setReadiness(checks: ReadinessChecks): void;
+  /** Replaces the checks `/health` reports on. */
+  setHealth(checks: HealthChecks): void;
   /** `/ready` fails from now on (shutdown has begun); `/health` keeps answering. */
   markStopping(): void;
 }
@@ -100,6 +133,46 @@ export async function checkReadiness(
   return { status: ready ? "ready" : "not_ready", checks: results };
 }
 
+/**
+ * Runs every health check at once. `healthy` when all pass; else `unhealthy` when a check
+ * whose impact is `unhealthy` fails, `degraded` otherwise.
+ */
+export async function checkHealth(
+  checks: HealthChecks,
+  version: string,
+  timeoutMs = 2_000,
+): Promise<HealthReport> {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, spec]): Promise<[string, HealthEntry]> => {
+      const started = performance.now();
+      const latency = () => Math.round((performance.now() - started) * 10) / 10;
+      try {
+        const details = await withTimeout(
+          spec.check(),
+          timeoutMs,
+          () => new Error(`no answer in ${timeoutMs} ms`),
+        );
+        const entry: HealthEntry = { status: "healthy", latency_ms: latency() };
+        if (details !== undefined && details !== null && typeof details === "object") {
+          entry.details = details;
+        }
+        return [name, entry];
+      } catch (err) {
+        const status = spec.impact === "degraded" ? "degraded" : "unhealthy";
+        return [name, { status, latency_ms: latency(), message: message(err) }];
+      }
+    }),
+  );
+  const results = Object.fromEntries(entries);
+  const statuses = entries.map(([, e]) => e.status);
+  const status = statuses.includes("unhealthy")
+    ? "unhealthy"
+    : statuses.includes("degraded")
+      ? "degraded"
+      : "healthy";
+  return { status, version, checks: results };
+}
+
 function json(status: number, body: unknown): OpsReply {
   return {
     status,
@@ -121,13 +194,18 @@ function pathOf(req: IncomingMessage): string {
 }
 
 /**
- * The ops routes: `GET /metrics` (Prometheus text format), `GET /health` (liveness: the
- * process answers; never asks a dependency) and `GET /ready` (readiness: the given checks).
+ * The ops routes: `GET /metrics` (Prometheus text format), `GET /health` and `GET /ready`
+ * (readiness: the given checks). `/health` is the liveness probe: it answers 200 whenever the
+ * process answers, its body saying how the process's parts are (the Go TARSy's `status`,
+ * `version`, `checks`: `healthy`, `degraded` or `unhealthy`), so a dependency's outage shows
+ * there without getting the pod restarted.
  */
 export function createOpsRoutes(options: OpsRoutesOptions): OpsRoutes {
   const { registry, logger } = options;
   const timeoutMs = options.checkTimeoutMs ?? 2_000;
+  const version = options.version ?? TARSY_VERSION;
   let checks: ReadinessChecks = options.ready ?? STARTING;
+  let health: HealthChecks = options.health ?? {};
 
   const reply = async (method: string, path: string): Promise<OpsReply | undefined> => {
     if (method !== "GET" && method !== "HEAD") return undefined;
@@ -139,7 +217,7 @@ export function createOpsRoutes(options: OpsRoutesOptions): OpsRoutes {
           body: await registry.metrics(),
         };
       case "/health":
-        return json(200, { status: "ok" });
+        return json(200, await checkHealth(health, version, timeoutMs));
       case "/ready": {
         const report = await checkReadiness(checks, timeoutMs);
         return json(report.status === "ready" ? 200 : 503, report);
@@ -170,6 +248,9 @@ export function createOpsRoutes(options: OpsRoutesOptions): OpsRoutes {
     },
     setReadiness(next) {
       checks = next;
+    },
+    setHealth(next) {
+      health = next;
     },
     markStopping() {
       checks = STOPPING;
@@ -209,6 +290,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     url,
     port,
     setReadiness: routes.setReadiness,
+    setHealth: routes.setHealth,
     markStopping: routes.markStopping,
     close: () =>
       new Promise<void>((resolve) => {

@@ -66,6 +66,15 @@ await runService(
       },
       { concurrency: env.RUNNER_CONCURRENCY, shutdownGraceMs: env.RUNNER_SHUTDOWN_GRACE_MS },
     );
+    ops.setHealth({
+      nats: { check: natsReadiness(bus) },
+      database: { check: () => db.ping() },
+      // The pool of executions this process runs at once: how full it is.
+      worker_pool: {
+        check: async () => ({ active: worker.active(), capacity: env.RUNNER_CONCURRENCY }),
+        impact: "degraded",
+      },
+    });
     logger.info({ runner_id: runnerId, concurrency: env.RUNNER_CONCURRENCY }, "agent runner ready");
     return {
       async stop() {

@@ -55,7 +55,7 @@ export async function checkHealth(deps: IngestResources): Promise<HealthResponse
         )
       : Promise.resolve([]),
   ]);
-  const checks = { postgres, nats, mcp_gateway: mcp, llm_service: llm };
+  const checks = { database: postgres, postgres, nats, mcp_gateway: mcp, llm_service: llm };
   const ok = Object.values(checks).every(
     (c) => c.status === "healthy" || c.status === "not_configured",
   );

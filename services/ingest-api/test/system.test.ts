@@ -46,6 +46,15 @@ describe("system endpoints with a gateway answering", () => {
     expect(res.status).toBe(200);
     expect(HealthResponseSchema.parse(res.body)).toBeTruthy();
     expect(res.body.status).toBe("healthy");
+    expect(res.body.version).toBe("0.1.0");
+    expect(Object.keys(res.body.checks).sort()).toEqual([
+      "database",
+      "llm_service",
+      "mcp_gateway",
+      "nats",
+      "postgres",
+    ]);
+    expect(res.body.checks.database.status).toBe("healthy");
     expect(res.body.checks.postgres.status).toBe("healthy");
     expect(res.body.checks.nats.status).toBe("healthy");
     expect(res.body.checks.mcp_gateway.status).toBe("healthy");

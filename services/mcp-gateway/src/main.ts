@@ -70,6 +70,10 @@ await runService(
         if (!readiness.ready) throw new Error(readiness.reason ?? "MCP servers not initialized");
       },
     });
+    ops.setHealth({
+      nats: { check: natsReadiness(bus) },
+      ...(db ? { database: { check: () => (db as Db).ping() } } : {}),
+    });
     return {
       async stop() {
         ops.markStopping();

@@ -112,6 +112,13 @@ describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
         status: "ready",
         checks: { nats: { status: "ok" }, mcp_servers: { status: "ok" } },
       });
+      const liveness = await fetch(`${base}/health`);
+      expect(liveness.status).toBe(200);
+      expect(await liveness.json()).toEqual({
+        status: "healthy",
+        version: "0.1.0",
+        checks: { nats: { status: "healthy", latency_ms: expect.any(Number) } },
+      });
       const text = await (await fetch(`${base}/metrics`)).text();
       expect(text).toContain(
         'tarsy_mcp_calls_total{server="fixture",tool="get_secret_yaml",status="ok",service="mcp-gateway"} 1',

@@ -32,6 +32,7 @@ await runService(
     const admin = createBusAdmin(bus);
     await provisionOnStart(admin, env);
     ops.setReadiness({ nats: natsReadiness(bus), postgres: () => db.ping() });
+    ops.setHealth({ nats: { check: natsReadiness(bus) }, database: { check: () => db.ping() } });
     const metricsLogger = logger.child({ component: "metrics" });
     metrics.collectOnScrape(
       "sessionsActive",

@@ -51,6 +51,10 @@ await runService(
           nats: natsReadiness(bus),
           ...(db ? { postgres: () => db.ping() } : {}),
         },
+        health: {
+          nats: { check: natsReadiness(bus) },
+          ...(db ? { database: { check: () => db.ping() } } : {}),
+        },
         ...(access ? { access } : {}),
       },
       logger.child({ component: "relay" }),

@@ -6,6 +6,7 @@ import type { Identity } from "@tarsy/authz";
 import {
   createMetrics,
   createOpsRoutes,
+  type HealthChecks,
   type ReadinessChecks,
   type ServiceMetrics,
 } from "@tarsy/metrics";
@@ -40,6 +41,8 @@ export interface RelayOptions
   metrics?: ServiceMetrics<"stream-relay">;
   /** What `/ready` checks (main: NATS); default: none, ready while listening (tests). */
   ready?: ReadinessChecks;
+  /** What `/health` reports on (main: NATS, and the database when authorization uses one). */
+  health?: HealthChecks;
   /**
    * Authentication and per-connection filtering; absent (or disabled) while authorization is
    * off, and then the relay checks nobody, as before authorization existed.
@@ -67,6 +70,7 @@ export async function startRelay(
   const ops = createOpsRoutes({
     registry: metrics.registry,
     ready: options.ready ?? {},
+    health: options.health ?? {},
     logger: logger.child({ component: "ops" }),
   });
   const countFrame = (type: string) => metrics.wsFramesSent.inc({ type });

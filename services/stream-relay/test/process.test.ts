@@ -56,7 +56,11 @@ natsTest(
         status: "ready",
         checks: { nats: { status: "ok" } },
       });
-      expect(await (await fetch(new URL("/health", metricsUrl))).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(new URL("/health", metricsUrl))).json()).toEqual({
+        status: "healthy",
+        version: "0.1.0",
+        checks: { nats: { status: "healthy", latency_ms: expect.any(Number) } },
+      });
 
       child.kill("SIGTERM");
       const [code] = await once(child, "exit");
