@@ -179,7 +179,12 @@ describe.each([
       expect(Object.keys(report.checks).sort()).toEqual([...checks].sort());
       const health = await get(`${ops}/health`);
       expect(health?.status).toBe(200);
-      expect(JSON.parse(health?.body ?? "{}")).toEqual({ status: "ok" });
+      // Liveness in the Go TARSy's shape: status, version and the process's checks.
+      expect(JSON.parse(health?.body ?? "{}")).toMatchObject({
+        status: "healthy",
+        version: "0.1.0",
+        checks: expect.any(Object),
+      });
       const metrics = await get(`${ops}/metrics`);
       expect(metrics?.status).toBe(200);
       expect(metrics?.body).toMatch(/^# TYPE tarsy_\w+ (counter|gauge|histogram)$/m);
