@@ -35,6 +35,8 @@ const ROUTES: { method: string; path: (id: string) => string; body: boolean }[] 
   { method: "GET", path: () => "/api/v1/sessions/filter-options", body: false },
   { method: "GET", path: (id) => `/api/v1/sessions/${id}`, body: false },
   { method: "GET", path: (id) => `/api/v1/sessions/${id}/timeline`, body: false },
+  { method: "GET", path: (id) => `/api/v1/sessions/${id}/summary`, body: false },
+  { method: "GET", path: (id) => `/api/v1/sessions/${id}/status`, body: false },
   { method: "POST", path: (id) => `/api/v1/sessions/${id}/cancel`, body: true },
   { method: "POST", path: (id) => `/api/v1/sessions/${id}/chat/messages`, body: true },
   { method: "GET", path: (id) => `/api/v1/sessions/${id}/trace`, body: false },
@@ -43,6 +45,7 @@ const ROUTES: { method: string; path: (id: string) => string; body: boolean }[] 
   { method: "GET", path: () => "/api/v1/system/warnings", body: false },
   { method: "GET", path: () => "/api/v1/system/mcp-servers", body: false },
   { method: "GET", path: () => "/api/v1/system/alert-types", body: false },
+  { method: "GET", path: () => "/api/v1/system/default-tools", body: false },
   { method: "GET", path: () => "/api/v1/openapi.json", body: false },
   { method: "GET", path: () => "/config.json", body: false },
 ];
