@@ -24,7 +24,7 @@ import postgres from "postgres";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const PAGE_SIZES = [25, 100, 200];
+const PAGE_SIZES = [25, 100, 200, 1000];
 const { values: args } = parseArgs({
   options: {
     sessions: { type: "string", default: "1000" },

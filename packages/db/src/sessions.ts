@@ -111,7 +111,7 @@ export interface SessionListFilter {
   readonly sortOrder?: "asc" | "desc";
   /** 1-based (default 1). */
   readonly page?: number;
-  /** Default 25, at most 200. */
+  /** Default 25, at most 1,000 (the API's `page_size` limit). */
   readonly pageSize?: number;
 }
 
@@ -134,7 +134,7 @@ export async function listSessions(
   filter: SessionListFilter = {},
 ): Promise<SessionPage> {
   const page = Math.max(1, filter.page ?? 1);
-  const pageSize = Math.min(200, Math.max(1, filter.pageSize ?? 25));
+  const pageSize = Math.min(1_000, Math.max(1, filter.pageSize ?? 25));
   const search = filter.search?.trim();
   const where: Prisma.AlertSessionWhereInput = {
     deletedAt: null,

@@ -205,6 +205,13 @@ describe("session aggregates on the list, active view, detail and summary", () =
     expect(byId.get(quiet)?.duration_ms).toBeNull();
   });
 
+  it("a page of up to 1,000 sessions holds as many as page_size says", async () => {
+    for (let i = 0; i < 201; i++) await seedSession(h.db.prisma, { data: `bulk ${i}` });
+    const res = await request<SessionListResponse>(`${h.url}/api/v1/sessions?page_size=1000`);
+    expect(res.body.pagination).toMatchObject({ page_size: 1000, total: 204, total_pages: 1 });
+    expect(res.body.sessions).toHaveLength(204);
+  });
+
   it("the active view carries them too", async () => {
     const res = await request<ActiveSessionsResponse>(`${h.url}/api/v1/sessions/active`);
     conforms(ActiveSessionsResponseSchema, res.body);
