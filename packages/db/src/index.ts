@@ -178,6 +178,7 @@ export {
   type CompleteTimelineEventInput,
   completeTimelineEvent,
   createTimelineEvent,
+  endStreamingEvents,
   listExecutionTimeline,
   listSessionTimeline,
   type TimelineEventInput,
