@@ -376,13 +376,12 @@ export async function abortOpenWork(
   const open = [...stages.flatMap((s) => s.executions), ...(summary ? [summary] : [])].filter(
     (e) => !isTerminal(e.status),
   );
-  for (const event of await endStreamingEvents(
+  const stopped = await endStreamingEvents(
     tx,
     open.map((e) => e.id),
     status,
-  )) {
-    await queueTimelineEventCompleted(tx, event);
-  }
+  );
+  for (const event of stopped) await queueTimelineEventCompleted(tx, event);
   for (const stage of stages) {
     for (const execution of stage.executions) {
       if (!isTerminal(execution.status)) {
