@@ -184,6 +184,7 @@ export {
   type CompleteTimelineEventInput,
   completeTimelineEvent,
   createTimelineEvent,
+  endStreamingEvents,
   listExecutionTimeline,
   listSessionTimeline,
   type TimelineEventInput,

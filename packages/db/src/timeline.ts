@@ -85,6 +85,30 @@ export async function completeTimelineEvent(
   return client.timelineEvent.findUnique({ where: { id: eventId } });
 }
 
+/**
+ * Ends the still-streaming events of executions that are being stopped (cancel, timeout) with
+ * `status`, keeping what content they hold. Returns the events it ended, so their `completed`
+ * event goes out before the session's terminal status; the runner's own later completion of
+ * them is then a no-op.
+ */
+export async function endStreamingEvents(
+  client: DbClient,
+  executionIds: readonly string[],
+  status: Exclude<TimelineEventStatus, "streaming">,
+): Promise<TimelineEvent[]> {
+  if (executionIds.length === 0) return [];
+  const open = await client.timelineEvent.findMany({
+    where: { executionId: { in: [...executionIds] }, status: "streaming" },
+    orderBy: { sequenceNumber: "asc" },
+  });
+  const ended: TimelineEvent[] = [];
+  for (const event of open) {
+    const done = await completeTimelineEvent(client, event.id, { status });
+    if (done) ended.push(done);
+  }
+  return ended;
+}
+
 /** The whole session's timeline, in sequence order (investigation and chat context). */
 export function listSessionTimeline(client: DbClient, sessionId: string): Promise<TimelineEvent[]> {
   return client.timelineEvent.findMany({

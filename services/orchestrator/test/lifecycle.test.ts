@@ -8,6 +8,7 @@ import {
 import {
   ChatTurnActiveError,
   ChatUnavailableError,
+  createTimelineEvent,
   type Db,
   getSession,
   listActiveSessions,
@@ -99,6 +100,16 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
     const id = await submit(t.db, "test-alert", "simple");
     await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    // The runner is streaming an answer (a timeline event still open).
+    const held = peer.held[0];
+    const streaming = await createTimelineEvent(t.db.prisma, {
+      sessionId: id,
+      stageId: held?.stage_id ?? null,
+      executionId: held?.execution_id ?? null,
+      eventType: "llm_response",
+      status: "streaming",
+      content: "",
+    });
     const controls: unknown[] = [];
     const sub = nats.bus.subscribeTransient("cancelControl", cancelControlSubject(id), (c) => {
       controls.push(c);
@@ -125,10 +136,23 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     );
     expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
     expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
-    const statuses = (
+    const events = (
       await nats.bus.replayEvents({ subject: sessionEventsSubject(id), afterSeq: 0, limit: 100 })
-    ).events.flatMap((e) => (e.payload.type === "session.status" ? [e.payload.status] : []));
+    ).events.map((e) => e.payload);
+    const statuses = events.flatMap((e) => (e.type === "session.status" ? [e.status] : []));
     expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]); // wire-literal: expected order
+    // The open answer ended `cancelled`, announced before the session's terminal status: nothing
+    // of the execution comes after it.
+    const ended = (await listSessionTimeline(t.db.prisma, id)).find((e) => e.id === streaming.id);
+    expect(ended?.status).toBe("cancelled");
+    const endedAt = events.findIndex(
+      (e) => e.type === "timeline_event.completed" && e.event_id === streaming.id,
+    );
+    const cancelledAt = events.findIndex(
+      (e) => e.type === "session.status" && e.status === "cancelled",
+    );
+    expect(endedAt).toBeGreaterThan(-1);
+    expect(endedAt).toBeLessThan(cancelledAt);
     sub.unsubscribe();
     await peer.stop();
   });

@@ -92,7 +92,11 @@ export class SharedFeeds {
           for (const listener of listeners) listener.onAccessUnavailable();
         })
       : null;
+    // Events this feed saw complete: a chunk of one of them is stale (a runner still streaming
+    // what was already ended, e.g. by a cancel) and would land after the event's final state.
+    const ended = new Set<string>();
     const live = await this.log.follow(target.subject, (event: StoredEvent) => {
+      if (event.payload.type === "timeline_event.completed") ended.add(event.payload.event_id);
       const frame = encodeEventFrame(target.channel, event);
       if (!gate) {
         for (const listener of listeners) listener.onEvent(event.seq, frame);
@@ -106,6 +110,7 @@ export class SharedFeeds {
       target.sessionId === null
         ? null
         : this.log.subscribeChunks(target.sessionId, (chunk: StreamChunk) => {
+            if (ended.has(chunk.event_id)) return;
             const frame = encodeChunkFrame(target.channel, chunk);
             if (!gate) {
               for (const listener of listeners) listener.onChunk(frame);

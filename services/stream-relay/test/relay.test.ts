@@ -156,6 +156,57 @@ describe("stream-relay over real NATS", () => {
     }
   });
 
+  test("a chunk of an event already completed is dropped (a runner streaming past a cancel)", async ({
+    nats,
+  }) => {
+    const relay = await relayOn(nats.bus);
+    const session = randomUUID();
+    const channel = `session:${session}`;
+    const chunk = (eventId: string, delta: string) =>
+      nats.bus.publishTransient("streamChunk", {
+        v: 1,
+        type: "stream.chunk",
+        session_id: session,
+        stage_id: null,
+        execution_id: null,
+        event_id: eventId,
+        delta,
+        timestamp: new Date().toISOString(),
+      });
+    try {
+      const watcher = await connectClient(relay.url);
+      watcher.send({ action: "subscribe", channel });
+      await watcher.waitFor((f) => f.type === "subscription.confirmed");
+      const cut = { ...timelineEvent(session), status: "streaming" as const };
+      const open = { ...timelineEvent(session), status: "streaming" as const };
+      await nats.bus.publish("timelineEventCreated", cut);
+      await nats.bus.publish("timelineEventCreated", open);
+      chunk(cut.event_id, "Pod ");
+      await nats.bus.flush();
+      await watcher.waitFor((f) => f.type === "stream.chunk" && f.payload.delta === "Pod ");
+      const { sequence_number: _, ...rest } = cut;
+      await nats.bus.publish("timelineEventCompleted", {
+        ...rest,
+        type: "timeline_event.completed",
+        status: "cancelled",
+      });
+      await watcher.waitFor((f) => "id" in f && f.payload.type === "timeline_event.completed");
+      // Chunks of one publisher arrive in order: once the open event's chunk is here, the stale
+      // one before it has been handled.
+      chunk(cut.event_id, "is OOMKilled");
+      chunk(open.event_id, "still open");
+      await nats.bus.flush();
+      await watcher.waitFor((f) => f.type === "stream.chunk" && f.payload.delta === "still open");
+      const deltas = watcher.frames.flatMap((f) =>
+        f.type === "stream.chunk" ? [f.payload.delta] : [],
+      );
+      expect(deltas).toEqual(["Pod ", "still open"]);
+      await watcher.close();
+    } finally {
+      await relay.close();
+    }
+  });
+
   test("replay-then-live has no gap and no duplicate under concurrent publishing", async ({
     nats,
   }) => {

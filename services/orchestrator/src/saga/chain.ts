@@ -20,6 +20,7 @@ import {
 import {
   type AgentExecution,
   type AlertSession,
+  endStreamingEvents,
   enqueueOutbox,
   ensureExecutiveSummaryExecution,
   ensureStage,
@@ -37,7 +38,7 @@ import { formatInvestigationForSynthesis } from "../context/investigation.ts";
 import { buildStageContext, type StageResult } from "../context/stage-context.ts";
 import { aggregateError, aggregateStatus } from "./aggregate.ts";
 import type { SagaDeps } from "./deps.ts";
-import { queueSessionStatus, queueStageStatus } from "./events.ts";
+import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
 
 export const SYNTHESIS_SUFFIX = " - Synthesis";
 type StageRow = Stage & { executions: AgentExecution[] };
@@ -369,6 +370,18 @@ export async function abortOpenWork(
   status: "cancelled" | "timed_out",
 ): Promise<void> {
   const now = deps.now();
+  const summary = await getExecutiveSummaryExecution(tx, stages[0]?.sessionId ?? "");
+  // What the stopped executions were still streaming ends now, before the stage and session
+  // statuses: nothing of theirs reaches a viewer after the session ended.
+  const open = [...stages.flatMap((s) => s.executions), ...(summary ? [summary] : [])].filter(
+    (e) => !isTerminal(e.status),
+  );
+  const stopped = await endStreamingEvents(
+    tx,
+    open.map((e) => e.id),
+    status,
+  );
+  for (const event of stopped) await queueTimelineEventCompleted(tx, event);
   for (const stage of stages) {
     for (const execution of stage.executions) {
       if (!isTerminal(execution.status)) {
@@ -388,7 +401,6 @@ export async function abortOpenWork(
       }
     }
   }
-  const summary = await getExecutiveSummaryExecution(tx, stages[0]?.sessionId ?? "");
   if (summary && !isTerminal(summary.status)) {
     await transitionExecutionStatus(tx, summary.id, ACTIVE_EXECUTION_STATUSES, status, {
       completedAt: now,

@@ -1,5 +1,5 @@
 import type { SessionStatus, StageEventStatus } from "@tarsy/contracts";
-import { enqueueOutbox, type Stage, type Tx } from "@tarsy/db";
+import { enqueueOutbox, type Stage, type TimelineEvent, type Tx } from "@tarsy/db";
 
 /** Queues a `session.status` event (session and global channels) in the transaction. */
 export async function queueSessionStatus(
@@ -43,5 +43,22 @@ export async function queueStageStatus(
     chat_id: stage.chatId,
     error,
     timestamp: at.toISOString(),
+  });
+}
+
+/** Queues `timeline_event.completed` for an event the orchestrator ended (a stopped execution). */
+export async function queueTimelineEventCompleted(tx: Tx, event: TimelineEvent): Promise<void> {
+  await enqueueOutbox(tx, "timelineEventCompleted", {
+    v: 1,
+    type: "timeline_event.completed",
+    session_id: event.sessionId,
+    stage_id: event.stageId,
+    execution_id: event.executionId,
+    event_id: event.id,
+    event_type: event.eventType,
+    status: event.status,
+    content: event.content,
+    metadata: (event.metadata ?? null) as Record<string, unknown> | null,
+    timestamp: event.updatedAt.toISOString(),
   });
 }
