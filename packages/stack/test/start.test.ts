@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { connectBus, createBusAdmin } from "@tarsy/bus";
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { createLogger } from "@tarsy/runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { ensureNats, freePort, isListening } from "../src/infra.ts";
@@ -103,7 +104,7 @@ async function finished(api: string, sessionId: string): Promise<Detail> {
     .poll(
       async () => {
         detail = (await (await fetch(`${api}/api/v1/sessions/${sessionId}`)).json()) as Detail;
-        return ["completed", "failed", "cancelled", "timed_out"].includes(detail.status);
+        return (TERMINAL_SESSION_STATUSES as readonly string[]).includes(detail.status);
       },
       { timeout: 90_000, interval: 500 },
     )
