@@ -2,6 +2,7 @@ import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/c
 import {
   type ConversationMessage,
   createContinuityCollector,
+  type LlmConfig,
   type ReasoningContinuity,
   type ToolCall,
 } from "@tarsy/llm-client";
@@ -52,6 +53,22 @@ export interface LlmCallOptions {
   streamThinking?: boolean;
   /** End of the stored conversation this request is; null keeps the request inline. */
   lastMessageId: string | null;
+  /**
+   * Offer the provider's native tools (Google search, code execution, URL context) when no
+   * MCP tools are bound; false for calls that must answer from the prompt alone
+   * (summarization). Default true.
+   */
+  nativeTools?: boolean;
+}
+
+/** The llm-service config of one call: without native tools when the call turns them off. */
+export function requestLlmConfig(
+  llm: LlmConfig,
+  options: Pick<LlmCallOptions, "nativeTools">,
+): LlmConfig {
+  if (options.nativeTools !== false || !llm.nativeTools) return llm;
+  const { nativeTools: _, ...rest } = llm;
+  return rest;
 }
 
 /**
@@ -148,7 +165,7 @@ export async function streamAttempt(
               description: t.description,
               parameters: t.inputSchema,
             })),
-            config: exec.config.llm,
+            config: requestLlmConfig(exec.config.llm, options),
           },
           { signal: callSignal },
         ),

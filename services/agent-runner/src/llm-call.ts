@@ -13,6 +13,7 @@ import {
   emptyResponse,
   type LlmCallOptions,
   type LlmResponse,
+  requestLlmConfig,
   type StreamedEvents,
   streamAttempt,
 } from "./llm-attempt.ts";
@@ -181,6 +182,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
       ? options.interactionType(error ? null : response)
       : options.interactionType;
   const { exec } = run;
+  const sent = requestLlmConfig(exec.config.llm, options);
   const metadata = {
     ...((response.codeExecutions.length > 0 || response.groundings.length > 0) && {
       code_executions: response.codeExecutions,
@@ -202,6 +204,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
       model: exec.config.llm.model ?? "",
       backend: exec.config.llm.backend ?? "langchain",
       tools: options.tools.map((t) => ({ name: t.name, description: t.description })),
+      ...(sent.nativeTools && { native_tools: sent.nativeTools }),
       ...(options.lastMessageId === null && { messages: options.messages }),
     },
     responseText: response.text || null,

@@ -48,6 +48,8 @@ export async function maybeSummarize(
     const response = await callLlm(run, {
       messages,
       tools: [],
+      // The summary comes from the tool result alone: no Google search or code execution.
+      nativeTools: false,
       interactionType: "summarization",
       iteration: null,
       textEventType: "mcp_tool_summary",
