@@ -96,7 +96,9 @@ export class SharedFeeds {
     // what was already ended, e.g. by a cancel) and would land after the event's final state.
     const ended = new Set<string>();
     const live = await this.log.follow(target.subject, (event: StoredEvent) => {
-      if (event.payload.type === "timeline_event.completed") ended.add(event.payload.event_id);
+      // Only a session's feed carries chunks; the set lives and dies with that feed.
+      if (target.sessionId !== null && event.payload.type === "timeline_event.completed")
+        ended.add(event.payload.event_id);
       const frame = encodeEventFrame(target.channel, event);
       if (!gate) {
         for (const listener of listeners) listener.onEvent(event.seq, frame);
