@@ -233,6 +233,14 @@ describe("e2e: Timeout", () => {
     expect(took).toBeGreaterThanOrEqual(19_000);
     expect(took).toBeLessThan(40_000);
     expect(d.stages[0]?.executions[0]?.status).toBe("timed_out");
+    // Each level says which limit ran out.
+    const why = "session timed out after 20s (queue.session_timeout)";
+    expect(d.error_message).toBe(why);
+    expect(d.stages[0]?.error_message).toBe(why);
+    expect(d.stages[0]?.executions[0]?.error_message).toBe(why);
+    // Nothing is left streaming: every event of the session ended with it.
+    const still = (await timeline(sys, id)).filter((e) => e.status === "streaming");
+    expect(still).toEqual([]);
     await announced(ws, id, "timed_out");
     expect(announcedStatuses(ws, id).at(-1)).toBe("timed_out");
   }, 90_000);
@@ -253,5 +261,24 @@ describe("e2e: Timeout", () => {
     expect(ended.status).toBe("timed_out");
     expect(Date.now() - asked).toBeGreaterThanOrEqual(5_000);
     expect((await detail(sys, id)).status).toBe("completed");
+    expect(ended.error_message).toBe("chat turn timed out after 6s (queue.chat_timeout)");
+    expect((await timeline(sys, id)).filter((e) => e.status === "streaming")).toEqual([]);
+    // The next question is answered.
+    const next = await ask(sys, id, "AFTER-TIMEOUT: and now?");
+    const answered = await until(
+      async () => {
+        const s = await chatStage(sys, id, next.id);
+        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
+      },
+      30_000,
+      "the next chat answer",
+    );
+    expect(answered.status).toBe("completed");
+    expect(
+      (await timeline(sys, id)).some(
+        (e) =>
+          e.stage_id === next.id && e.content === "Chat: after the timeout, here is your answer.",
+      ),
+    ).toBe(true);
   }, 90_000);
 });

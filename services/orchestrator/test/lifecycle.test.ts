@@ -164,9 +164,11 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const id = await submit(t.db, "test-alert", "simple");
     await peer.stop(); // the runner disappears with the work in hand
     const done = await waitForSession(t.db, id, ["timed_out"], 15_000);
-    expect(done.errorMessage).toBe("session timed out");
+    expect(done.errorMessage).toBe("session timed out after 1s (queue.session_timeout)");
     const executions = await listSessionExecutions(t.db.prisma, id);
-    expect(executions.map((e) => e.status)).toEqual(["timed_out"]);
+    expect(executions.map((e) => [e.status, e.errorMessage])).toEqual([
+      ["timed_out", "session timed out after 1s (queue.session_timeout)"],
+    ]);
   });
 
   it("chat: two turns where the second sees the first; a busy or running session is refused", async ({
@@ -244,6 +246,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       "chat timeout",
     );
     expect(timedOut.stageName).toBe("Chat Response");
+    expect(timedOut.errorMessage).toBe("chat turn timed out after 1s (queue.chat_timeout)");
     peer.held.splice(0);
 
     await t.db.ping();

@@ -60,7 +60,7 @@ export async function stopSession(
         (scope.chatStageId === "any" || s.id === scope.chatStageId),
     );
     if (chatStages.length === 0) return { stopped: null };
-    await abortOpenWork(locked, tx, chatStages, reason);
+    await abortOpenWork(locked, tx, chatStages, reason, detail);
     for (const stage of chatStages) {
       controls.push({
         v: 1,

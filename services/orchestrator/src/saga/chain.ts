@@ -356,20 +356,31 @@ export async function failSession(
     },
   );
   if (!applied) return;
-  await abortOpenWork(deps, tx, stages, sessionStatus === "failed" ? "cancelled" : sessionStatus);
+  await abortOpenWork(
+    deps,
+    tx,
+    stages,
+    sessionStatus === "failed" ? "cancelled" : sessionStatus,
+    reason,
+  );
   await queueSessionStatus(tx, session, sessionStatus, now, { currentStage: null, error: reason });
   deps.metrics.sessionEnded(session, sessionStatus, now);
   deps.logger.warn({ session_id: session.id, status: sessionStatus, reason }, "session ended");
 }
 
-/** Marks every unfinished execution and stage of the given stages as `status`, with events. */
+/**
+ * Marks every unfinished execution and stage of the given stages as `status`, with events. A
+ * timeout also says why on each of them (`reason`: which limit, how long), as the session does.
+ */
 export async function abortOpenWork(
   deps: SagaDeps,
   tx: Tx,
   stages: readonly StageRow[],
   status: "cancelled" | "timed_out",
+  reason: string,
 ): Promise<void> {
   const now = deps.now();
+  const set = { completedAt: now, ...(status === "timed_out" ? { errorMessage: reason } : {}) };
   const summary = await getExecutiveSummaryExecution(tx, stages[0]?.sessionId ?? "");
   // What the stopped executions were still streaming ends now, before the stage and session
   // statuses: nothing of theirs reaches a viewer after the session ended.
@@ -385,25 +396,17 @@ export async function abortOpenWork(
   for (const stage of stages) {
     for (const execution of stage.executions) {
       if (!isTerminal(execution.status)) {
-        await transitionExecutionStatus(tx, execution.id, ACTIVE_EXECUTION_STATUSES, status, {
-          completedAt: now,
-        });
+        await transitionExecutionStatus(tx, execution.id, ACTIVE_EXECUTION_STATUSES, status, set);
       }
     }
     if (!isTerminal(stage.status)) {
-      if (
-        await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, {
-          completedAt: now,
-        })
-      ) {
+      if (await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, set)) {
         await queueStageStatus(tx, stage, status, now);
         deps.metrics.stageEnded(stage, status, now);
       }
     }
   }
   if (summary && !isTerminal(summary.status)) {
-    await transitionExecutionStatus(tx, summary.id, ACTIVE_EXECUTION_STATUSES, status, {
-      completedAt: now,
-    });
+    await transitionExecutionStatus(tx, summary.id, ACTIVE_EXECUTION_STATUSES, status, set);
   }
 }

@@ -1,4 +1,5 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
+import { formatDuration } from "@tarsy/config";
 import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
 import {
   getSessionExecution,
@@ -85,7 +86,9 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         return;
       }
       if (message.scope === "session") {
-        await stopSession(deps, message.session_id, "timed_out", "session timed out", {
+        const limit = formatDuration(deps.config.queue.session_timeout_ms);
+        const why = `session timed out after ${limit} (queue.session_timeout)`;
+        await stopSession(deps, message.session_id, "timed_out", why, {
           session: true,
         });
       } else {
@@ -93,7 +96,9 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           const stage = await getSessionStage(deps.db, message.session_id, message.stage_id);
           if (!stage) throw new OrphanedWorkError("stage", message.stage_id);
         }
-        await stopSession(deps, message.session_id, "timed_out", "chat turn timed out", {
+        const limit = formatDuration(deps.config.queue.chat_timeout_ms);
+        const why = `chat turn timed out after ${limit} (queue.chat_timeout)`;
+        await stopSession(deps, message.session_id, "timed_out", why, {
           session: false,
           chatStageId: message.stage_id ?? "any",
         });
