@@ -160,6 +160,13 @@ export const HealthResponseSchema = z.object({
     mcp_gateway: DependencyHealthSchema,
     llm_service: DependencyHealthSchema,
   }),
+  /** How much configuration this process serves (built-ins included), as the Go TARSy reports it. */
+  configuration: z.object({
+    agents: z.number().int().nonnegative(),
+    chains: z.number().int().nonnegative(),
+    mcp_servers: z.number().int().nonnegative(),
+    llm_providers: z.number().int().nonnegative(),
+  }),
   warnings: z.array(
     z.object({
       id: z.string(),

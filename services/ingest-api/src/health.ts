@@ -63,6 +63,12 @@ export async function checkHealth(deps: IngestResources): Promise<HealthResponse
     status: ok ? "healthy" : "degraded",
     version: deps.settings.version,
     checks,
+    configuration: {
+      agents: deps.config.agents.size,
+      chains: deps.config.chains.size,
+      mcp_servers: deps.config.mcpServers.size,
+      llm_providers: deps.config.llmProviders.size,
+    },
     warnings: [...configWarnings(deps), ...warnings],
   };
 }
