@@ -75,4 +75,46 @@ describe("per-execution MCP session id", () => {
     await waitFor("both cleanups", () => (sandbox.deleted.length >= 2 ? true : undefined));
     expect([...sandbox.deleted].sort()).toEqual([a.execution_id, b.execution_id].sort());
   });
+
+  test("a chat turn reaches the server with its own execution id, not the investigation's, and gets its own cleanup", async () => {
+    const chatTurn = [
+      {
+        match: { user: "chat-C" },
+        text: "Asking the sandbox again.",
+        tool_calls: [{ id: "chat-C-1", name: "sandbox.whoami", arguments: {} }],
+      },
+      { match: { user: "chat-C" }, text: "Done with chat-C." },
+    ];
+    const llm = await startLlm([...chatTurn, ...turn("alert-C")]);
+    const tools = createGatewayTools(createMcpGatewayClient(env.bus), logger);
+    const deps = runnerDeps(env, llm.client, tools);
+    const investigation = await seedExecution(env, { alertData: "alert-C" });
+    try {
+      const done = await runExecution(deps, investigation, new AbortController().signal);
+      expect(done.status).toBe("completed");
+      const chat = await seedExecution(env, {
+        kind: "chat",
+        question: "chat-C: who are you now?",
+        stageName: "Chat Response",
+        session: { id: investigation.session_id, stageIndex: 2 },
+      });
+      expect(chat.execution_id).not.toBe(investigation.execution_id);
+      const answered = await runExecution(deps, chat, new AbortController().signal);
+      expect(answered.status).toBe("completed");
+      const calls = (await listSessionTimeline(env.db.prisma, investigation.session_id)).filter(
+        (e) => e.eventType === "llm_tool_call",
+      );
+      // Each turn's tool call was answered for its own execution.
+      expect(calls.map((e) => e.executionId === chat.execution_id)).toEqual([false, true]);
+      expect(calls[0]?.content).toContain(`sandbox:${investigation.execution_id}`);
+      expect(calls[1]?.content).toContain(`sandbox:${chat.execution_id}`);
+      const mine = [investigation.execution_id, chat.execution_id];
+      await waitFor("the chat turn's cleanup", () =>
+        sandbox.deleted.includes(chat.execution_id) ? true : undefined,
+      );
+      expect(sandbox.deleted.filter((id) => mine.includes(id)).sort()).toEqual([...mine].sort());
+    } finally {
+      await llm.stop();
+    }
+  });
 });

@@ -363,15 +363,21 @@ export async function seedExecution(
     question?: string;
     deadlineAt?: Date;
     runbookUrl?: string;
+    /** A further stage of this session (a chat turn after the investigation), at `stageIndex`. */
+    session?: { id: string; stageIndex: number };
   } = {},
 ): Promise<ExecutionRequested & { executions: string[] }> {
   const kind = options.kind ?? "investigation";
-  const { session } = await createSession(env.db.prisma, {
-    alertData: options.alertData ?? '{"alert":"PodCrashLooping","pod":"web-1"}',
-    alertType: "test-alert",
-    chainId: "test-chain",
-    runbookUrl: options.runbookUrl ?? null,
-  });
+  const session = options.session
+    ? { id: options.session.id }
+    : (
+        await createSession(env.db.prisma, {
+          alertData: options.alertData ?? '{"alert":"PodCrashLooping","pod":"web-1"}',
+          alertType: "test-alert",
+          chainId: "test-chain",
+          runbookUrl: options.runbookUrl ?? null,
+        })
+      ).session;
   const now = new Date().toISOString();
   if (kind === "executive_summary") {
     const { execution } = await ensureExecutiveSummaryExecution(env.db.prisma, session.id, {
@@ -396,7 +402,7 @@ export async function seedExecution(
     {
       sessionId: session.id,
       stageName: options.stageName ?? "analysis",
-      stageIndex: 1,
+      stageIndex: options.session?.stageIndex ?? 1,
       kind: kind === "chat" ? "chat" : kind === "synthesis" ? "synthesis" : "investigation",
     },
     Array.from({ length: agents }, (_, i) => ({
