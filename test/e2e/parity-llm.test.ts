@@ -390,4 +390,58 @@ describe("e2e: parity-llm", () => {
     const final = (await events(id)).find((e) => e.event_type === "final_analysis");
     expect(final?.content).toContain("The JVM heap leaves no room");
   }, 120_000);
+
+  it("an agent configured iteration_strategy: react streams one thought per iteration, one tool call, one answer, with no duplicates", async () => {
+    ws.send({ action: "subscribe", channel: "sessions" });
+    await ws.waitFor((f) => f.type === "subscription.confirmed" && f.channel === "sessions");
+    const from = ws.frames.length;
+    const id = await submitAlert(sys, "ReactStreaming");
+    ws.send({ action: "subscribe", channel: `session:${id}` });
+    await ws.waitFor(
+      (f) => f.type === "subscription.confirmed" && f.channel === `session:${id}`,
+      10_000,
+      from,
+    );
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
+    expect(done.status, done.error_message ?? "").toBe("completed");
+    expect(done.final_analysis).toContain("REACT-FINAL");
+
+    // One thought per iteration, the text beside the tool call, one tool call, one answer.
+    const stored = await events(id);
+    expect(stored.map((e) => [e.event_type, e.status, e.content.split("\n")[0]])).toEqual([
+      ["llm_thinking", "completed", "Thought: the pods first."],
+      ["llm_response", "completed", "Checking the pods in payments."],
+      ["llm_tool_call", "completed", expect.stringContaining("NAME")],
+      ["llm_thinking", "completed", "Thought: 14 restarts in CrashLoopBackOff is enough."],
+      ["final_analysis", "completed", expect.stringContaining("REACT-FINAL")],
+      ["executive_summary", "completed", "Executive summary of the parity session."],
+    ]);
+    // Every stored event reached the WebSocket exactly once, the last (the summary) included.
+    await ws.waitFor(
+      (f) =>
+        "id" in f &&
+        f.payload.type === "timeline_event.created" &&
+        f.payload.session_id === id &&
+        f.payload.event_type === "executive_summary",
+      10_000,
+      from,
+    );
+    const created = ws.frames
+      .slice(from)
+      .flatMap((f) =>
+        "id" in f && f.payload.type === "timeline_event.created" && f.payload.session_id === id
+          ? [f.payload.event_id]
+          : [],
+      );
+    expect(created).toEqual(stored.map((e) => e.id));
+    // The answer streamed live in pieces that add up to what was stored.
+    const answer = stored.find((e) => e.event_type === "final_analysis");
+    const pieces = ws.frames
+      .slice(from)
+      .flatMap((f) =>
+        f.type === "stream.chunk" && f.payload.event_id === answer?.id ? [f.payload.delta] : [],
+      );
+    expect(pieces.length).toBeGreaterThan(3);
+    expect(pieces.join("")).toBe(answer?.content);
+  }, 120_000);
 });
