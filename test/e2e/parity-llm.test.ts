@@ -155,6 +155,26 @@ describe("e2e: parity-llm", () => {
     await fake?.close();
   }, 60_000);
 
+  /**
+   * Submits an alert watched on the WebSocket from the start (the list channel, then the
+   * session's); the session once completed, and where its frames begin in `ws.frames`.
+   */
+  async function watched(alertType: string) {
+    ws.send({ action: "subscribe", channel: "sessions" });
+    await ws.waitFor((f) => f.type === "subscription.confirmed" && f.channel === "sessions");
+    const from = ws.frames.length;
+    const id = await submitAlert(sys, alertType);
+    ws.send({ action: "subscribe", channel: `session:${id}` });
+    await ws.waitFor(
+      (f) => f.type === "subscription.confirmed" && f.channel === `session:${id}`,
+      10_000,
+      from,
+    );
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
+    expect(done.status, done.error_message ?? "").toBe("completed");
+    return { id, from, done };
+  }
+
   async function investigate(alertType: string): Promise<string> {
     const id = await submitAlert(sys, alertType);
     const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
@@ -343,18 +363,7 @@ describe("e2e: parity-llm", () => {
   }, 120_000);
 
   it("a Google search grounding shows in the timeline", async () => {
-    ws.send({ action: "subscribe", channel: "sessions" });
-    await ws.waitFor((f) => f.type === "subscription.confirmed" && f.channel === "sessions");
-    const from = ws.frames.length;
-    const id = await submitAlert(sys, "Grounded");
-    ws.send({ action: "subscribe", channel: `session:${id}` });
-    await ws.waitFor(
-      (f) => f.type === "subscription.confirmed" && f.channel === `session:${id}`,
-      10_000,
-      from,
-    );
-    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
-    expect(done.status, done.error_message ?? "").toBe("completed");
+    const { id, from } = await watched("Grounded");
 
     // The request carried Google search (no MCP tools are bound).
     const searched = fake.requests.filter((r) =>
@@ -392,18 +401,7 @@ describe("e2e: parity-llm", () => {
   }, 120_000);
 
   it("an agent configured iteration_strategy: react streams one thought per iteration, one tool call, one answer, with no duplicates", async () => {
-    ws.send({ action: "subscribe", channel: "sessions" });
-    await ws.waitFor((f) => f.type === "subscription.confirmed" && f.channel === "sessions");
-    const from = ws.frames.length;
-    const id = await submitAlert(sys, "ReactStreaming");
-    ws.send({ action: "subscribe", channel: `session:${id}` });
-    await ws.waitFor(
-      (f) => f.type === "subscription.confirmed" && f.channel === `session:${id}`,
-      10_000,
-      from,
-    );
-    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
-    expect(done.status, done.error_message ?? "").toBe("completed");
+    const { id, from, done } = await watched("ReactStreaming");
     expect(done.final_analysis).toContain("REACT-FINAL");
 
     // One thought per iteration, the text beside the tool call, one tool call, one answer.

@@ -25,6 +25,16 @@ import { bootSystem, type E2E, until } from "./support.ts";
  * session_timeout 20s, chat_timeout 6s). Each runs after the previous one finished.
  */
 let sys: E2E;
+/** The session's chat stage once it has ended (any terminal status). */
+const chatEnded = (id: string, stageId: string, timeoutMs: number, what: string) =>
+  until(
+    async () => {
+      const s = await chatStage(sys, id, stageId);
+      return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
+    },
+    timeoutMs,
+    what,
+  );
 let ws: TestClient;
 let sql: postgres.Sql;
 
@@ -188,27 +198,13 @@ describe("e2e: Cancellation", () => {
     await sleep(500);
     const r = await sys.api(`/api/v1/sessions/${id}/cancel`, { method: "POST" });
     expect(r.status).toBe(202);
-    const ended = await until(
-      async () => {
-        const s = await chatStage(sys, id, stage.id);
-        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
-      },
-      30_000,
-      "the chat stage to end",
-    );
+    const ended = await chatEnded(id, stage.id, 30_000, "the chat stage to end");
     expect(ended.status).toBe("cancelled");
     const d = await detail(sys, id);
     expect(d.status).toBe("completed");
     // The chat still works after a cancelled turn.
     const next = await ask(sys, id, "AFTER-CANCEL: and now?");
-    const answered = await until(
-      async () => {
-        const s = await chatStage(sys, id, next.id);
-        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
-      },
-      30_000,
-      "the next chat answer",
-    );
+    const answered = await chatEnded(id, next.id, 30_000, "the next chat answer");
     expect(answered.status).toBe("completed");
     const events = await timeline(sys, id);
     expect(
@@ -250,14 +246,7 @@ describe("e2e: Timeout", () => {
     await waitStatus(sys, id, ["completed"], 60_000);
     const asked = Date.now();
     const stage = await ask(sys, id, "TIME-ME-OUT: explain everything");
-    const ended = await until(
-      async () => {
-        const s = await chatStage(sys, id, stage.id);
-        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
-      },
-      45_000,
-      "the chat stage to end",
-    );
+    const ended = await chatEnded(id, stage.id, 45_000, "the chat stage to end");
     expect(ended.status).toBe("timed_out");
     expect(Date.now() - asked).toBeGreaterThanOrEqual(5_000);
     expect((await detail(sys, id)).status).toBe("completed");
@@ -265,14 +254,7 @@ describe("e2e: Timeout", () => {
     expect((await timeline(sys, id)).filter((e) => e.status === "streaming")).toEqual([]);
     // The next question is answered.
     const next = await ask(sys, id, "AFTER-TIMEOUT: and now?");
-    const answered = await until(
-      async () => {
-        const s = await chatStage(sys, id, next.id);
-        return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
-      },
-      30_000,
-      "the next chat answer",
-    );
+    const answered = await chatEnded(id, next.id, 30_000, "the next chat answer");
     expect(answered.status).toBe("completed");
     expect(
       (await timeline(sys, id)).some(
