@@ -3,11 +3,11 @@ import {
   CONSUMERS,
   type ConsumerKey,
   type ConsumerMessageKey,
+  consumerSubjectOf,
   type DeadLetter,
   MESSAGES,
   type MessageKey,
   type PayloadOf,
-  WORK_SUBJECTS,
 } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import { BusInvalidOptionsError, BusNotFoundError, describeError } from "./errors.ts";
@@ -167,7 +167,7 @@ class WorkConsumerImpl implements WorkConsumer {
   readonly key: ConsumerKey;
   private readonly inflight = new Set<InFlight>();
   private readonly controller = new AbortController();
-  private readonly keyBySubject = new Map<string, MessageKey>();
+  private readonly keyBySubject = new Map<string, MessageKey[]>();
   private readonly backoff: BackoffOptions;
   private readonly concurrency: number;
   private readonly logger: Logger;
@@ -192,12 +192,12 @@ class WorkConsumerImpl implements WorkConsumer {
       throw new BusInvalidOptionsError(`concurrency must be a positive integer`);
     }
     for (const messageKey of CONSUMERS[key].messages as readonly MessageKey[]) {
-      const subject = (WORK_SUBJECTS as Record<string, string>)[messageKey];
+      const subject = consumerSubjectOf(key, messageKey);
       if (!subject) throw new BusInvalidOptionsError(`${messageKey} has no work subject`);
       if (typeof handlers[messageKey] !== "function") {
         throw new BusInvalidOptionsError(`consumer ${key} has no handler for ${messageKey}`);
       }
-      this.keyBySubject.set(subject, messageKey);
+      this.keyBySubject.set(subject, [...(this.keyBySubject.get(subject) ?? []), messageKey]);
     }
   }
 
@@ -305,11 +305,14 @@ class WorkConsumerImpl implements WorkConsumer {
       await this.deadLetter(entry, subject, `invalid JSON: ${describeError(err)}`, log);
       return;
     }
-    const messageKey = this.keyBySubject.get(subject);
-    if (!messageKey) {
+    const candidates = this.keyBySubject.get(subject);
+    if (!candidates) {
       await this.deadLetter(entry, subject, `no handler for subject ${subject}`, log);
       return;
     }
+    // Kinds sharing a subject (an events consumer's) are told apart by their `type`.
+    const messageKey = (candidates.find((k) => MESSAGES[k].schema.safeParse(json).success) ??
+      candidates[0]) as MessageKey;
     const parsed = MESSAGES[messageKey].schema.safeParse(json);
     if (!parsed.success) {
       const issues = formatIssues(parsed.error).join("; ");

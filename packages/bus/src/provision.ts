@@ -82,7 +82,8 @@ export function desiredConsumer(
     max_deliver: settings.maxDeliver + 1,
     max_ack_pending: settings.maxAckPending,
     filter_subject: naming.subject(def.filterSubject),
-    deliver_policy: DeliverPolicy.All,
+    deliver_policy:
+      "deliverFrom" in def && def.deliverFrom === "new" ? DeliverPolicy.New : DeliverPolicy.All,
     replay_policy: ReplayPolicy.Instant,
   };
 }

@@ -46,6 +46,9 @@ export class TimelinePrinter {
           `● session ${event.status}${event.current_stage ? ` (stage ${event.current_stage})` : ""}${event.error ? `: ${event.error}` : ""}`,
         );
         return;
+      case "session.deleted":
+        this.line("● session deleted");
+        return;
       case "stage.status":
         this.line(
           `▶ stage ${event.stage_index} ${event.stage_name}: ${event.status}${event.error ? ` (${event.error})` : ""}`,

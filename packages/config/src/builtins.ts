@@ -71,6 +71,22 @@ export function builtinSystem(): SystemConfig {
       allow_private_addresses: false,
     },
     holidays: [],
+    slack: {
+      enabled: false,
+      token_env: "SLACK_BOT_TOKEN",
+      channel: "",
+      api_url: "https://slack.com/api/",
+      fingerprint_label: "slack_message_fingerprint",
+      fingerprint_annotation: "slack_message_fingerprint",
+    },
+    notifications: { webhooks: [] },
+    retention: {
+      session_retention_days: 365,
+      event_ttl_ms: 7 * 24 * 3600_000,
+      cleanup_interval_ms: 12 * 3600_000,
+      hard_delete_after_ms: 30 * 24 * 3600_000,
+    },
+    cost_estimation: { enabled: true, model_rates: {}, promotions: [] },
   };
 }
 

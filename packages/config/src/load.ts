@@ -42,6 +42,7 @@ import {
   SystemSchema,
   TarsyFileSchema,
 } from "./schema.ts";
+import { systemIssues } from "./system-issues.ts";
 import type {
   AgentConfig,
   ChainConfig,
@@ -292,6 +293,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   };
   state.issues.push(...validateReferences(config, invalid));
   state.issues.push(...vertexEnvIssues(config, options.env));
+  state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
   if (options.credentialEnv) {
     state.issues.push(...fallbackCredentialIssues(config, options.credentialEnv));
   }

@@ -1,3 +1,4 @@
+import { NOTIFICATION_EVENTS } from "@tarsy/contracts";
 import { DEFAULT_API_KEY_ENV, DEFAULT_MAX_TOOL_RESULT_TOKENS } from "./builtins.ts";
 import { type McpAuthConfig, SHARED_MCP_AUTH } from "./mcp-auth.ts";
 import {
@@ -182,11 +183,44 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
 
 export function toSystem(base: SystemConfig, raw: RawSystem | undefined): SystemConfig {
   if (!raw) return base;
-  const { github, runbooks, ...rest } = raw;
+  const { github, runbooks, slack, notifications, retention, cost_estimation, ...rest } = raw;
   return {
     ...base,
     ...defined(rest),
     github: { ...base.github, ...defined(github ?? {}) },
+    slack: {
+      ...base.slack,
+      ...defined(slack ?? {}),
+      api_url: withTrailingSlash(slack?.api_url ?? base.slack.api_url),
+    },
+    notifications: {
+      webhooks: (notifications?.webhooks ?? base.notifications.webhooks).map((hook) => ({
+        url: hook.url,
+        events: [...(hook.events ?? TERMINAL_NOTIFICATION_EVENTS)],
+        ...defined({ secret_env: hook.secret_env }),
+      })),
+    },
+    retention: {
+      ...base.retention,
+      ...defined({
+        session_retention_days: retention?.session_retention_days,
+        event_ttl_ms: retention?.event_ttl,
+        cleanup_interval_ms: retention?.cleanup_interval,
+        hard_delete_after_ms: retention?.hard_delete_after,
+      }),
+    },
+    cost_estimation: {
+      enabled: cost_estimation?.enabled ?? base.cost_estimation.enabled,
+      model_rates: { ...base.cost_estimation.model_rates, ...cost_estimation?.model_rates },
+      promotions: (cost_estimation?.promotions ?? []).map((promotion, index) => ({
+        id: promotion.id ?? `${promotion.model}#${index + 1}`,
+        model: promotion.model,
+        start_ms: promotion.start === undefined ? null : (parseCostTime(promotion.start) ?? NaN),
+        end_ms: parseCostTime(promotion.end) ?? NaN,
+        input_per_million: promotion.input_per_million,
+        output_per_million: promotion.output_per_million,
+      })),
+    },
     runbooks: {
       ...base.runbooks,
       ...defined({
@@ -197,4 +231,23 @@ export function toSystem(base: SystemConfig, raw: RawSystem | undefined): System
       }),
     },
   };
+}
+
+const TERMINAL_NOTIFICATION_EVENTS = NOTIFICATION_EVENTS.filter((event) => event !== "started");
+
+const withTrailingSlash = (url: string) => (url.endsWith("/") ? url : `${url}/`);
+
+/**
+ * A promotion bound: RFC 3339 with an offset or `Z`, or `YYYY-MM-DD` (that day's 00:00 UTC).
+ * Undefined when it is neither (reported by `costEstimationIssues`).
+ */
+export function parseCostTime(value: string): number | undefined {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const ms = Date.parse(`${value}T00:00:00Z`);
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value))
+    return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
 }

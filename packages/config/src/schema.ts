@@ -1,3 +1,4 @@
+import { NOTIFICATION_EVENTS } from "@tarsy/contracts";
 import { z } from "zod";
 import { parseDuration } from "./duration.ts";
 import {
@@ -364,12 +365,73 @@ const HolidaySchema = z.strictObject({
   name: Name,
 });
 
+/** The Go TARSy's `system.slack`, plus where an Alertmanager alert's thread fingerprint is. */
+const SlackSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  /** Environment variable holding the bot token (default SLACK_BOT_TOKEN). */
+  token_env: Name.optional(),
+  /** Channel id (e.g. C12345678). */
+  channel: z.string().optional(),
+  /** Slack Web API base (default https://slack.com/api/). */
+  api_url: HttpUrl.optional(),
+  /** Alertmanager alerts: the label, then the annotation, that holds `slack_message_fingerprint`. */
+  fingerprint_label: Name.optional(),
+  fingerprint_annotation: Name.optional(),
+});
+
+const WebhookSchema = z.strictObject({
+  url: HttpUrl,
+  /** Which outcomes to send (default: the four terminal ones). */
+  events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).optional(),
+  /** Environment variable holding the HMAC-SHA256 signing secret. */
+  secret_env: Name.optional(),
+});
+
+const NotificationsSchema = z.strictObject({
+  webhooks: z.array(WebhookSchema).optional(),
+});
+
+/** The Go TARSy's `system.retention`, plus the grace before soft-deleted rows are erased. */
+const RetentionSchema = z.strictObject({
+  session_retention_days: z.number().int().min(1).optional(),
+  /** Maximum age of the JetStream event stream (the live feeds' replay window). */
+  event_ttl: PositiveDurationSchema.optional(),
+  cleanup_interval: PositiveDurationSchema.optional(),
+  /** How long a soft-deleted session is kept before it and every dependent row are erased. */
+  hard_delete_after: PositiveDurationSchema.optional(),
+});
+
+const RateSchema = z.strictObject({
+  input_per_million: z.number().nonnegative(),
+  output_per_million: z.number().nonnegative(),
+});
+
+/** `start`/`end` as RFC 3339 or YYYY-MM-DD (that day's 00:00 UTC); the window is [start, end). */
+const PromotionSchema = z.strictObject({
+  id: Name.optional(),
+  model: Name,
+  start: z.string().optional(),
+  end: z.string({ error: "end is required" }),
+  input_per_million: z.number().nonnegative(),
+  output_per_million: z.number().nonnegative(),
+});
+
+const CostEstimationSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  model_rates: z.record(z.string(), RateSchema).optional(),
+  promotions: z.array(PromotionSchema).optional(),
+});
+
 export const SystemSchema = z.strictObject({
   holidays: z.array(HolidaySchema).optional(),
   allowed_ws_origins: z.array(Name).optional(),
   dashboard_url: z.string().optional(),
   github: GithubSchema.optional(),
   runbooks: RunbooksSchema.optional(),
+  slack: SlackSchema.optional(),
+  notifications: NotificationsSchema.optional(),
+  retention: RetentionSchema.optional(),
+  cost_estimation: CostEstimationSchema.optional(),
 });
 export type RawSystem = z.output<typeof SystemSchema>;
 

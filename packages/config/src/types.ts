@@ -1,3 +1,4 @@
+import type { NotificationEvent } from "@tarsy/contracts";
 import type { AuthorizationConfig } from "./authorization.ts";
 import type { McpAuthConfig } from "./mcp-auth.ts";
 /**
@@ -7,6 +8,7 @@ import type { McpAuthConfig } from "./mcp-auth.ts";
  */
 
 export const LLM_BACKENDS = ["google-native", "langchain", "scripted"] as const;
+
 export type LlmBackend = (typeof LLM_BACKENDS)[number];
 
 /** TARSy's older `iteration_strategy` values; each maps to a backend (see `backendForStrategy`). */
@@ -254,6 +256,69 @@ export interface RunbooksConfig {
   allow_private_addresses: boolean;
 }
 
+/** Slack notifications (the Go TARSy's `system.slack`). */
+export interface SlackConfig {
+  enabled: boolean;
+  /** Environment variable holding the bot token (default SLACK_BOT_TOKEN). */
+  token_env: string;
+  /** Channel id; required when enabled. */
+  channel: string;
+  /** Slack Web API base, ending in `/` (default https://slack.com/api/). */
+  api_url: string;
+  /** Alertmanager alerts: the label, then the annotation, holding the thread fingerprint. */
+  fingerprint_label: string;
+  fingerprint_annotation: string;
+}
+
+export interface WebhookConfig {
+  url: string;
+  /** The outcomes sent (default the four terminal ones). */
+  events: NotificationEvent[];
+  /** Environment variable holding the HMAC-SHA256 signing secret; unsigned when absent. */
+  secret_env?: string;
+}
+
+export interface NotificationsConfig {
+  webhooks: WebhookConfig[];
+}
+
+/** Data retention (the Go TARSy's `system.retention`). */
+export interface RetentionConfig {
+  /** Sessions that ended longer ago are soft-deleted (default 365). */
+  session_retention_days: number;
+  /** max_age of the JetStream event stream (default 7 days). */
+  event_ttl_ms: number;
+  /** How often the cleanup job runs (default 12h). */
+  cleanup_interval_ms: number;
+  /** Soft-deleted sessions older than this are erased with every dependent row (default 30 days). */
+  hard_delete_after_ms: number;
+}
+
+/** USD per million tokens. */
+export interface ModelRate {
+  input_per_million: number;
+  output_per_million: number;
+}
+
+/** A flat rate for one exact model name during the half-open UTC window [start, end). */
+export interface Promotion extends ModelRate {
+  id: string;
+  model: string;
+  /** Epoch ms; null: already active. */
+  start_ms: number | null;
+  end_ms: number;
+}
+
+/** LLM cost estimation (the Go TARSy's `system.cost_estimation`). */
+export interface CostEstimationConfig {
+  /** Default true. */
+  enabled: boolean;
+  /** Exact model name → rate; beats the bundled price table. */
+  model_rates: Record<string, ModelRate>;
+  /** Beat model_rates and the table while active. */
+  promotions: Promotion[];
+}
+
 export interface SystemConfig {
   /** Origins a browser WebSocket may connect from; empty means same-origin only. */
   allowed_ws_origins: string[];
@@ -262,6 +327,10 @@ export interface SystemConfig {
   runbooks: RunbooksConfig;
   /** Year-agnostic UTC holidays for the prompts' calendar line; empty uses the built-in list. */
   holidays: Holiday[];
+  slack: SlackConfig;
+  notifications: NotificationsConfig;
+  retention: RetentionConfig;
+  cost_estimation: CostEstimationConfig;
 }
 
 /** A holiday every year on `date` (`MM-DD`, UTC). */

@@ -44,23 +44,8 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "agent_chains.*.stages[].agents[].skills", does: SKILLS, issue: 24 },
   { path: "agent_chains.*.stages[].agents[].required_skills", does: SKILLS, issue: 24 },
   {
-    path: "system.slack",
-    does: "Slack notifications of session start and outcome (enabled, token_env, channel)",
-    issue: 20,
-  },
-  {
     path: "retention",
     does: "deletes sessions and events older than a retention period",
-    issue: 20,
-  },
-  {
-    path: "system.retention",
-    does: "deletes sessions and events older than a retention period",
-    issue: 20,
-  },
-  {
-    path: "system.cost_estimation",
-    does: "estimates LLM cost per interaction (model_rates overrides, promotions)",
     issue: 20,
   },
   {

@@ -22,7 +22,7 @@ agent_chains:
     scoring: { enabled: false }
     stages: [{ name: s, agents: [KubernetesAgent] }]
 system:
-  slack: { enabled: true, channel: C123 }
+  prompt_caching: { enabled: true }
   allowed_ws_origins: ["https://tarsy.example.com"]
 memory:
   enabled: true
@@ -49,12 +49,12 @@ memory:
           path: "agents.KubernetesAgent.sub_agents, agent_chains.a.stages[0].agents[0].sub_agents",
           message: unsupported("sub_agents", subAgents, 24),
         }),
-        expect.objectContaining({ file, path: "system.slack" }),
+        expect.objectContaining({ file, path: "system.prompt_caching" }),
         expect.objectContaining({ file, path: "memory" }),
       ]),
     );
     const issues = warnings.filter((w) => w.unsupported).map((w) => w.unsupported?.issue);
-    expect(issues.sort()).toEqual([20, 21, 24, 24]);
+    expect(issues.sort()).toEqual([21, 24, 24, 31]);
   });
 
   it("tells a key nobody knows from a TARSy key not supported yet", () => {

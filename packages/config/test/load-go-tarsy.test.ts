@@ -85,10 +85,7 @@ describe("the Go TARSy's configuration shapes", () => {
     expect(unsupported).toEqual(
       expect.arrayContaining([
         "fallback_lists",
-        "system.slack",
         "system.prompt_caching",
-        "system.cost_estimation",
-        "system.retention",
         "agents.Orchestrator.type",
         "agents.Orchestrator.sub_agents",
         "agent_chains.kubernetes-pod-crashloop.scoring",
@@ -96,6 +93,17 @@ describe("the Go TARSy's configuration shapes", () => {
       ]),
     );
     expect(warnings.filter((w) => w.message.includes("is not a known setting"))).toEqual([]);
+    // Slack, cost estimation and retention are acted on: read, not listed.
+    for (const key of ["system.slack", "system.cost_estimation", "system.retention"]) {
+      expect(unsupported).not.toContain(key);
+    }
+    expect(config.system.slack).toMatchObject({
+      enabled: false,
+      token_env: "SLACK_BOT_TOKEN",
+      channel: "C12345678",
+    });
+    expect(config.system.cost_estimation.enabled).toBe(true);
+    expect(config.system.retention.session_retention_days).toBe(365);
   });
 
   it("a malformed holiday is an error with its path", () => {

@@ -67,6 +67,27 @@ export const TokenTotalsSchema = TokenUsageSchema.extend({
   thinking_tokens: z.number().int().nonnegative(),
 });
 
+/** complete: every LLM interaction is priced; partial: some are; none: none is (or none exist). */
+export const CostCompletenessSchema = z.enum(["complete", "partial", "none"]);
+export type CostCompleteness = z.infer<typeof CostCompletenessSchema>;
+
+/**
+ * The estimated LLM cost of a set of interactions: the sum of each one's estimate, made once
+ * when it was written and never repriced.
+ */
+export const CostTotalsSchema = z.object({
+  /** USD over the priced interactions (0 when none is priced). */
+  estimated_cost_usd: z.number().nonnegative(),
+  cost_completeness: CostCompletenessSchema,
+  /** Interactions of a model with no known rate, or written while estimation was disabled. */
+  unpriced_interactions: z.number().int().nonnegative(),
+});
+export type CostTotals = z.infer<typeof CostTotalsSchema>;
+
+/** How one LLM interaction was priced. */
+export const CostStatusSchema = z.enum(["priced", "unpriced", "disabled"]);
+export type CostStatus = z.infer<typeof CostStatusSchema>;
+
 /**
  * Aggregates of a session, computed in SQL for a whole page at once (the Go TARSy's
  * dashboard fields). Interactions and tokens count every stored LLM and MCP interaction of
@@ -112,6 +133,8 @@ export const SessionSummarySchema = z.object({
   completed_at: TimestampSchema.nullable(),
   duration_ms: z.number().int().nonnegative().nullable(),
   ...SessionStatsShape,
+  /** Every LLM interaction of the session, chat answers and executive summary included. */
+  cost: CostTotalsSchema.optional(),
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
@@ -181,6 +204,7 @@ export const ExecutionDetailSchema = z.object({
   original_llm_backend: z.string().nullable(),
   error_message: z.string().nullable(),
   token_usage: TokenTotalsSchema,
+  cost: CostTotalsSchema.optional(),
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
 });
@@ -197,6 +221,10 @@ export const StageDetailSchema = z.object({
   chat_id: IdSchema.nullable(),
   chat_user_message_id: IdSchema.nullable(),
   error_message: z.string().nullable(),
+  /** Sums over the stage's executions. */
+  token_usage: TokenTotalsSchema.optional(),
+  /** Every LLM interaction of the stage (its executions' and the stage's own). */
+  cost: CostTotalsSchema.optional(),
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
   executions: z.array(ExecutionDetailSchema),
@@ -267,6 +295,13 @@ export const CancelResponseSchema = z.object({
 });
 export type CancelResponse = z.infer<typeof CancelResponseSchema>;
 
+/** `DELETE /api/v1/sessions/:id` (soft delete; 409 `session_active` while it runs). */
+export const SessionDeleteResponseSchema = z.object({
+  session_id: IdSchema,
+  deleted_at: TimestampSchema,
+});
+export type SessionDeleteResponse = z.infer<typeof SessionDeleteResponseSchema>;
+
 export const ChatMessageRequestSchema = z.object({
   content: z.string().trim().min(1).max(100_000),
 });
@@ -294,6 +329,10 @@ export const LLMInteractionListItemSchema = z.object({
   total_tokens: z.number().int().nullable(),
   duration_ms: z.number().int().nullable(),
   error_message: z.string().nullable(),
+  /** USD; null unless `cost_status` is priced. */
+  estimated_cost_usd: z.number().nonnegative().nullable().optional(),
+  /** null on interactions written before cost estimation existed. */
+  cost_status: CostStatusSchema.nullable().optional(),
   created_at: TimestampSchema,
 });
 export const MCPInteractionListItemSchema = z.object({

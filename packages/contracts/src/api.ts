@@ -50,6 +50,11 @@ export const AlertSubmitRequestSchema = z
     mcp_selection: McpSelectionSchema.optional(),
     /** The project the session belongs to (default: `authorization.default_project`). */
     project: z.string().trim().min(1).max(63).optional(),
+    /**
+     * Threads the Slack notifications: the recent channel message containing this text (case
+     * and whitespace aside) is the thread they go to (the Go TARSy's field).
+     */
+    slack_message_fingerprint: z.string().trim().min(1).max(1000).optional(),
   })
   .refine((body) => !(body.mcp && body.mcp_selection), {
     message: "give either mcp or mcp_selection, not both",

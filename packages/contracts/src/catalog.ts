@@ -3,6 +3,7 @@ import {
   CancelControlSchema,
   ChatCreatedEventSchema,
   ChatUserMessageEventSchema,
+  SessionDeletedEventSchema,
   SessionStatusEventSchema,
   StageStatusEventSchema,
   StreamChunkSchema,
@@ -164,6 +165,12 @@ export const MESSAGES = {
     // Progress (a new current stage) is a new event; a repeat of the same state is not.
     msgId: (p) => `session-status.${p.session_id}.${p.status}.${p.current_stage ?? "-"}`,
   }),
+  sessionDeleted: persistent({
+    stream: "events",
+    schema: SessionDeletedEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
+    msgId: (p) => `session-deleted.${p.session_id}`,
+  }),
   stageStatus: persistent({
     stream: "events",
     schema: StageStatusEventSchema,
@@ -208,8 +215,11 @@ export type PersistentMessageKey = {
 export type TransientMessageKey = Exclude<MessageKey, PersistentMessageKey>;
 
 /**
- * Durable work consumers: each reads one filter subject of TARSY_WORK (NATS 2.9 allows one)
- * and must handle exactly the messages listed.
+ * Durable consumers: each reads one filter subject of a stream (NATS 2.9 allows one) and must
+ * handle exactly the messages listed. A work message is known by its work subject; the
+ * messages of an events consumer share its filter subject and are told apart by their `type`.
+ * `deliverFrom: "new"` starts a consumer created on a stream that already holds messages at
+ * the end (events from before a first deployment are not acted on).
  */
 export const CONSUMERS = {
   orchestrator: {
@@ -230,12 +240,33 @@ export const CONSUMERS = {
     filterSubject: workSubject("runner", ">"),
     messages: ["executionRequested"],
   },
+  notifier: {
+    stream: "events",
+    durable: "notifier",
+    filterSubject: SESSIONS_EVENTS_SUBJECT,
+    messages: ["sessionStatus", "sessionDeleted"],
+    deliverFrom: "new",
+  },
 } as const satisfies Record<
   string,
-  { stream: StreamKey; durable: string; filterSubject: string; messages: readonly MessageKey[] }
+  {
+    stream: StreamKey;
+    durable: string;
+    filterSubject: string;
+    messages: readonly MessageKey[];
+    deliverFrom?: "all" | "new";
+  }
 >;
 export type ConsumerKey = keyof typeof CONSUMERS;
 export type ConsumerMessageKey<C extends ConsumerKey> = (typeof CONSUMERS)[C]["messages"][number];
+
+/** The subject (relative) a consumer receives a message kind on. */
+export function consumerSubjectOf(key: ConsumerKey, message: MessageKey): string {
+  const def = CONSUMERS[key];
+  return def.stream === "work"
+    ? ((WORK_SUBJECTS as Record<string, string>)[message] ?? "")
+    : def.filterSubject;
+}
 
 /**
  * Every subject the system uses starts with one of these and a dot: the first token of each

@@ -17,6 +17,17 @@ export const TERMINAL_SESSION_STATUSES: readonly SessionStatus[] = [
   "cancelled",
   "timed_out",
 ];
+/** What a notification is sent for: a session's start, and each way it ends. */
+export const NotificationEventSchema = z.enum([
+  "started",
+  "completed",
+  "failed",
+  "cancelled",
+  "timed_out",
+]);
+export type NotificationEvent = z.infer<typeof NotificationEventSchema>;
+export const NOTIFICATION_EVENTS = NotificationEventSchema.options;
+
 /** Not ended: waiting for admission, running, or being cancelled. */
 export const ACTIVE_SESSION_STATUSES: readonly SessionStatus[] = [
   "pending",

@@ -97,11 +97,24 @@ export const ChatUserMessageEventSchema = z.object({
 });
 export type ChatUserMessageEvent = z.infer<typeof ChatUserMessageEventSchema>;
 
+/**
+ * A session was deleted (soft: by `DELETE /api/v1/sessions/:id` or the retention job): lists
+ * drop it, and nothing more is sent about it.
+ */
+export const SessionDeletedEventSchema = z.object({
+  v: V1,
+  type: z.literal("session.deleted"),
+  session_id: IdSchema,
+  timestamp: TimestampSchema,
+});
+export type SessionDeletedEvent = z.infer<typeof SessionDeletedEventSchema>;
+
 /** Any persistent event, discriminated by `type`. */
 export const PersistentEventSchema = z.discriminatedUnion("type", [
   TimelineEventCreatedSchema,
   TimelineEventCompletedSchema,
   SessionStatusEventSchema,
+  SessionDeletedEventSchema,
   StageStatusEventSchema,
   ChatCreatedEventSchema,
   ChatUserMessageEventSchema,
@@ -111,6 +124,7 @@ export const PersistentEventTypeSchema = z.enum([
   "timeline_event.created",
   "timeline_event.completed",
   "session.status",
+  "session.deleted",
   "stage.status",
   "chat.created",
   "chat.user_message",

@@ -63,6 +63,7 @@ export function useLiveSession(sessionId: string): LiveSession {
           if (TERMINAL_SESSION_STATUSES.includes(event.status)) loadTimeline();
           refreshDetail();
           return;
+        case "session.deleted":
         case "stage.status":
         case "chat.created":
         case "chat.user_message":
