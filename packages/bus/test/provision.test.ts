@@ -15,11 +15,11 @@ describe("provision", () => {
     h = await harness({ consumers: { runner: { ackWaitMs: 7_000, maxDeliver: 4 } } }, false);
     const first = await h.admin.provision();
     expect(Object.values(first.streams)).toEqual(["created", "created", "created"]);
-    expect(Object.values(first.consumers)).toEqual(["created", "created"]);
+    expect(Object.values(first.consumers)).toEqual(["created", "created", "created"]);
 
     const second = await h.admin.provision();
     expect(Object.values(second.streams)).toEqual(["unchanged", "unchanged", "unchanged"]);
-    expect(Object.values(second.consumers)).toEqual(["unchanged", "unchanged"]);
+    expect(Object.values(second.consumers)).toEqual(["unchanged", "unchanged", "unchanged"]);
 
     const jsm = await jetstreamManager(h.raw);
     const work = await jsm.streams.info(`TARSY_WORK${h.streamSuffix}`);
@@ -37,6 +37,10 @@ describe("provision", () => {
     expect(runner.config.ack_wait).toBe(7_000_000_000);
     // one spare delivery so a message whose last attempt died still reaches the dead letters
     expect(runner.config.max_deliver).toBe(5);
+    // The notifier reads the sessions channel of the events stream from its creation on.
+    const notifier = await jsm.consumers.info(`TARSY_EVENTS${h.streamSuffix}`, "notifier");
+    expect(notifier.config.filter_subject).toBe(`${h.prefix}.${CONSUMERS.notifier.filterSubject}`);
+    expect(notifier.config.deliver_policy).toBe("new");
   });
 
   it("is harmless when five replicas provision at once", async () => {
@@ -58,7 +62,7 @@ describe("provision", () => {
       expect(names.filter((n) => n === `${name}${h!.streamSuffix}`)).toHaveLength(1);
     }
     const again = await h.admin.provision();
-    expect(Object.values(again.consumers)).toEqual(["unchanged", "unchanged"]);
+    expect(Object.values(again.consumers)).toEqual(["unchanged", "unchanged", "unchanged"]);
   });
 
   it("updates a consumer whose settings drifted, keeping its pending work", async () => {

@@ -1,5 +1,5 @@
 /** LLMInteraction / MCPInteraction (trace layers) and the trace views built from them. */
-import type { LLMInteractionType, MCPInteractionType } from "@tarsy/contracts";
+import type { CostStatus, LLMInteractionType, MCPInteractionType } from "@tarsy/contracts";
 import type { DbClient } from "./client.ts";
 import { listMessages } from "./executions.ts";
 import type { LLMInteraction, MCPInteraction, Message, Prisma } from "./generated/prisma/client.ts";
@@ -29,6 +29,11 @@ export interface LLMInteractionInput extends InteractionRef {
   readonly totalTokens?: number | null;
   readonly durationMs?: number | null;
   readonly errorMessage?: string | null;
+  /** The estimate made now, once (never repriced): USD when priced. */
+  readonly estimatedCostUsd?: number | null;
+  readonly costStatus?: CostStatus | null;
+  /** `catalog:<version>`, `model_rates` or `promotion:<id>`. */
+  readonly costRateSource?: string | null;
 }
 
 export function recordLLMInteraction(
@@ -56,6 +61,9 @@ export function recordLLMInteraction(
       totalTokens: input.totalTokens ?? null,
       durationMs: input.durationMs ?? null,
       errorMessage: input.errorMessage ?? null,
+      estimatedCostUsd: input.estimatedCostUsd ?? null,
+      costStatus: input.costStatus ?? null,
+      costRateSource: input.costRateSource ?? null,
     },
   });
 }
