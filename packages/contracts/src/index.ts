@@ -251,6 +251,11 @@ export {
   type SystemWarning,
   SystemWarningSchema,
 } from "./mcp.ts";
+export {
+  type NotificationWebhookPayload,
+  NotificationWebhookPayloadSchema,
+  WEBHOOK_HEADERS,
+} from "./notifications.ts";
 export { FetchableUrlSchema, unsafeUrlReason } from "./url.ts";
 export {
   type CancelRequested,

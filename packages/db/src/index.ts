@@ -89,6 +89,7 @@ export type {
   LLMInteraction,
   MCPInteraction,
   Message,
+  NotificationDelivery,
   OutboxMessage,
   Prisma,
   RunbookSource,
@@ -123,6 +124,17 @@ export {
   migrate,
   readMigrations,
 } from "./migrate.ts";
+export {
+  claimDelivery,
+  claimDueDeliveries,
+  type DeliveryClaim,
+  type DeliveryKey,
+  listSessionDeliveries,
+  markDeliveryFailed,
+  markDeliverySent,
+  noteDeliveryThread,
+  releaseDelivery,
+} from "./notifications.ts";
 export {
   enqueueOutbox,
   type OutboxEntry,

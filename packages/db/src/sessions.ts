@@ -38,6 +38,8 @@ export interface CreateSessionInput {
   readonly alertFingerprint?: string | null;
   readonly alertGroupKey?: string | null;
   readonly alertLabels?: Prisma.InputJsonValue | null;
+  /** Threads the session's Slack notifications (already masked). */
+  readonly slackMessageFingerprint?: string | null;
   /** The submitting user's bearer token, already sealed, kept until the session ends. */
   readonly userToken?: StoredUserToken | null;
   /** The project the session belongs to (default `default`). */
@@ -73,6 +75,7 @@ export function createSession(
         alertFingerprint: input.alertFingerprint ?? null,
         alertGroupKey: input.alertGroupKey ?? null,
         alertLabels: json(input.alertLabels),
+        slackMessageFingerprint: input.slackMessageFingerprint ?? null,
         userToken: input.userToken?.sealed ?? null,
         userTokenExpiresAt: input.userToken?.expiresAt ?? null,
       },

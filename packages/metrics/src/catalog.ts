@@ -11,6 +11,7 @@ export const SERVICE_NAMES = [
   "llm-service",
   "ingest-api",
   "stream-relay",
+  "notifier",
 ] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
@@ -158,14 +159,14 @@ export const METRICS = {
     type: "counter",
     help: "Work messages delivered again after a failure, a hand-back or a lost acknowledgement.",
     labels: ["consumer"],
-    from: ["orchestrator", "agent-runner"],
+    from: ["orchestrator", "agent-runner", "notifier"],
   },
   deadLetters: {
     name: "tarsy_dead_letters_total",
     type: "counter",
-    help: "Work messages moved to the dead-letter stream.",
+    help: "Messages of a durable consumer (work, or the notifier's events) moved to the dead-letter stream.",
     labels: ["consumer"],
-    from: ["orchestrator", "agent-runner"],
+    from: ["orchestrator", "agent-runner", "notifier"],
   },
   workOrphaned: {
     name: "tarsy_work_orphaned_total",
@@ -222,6 +223,21 @@ export const METRICS = {
     help: "Alerts received, by source (api, alertmanager) and outcome (accepted, skipped, rejected, failed).",
     labels: ["source", "status"],
     from: ["ingest-api"],
+  },
+  notifications: {
+    name: "tarsy_notifications_total",
+    type: "counter",
+    help: "Notification sends by target kind (slack, webhook), event and outcome: sent, retry (failed, tried again later), failed (given up), found (a send cut short by a crash had happened).",
+    labels: ["target", "event", "outcome"],
+    from: ["notifier"],
+  },
+  notificationDuration: {
+    name: "tarsy_notification_send_duration_seconds",
+    type: "histogram",
+    help: "Time one notification attempt took (thread lookup and post), by target kind.",
+    labels: ["target"],
+    from: ["notifier"],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   },
 } as const satisfies Record<string, MetricDef>;
 

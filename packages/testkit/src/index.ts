@@ -12,6 +12,12 @@ export {
 } from "./db.ts";
 export { type FakeGithub, startFakeGithub } from "./fake-github.ts";
 export {
+  type FakeSlack,
+  type FakeSlackMessage,
+  type FakeSlackPost,
+  startFakeSlack,
+} from "./fake-slack.ts";
+export {
   type CreateTestBusOptions,
   connectRawNats,
   createTestBus,

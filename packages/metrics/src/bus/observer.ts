@@ -11,7 +11,7 @@ export function eventKind(message: PublishedMessage): string | null {
 }
 
 export interface BusMetrics {
-  eventsPublished: MetricOf<"eventsPublished">;
+  eventsPublished?: MetricOf<"eventsPublished">;
   workRedeliveries?: MetricOf<"workRedeliveries">;
   deadLetters?: MetricOf<"deadLetters">;
 }
@@ -25,7 +25,7 @@ export function busMetricsObserver(metrics: BusMetrics): BusObserver {
   return {
     published(message) {
       const kind = eventKind(message);
-      if (kind) eventsPublished.inc({ kind });
+      if (kind) eventsPublished?.inc({ kind });
     },
     ...(workRedeliveries && {
       redelivered: (consumer) => workRedeliveries.inc({ consumer: CONSUMERS[consumer].durable }),

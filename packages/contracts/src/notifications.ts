@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { IdSchema, TimestampSchema } from "./common.ts";
+import { NotificationEventSchema, SessionStatusSchema } from "./enums.ts";
+
+/**
+ * The JSON body of a notification webhook (`system.notifications.webhooks`). Receivers should
+ * check the signature and treat `X-Tarsy-Delivery` as an idempotency key: a send cut short by
+ * a crash is sent again with the same delivery id.
+ */
+export const NotificationWebhookPayloadSchema = z.object({
+  v: z.literal(1),
+  event: NotificationEventSchema,
+  /** The delivery's id: the same on every attempt of this notification. */
+  delivery_id: IdSchema,
+  session_id: IdSchema,
+  status: SessionStatusSchema,
+  alert_type: z.string(),
+  chain_id: z.string(),
+  project: z.string(),
+  author: z.string().nullable(),
+  created_at: TimestampSchema,
+  started_at: TimestampSchema.nullable(),
+  completed_at: TimestampSchema.nullable(),
+  executive_summary: z.string().nullable(),
+  final_analysis: z.string().nullable(),
+  error_message: z.string().nullable(),
+  /** `{system.dashboard_url}/sessions/{id}`, or null without a dashboard URL. */
+  url: z.string().nullable(),
+  /** When this attempt was sent. */
+  timestamp: TimestampSchema,
+});
+export type NotificationWebhookPayload = z.infer<typeof NotificationWebhookPayloadSchema>;
+
+/**
+ * Headers of a webhook request. The signature is `sha256=` + hex HMAC-SHA256, keyed with the
+ * webhook's secret, of `<X-Tarsy-Timestamp>.<raw body>` (present only with `secret_env`).
+ */
+export const WEBHOOK_HEADERS = {
+  event: "x-tarsy-event",
+  delivery: "x-tarsy-delivery",
+  timestamp: "x-tarsy-timestamp",
+  signature: "x-tarsy-signature",
+} as const;

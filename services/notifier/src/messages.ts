@@ -1,0 +1,92 @@
+/** The Slack messages, in the Go TARSy's format (Block Kit). */
+import type { NotificationEvent } from "@tarsy/contracts";
+
+/** Slack accepts 3,000 characters in a section's text; leave room for the notice. */
+export const MAX_BLOCK_TEXT = 2900;
+const TRUNCATED = "\n\n_... (truncated — view full analysis in dashboard)_";
+
+type Outcome = Exclude<NotificationEvent, "started">;
+
+const OUTCOMES: Record<Outcome, { emoji: string; label: string }> = {
+  completed: { emoji: ":white_check_mark:", label: "Analysis Complete" },
+  failed: { emoji: ":x:", label: "Analysis Failed" },
+  timed_out: { emoji: ":hourglass:", label: "Analysis Timed Out" },
+  cancelled: { emoji: ":no_entry_sign:", label: "Analysis Cancelled" },
+};
+
+export interface SlackMessage {
+  /** The notification's plain text (what a phone shows). */
+  text: string;
+  blocks: Record<string, unknown>[];
+}
+
+export interface SessionFacts {
+  id: string;
+  alertType: string;
+  executiveSummary: string | null;
+  finalAnalysis: string | null;
+  errorMessage: string | null;
+}
+
+export function sessionUrl(dashboardUrl: string | undefined, sessionId: string): string | null {
+  if (!dashboardUrl) return null;
+  return `${dashboardUrl.replace(/\/+$/, "")}/sessions/${sessionId}`;
+}
+
+/** Cuts at a code point, never inside a surrogate pair. */
+export function truncateForSlack(text: string): string {
+  const chars = Array.from(text);
+  return chars.length <= MAX_BLOCK_TEXT
+    ? text
+    : chars.slice(0, MAX_BLOCK_TEXT).join("") + TRUNCATED;
+}
+
+const section = (text: string) => ({ type: "section", text: { type: "mrkdwn", text } });
+
+export function startedMessage(session: SessionFacts, url: string | null): SlackMessage {
+  const link = url ? `\n<${url}|View in Dashboard>` : "";
+  return {
+    text: `Processing started: ${session.alertType}`,
+    blocks: [
+      section(
+        `:arrows_counterclockwise: *Processing started* — this may take a few minutes.${link}`,
+      ),
+    ],
+  };
+}
+
+export function terminalMessage(
+  outcome: Outcome,
+  session: SessionFacts,
+  url: string | null,
+): SlackMessage {
+  const { emoji, label } = OUTCOMES[outcome];
+  const header = `${emoji} *${label}*`;
+  const blocks: Record<string, unknown>[] = [];
+  if (outcome === "completed") {
+    blocks.push(section(header));
+    const content = session.executiveSummary || session.finalAnalysis;
+    if (content) blocks.push(section(truncateForSlack(content)));
+  } else {
+    const error = session.errorMessage
+      ? `\n\n*Error:*\n${truncateForSlack(session.errorMessage)}`
+      : "";
+    blocks.push(section(`${header}${error}`));
+  }
+  if (url) {
+    blocks.push({
+      type: "actions",
+      elements: [
+        {
+          type: "button",
+          text: {
+            type: "plain_text",
+            text: outcome === "completed" ? "View Full Analysis" : "View Details",
+          },
+          url,
+        },
+      ],
+    });
+  }
+  return { text: `${label}: ${session.alertType}`, blocks };
+}
