@@ -33,6 +33,7 @@ export type ServiceName =
   | "orchestrator"
   | "agent-runner"
   | "stream-relay"
+  | "notifier"
   | "ingest-api";
 
 export interface Stack {
@@ -49,7 +50,7 @@ export interface Stack {
   processes: RunningProcess[];
   /**
    * Prometheus endpoint of every process started, by process name (e.g. `orchestrator-1`):
-   * the ops server of orchestrator, agent-runner, mcp-gateway and llm-service (which also
+   * the ops server of orchestrator, agent-runner, mcp-gateway, notifier and llm-service (which also
    * serves `/health` and `/ready` there), the HTTP port of ingest-api and stream-relay.
    */
   metricsUrls: Record<string, string>;
@@ -69,6 +70,7 @@ const DIRS: Record<ServiceName, string> = {
   orchestrator: "services/orchestrator",
   "agent-runner": "services/agent-runner",
   "stream-relay": "services/stream-relay",
+  notifier: "services/notifier",
   "ingest-api": "services/ingest-api",
 };
 /** Start order: what others depend on first. */
@@ -78,6 +80,7 @@ const ORDER: ServiceName[] = [
   "orchestrator",
   "agent-runner",
   "stream-relay",
+  "notifier",
   "ingest-api",
 ];
 
@@ -158,6 +161,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           break;
         case "orchestrator":
           env.POD_ID = `orchestrator-${id}-${n}`;
+          break;
+        case "notifier":
+          env.POD_ID = `notifier-${id}-${n}`;
           break;
         case "agent-runner":
           env.RUNNER_ID = `runner-${id}-${n}`;
