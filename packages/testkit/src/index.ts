@@ -17,6 +17,7 @@ export {
   type FakeSlackPost,
   startFakeSlack,
 } from "./fake-slack.ts";
+export { startWebhookReceiver, type WebhookReceiver } from "./fake-webhook.ts";
 export {
   type CreateTestBusOptions,
   connectRawNats,

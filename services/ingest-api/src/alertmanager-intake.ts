@@ -126,6 +126,7 @@ async function ingestAlerts(
           alertFingerprint: fp,
           alertGroupKey: hook.groupKey || null,
           alertLabels: alert.labels,
+          slackMessageFingerprint: slackFingerprintOf(deps, alert.labels, alert.annotations),
         }),
     );
     if ("pendingLimit" in outcome) {
@@ -205,6 +206,7 @@ async function ingestGroup(
         alertFingerprint: firing.length === 1 ? first.fingerprint : null,
         alertGroupKey: groupKey,
         alertLabels: hook.commonLabels,
+        slackMessageFingerprint: slackFingerprintOf(deps, labels, first.annotations),
       }),
   );
   if ("pendingLimit" in outcome) {
@@ -323,6 +325,20 @@ function chainIdOf(deps: IngestResources, alertType: string): string {
  * The runbook annotation (`runbook_url` unless configured otherwise) when it is a URL TARSy
  * may fetch (allowlisted host); else the session gets no URL and uses the default runbook.
  */
+/**
+ * The Slack thread fingerprint of an alert: the label named by `system.slack.fingerprint_label`,
+ * else the annotation named by `fingerprint_annotation` (masked like the alert data).
+ */
+function slackFingerprintOf(
+  deps: IngestResources,
+  labels: Record<string, string>,
+  annotations: Record<string, string>,
+): string | null {
+  const { fingerprint_label, fingerprint_annotation } = deps.config.system.slack;
+  const value = (labels[fingerprint_label] || annotations[fingerprint_annotation] || "").trim();
+  return value ? maskAlertData(deps, value).data : null;
+}
+
 function runbookOf(deps: IngestResources, alert: AlertmanagerAlert): string | null {
   const url = alert.annotations[deps.settings.alertmanager.runbookAnnotation];
   if (!url) return null;

@@ -1,6 +1,4 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -20,6 +18,7 @@ import {
   type FakeSlack,
   natsTest,
   startFakeSlack,
+  startWebhookReceiver,
   type TestBus,
   type TestDb,
 } from "@tarsy/testkit";
@@ -34,43 +33,6 @@ export const logger = createLogger({
 export const CHANNEL = "C0TARSY01";
 export const DASHBOARD = "https://tarsy.example.com";
 export const WEBHOOK_SECRET = "whsec-test-secret";
-
-/** A loopback webhook receiver: records each request; answers `status` (default 200). */
-export interface WebhookReceiver {
-  url: string;
-  requests: { headers: IncomingHttpHeaders; body: string }[];
-  status: number;
-  next(): Promise<{ headers: IncomingHttpHeaders; body: string }>;
-  close(): Promise<void>;
-}
-
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
-  const waiters: ((r: { headers: IncomingHttpHeaders; body: string }) => void)[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const request = { headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
-      receiver.requests.push(request);
-      for (const w of waiters.splice(0)) w(request);
-      res.writeHead(receiver.status).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const receiver: WebhookReceiver = {
-    url: `http://127.0.0.1:${port}/hook`,
-    requests: [],
-    status: 200,
-    next: () => new Promise((resolve) => waiters.push(resolve)),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  return receiver;
-}
 
 export interface ConfigParts {
   slack?: FakeSlack;

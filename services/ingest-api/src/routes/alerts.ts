@@ -60,6 +60,9 @@ export function alertRoutes(deps: IngestResources, received: AlertsReceived): Ho
       project,
       runbookUrl: body.runbook ?? null,
       mcpSelection: selection ?? null,
+      slackMessageFingerprint: body.slack_message_fingerprint
+        ? maskAlertData(deps, body.slack_message_fingerprint).data
+        : null,
       userToken: sealedUserTokenOf(deps, c),
     });
     noteAudit(c, { sessionId: created.session.id });

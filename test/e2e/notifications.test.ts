@@ -1,0 +1,210 @@
+import { createHmac } from "node:crypto";
+import { resolve } from "node:path";
+import {
+  NotificationWebhookPayloadSchema,
+  TERMINAL_SESSION_STATUSES,
+  WEBHOOK_HEADERS,
+} from "@tarsy/contracts";
+import {
+  type FakeSlack,
+  type FakeSlackPost,
+  startFakeSlack,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from "@tarsy/testkit";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saveLogs, waitStatus } from "./scenario-support.ts";
+import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+
+const CONFIG = resolve(ROOT, "test/e2e/testdata/notifications");
+const CHANNEL = "C0ONCALL";
+const SECRET = "e2e-webhook-secret";
+const DASHBOARD = "https://tarsy.example.com";
+
+/**
+ * Notifications end to end: every service a process (`pnpm start`'s stack, the notifier
+ * included), the scripted LLM, a loopback Slack Web API and a loopback webhook receiver.
+ */
+describe("e2e: Notifications", () => {
+  let sys: E2E;
+  let slack: FakeSlack;
+  let hook: WebhookReceiver;
+  let sql: postgres.Sql;
+  const api = <T>(path: string, init?: RequestInit) => sys.api<T>(path, init);
+
+  const postsOf = (sessionId: string) =>
+    slack.posts.filter((p) => p.metadata?.event_payload.session_id === sessionId);
+  const texts = (post: FakeSlackPost | undefined) =>
+    (post?.blocks ?? []).flatMap((b) => {
+      const text = (b as { text?: { text?: string } }).text?.text;
+      return text ? [text] : [];
+    });
+  const button = (post: FakeSlackPost | undefined) =>
+    (post?.blocks ?? []).flatMap((b) => (b as { elements?: { url?: string }[] }).elements ?? [])[0];
+  const hooksOf = (sessionId: string) =>
+    hook.requests.filter((r) => JSON.parse(r.body).session_id === sessionId);
+  /** Waits for `count` Slack posts about the session (its notifications are sent after it ends). */
+  const waitPosts = (sessionId: string, count: number) =>
+    until(
+      async () => (postsOf(sessionId).length >= count ? postsOf(sessionId) : undefined),
+      30_000,
+      `${count} Slack posts about ${sessionId}`,
+    );
+
+  beforeAll(async () => {
+    slack = await startFakeSlack();
+    hook = await startWebhookReceiver();
+    sys = await bootSystem({
+      configDir: CONFIG,
+      llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
+      env: {
+        FAKE_SLACK_URL: slack.url,
+        SLACK_BOT_TOKEN: slack.token,
+        FAKE_WEBHOOK_URL: hook.url,
+        WEBHOOK_SECRET: SECRET,
+        NOTIFIER_RETRY_INITIAL_MS: "500",
+      },
+    });
+    sql = postgres(sys.database.url, { max: 1, onnotice: () => {} });
+  }, 180_000);
+
+  afterAll(async () => {
+    saveLogs(sys, "notifications");
+    await sql?.end();
+    await sys?.stop();
+    await slack?.close();
+    await hook?.close();
+  }, 60_000);
+
+  it("an Alertmanager alert from a Slack conversation: start and outcome in its thread, webhooks signed", async () => {
+    const alert = slack.seed(CHANNEL, {
+      text: ":fire: [FIRING:1] DiskFull on node-3 — ref SLACK-Thread-42",
+    });
+    slack.seed(CHANNEL, { text: "someone else's alert" });
+    const res = await api<{ sessions_created: { session_id: string }[] }>(
+      "/api/v1/alerts/alertmanager",
+      {
+        method: "POST",
+        body: JSON.stringify({
+          version: "4",
+          status: "firing",
+          receiver: "tarsy",
+          groupKey: '{}:{alertname="DiskFull"}',
+          groupLabels: { alertname: "DiskFull" },
+          commonLabels: { alertname: "DiskFull" },
+          commonAnnotations: {},
+          externalURL: "http://alertmanager:9093",
+          truncatedAlerts: 0,
+          alerts: [
+            {
+              status: "firing",
+              labels: { alertname: "DiskFull", node: "node-3" },
+              annotations: { summary: "disk full", slack_thread: "slack-thread-42" },
+              startsAt: "2026-11-26T03:00:00Z",
+              endsAt: "0001-01-01T00:00:00Z",
+              fingerprint: "e2e-notify-disk",
+            },
+          ],
+        }),
+      },
+    );
+    expect(res.status).toBe(200);
+    const id = res.body.sessions_created[0]?.session_id ?? "";
+    expect((await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000)).status).toBe("completed");
+
+    const posts = await waitPosts(id, 2);
+    const started = posts.find((p) => p.metadata?.event_payload.event === "started");
+    const completed = posts.find((p) => p.metadata?.event_payload.event === "completed");
+    expect(started?.thread_ts).toBe(alert.ts);
+    expect(completed?.thread_ts).toBe(alert.ts);
+    expect(texts(started).join("\n")).toContain(`<${DASHBOARD}/sessions/${id}|View in Dashboard>`);
+    expect(texts(completed)).toEqual([
+      ":white_check_mark: *Analysis Complete*",
+      "Disk full on node-3: rotate /var/log.",
+    ]);
+    expect(button(completed)?.url).toBe(`${DASHBOARD}/sessions/${id}`);
+
+    const requests = await until(
+      async () => (hooksOf(id).length >= 2 ? hooksOf(id) : undefined),
+      30_000,
+      "two webhook requests",
+    );
+    for (const request of requests) {
+      const ts = String(request.headers[WEBHOOK_HEADERS.timestamp]);
+      const signature = createHmac("sha256", SECRET).update(`${ts}.${request.body}`).digest("hex");
+      expect(request.headers[WEBHOOK_HEADERS.signature]).toBe(`sha256=${signature}`);
+    }
+    const payloads = requests.map((r) =>
+      NotificationWebhookPayloadSchema.parse(JSON.parse(r.body)),
+    );
+    expect(payloads.map((p) => p.event).sort()).toEqual(["completed", "started"]);
+    expect(payloads.find((p) => p.event === "completed")).toMatchObject({
+      status: "completed",
+      alert_type: "Notified",
+      executive_summary: "Disk full on node-3: rotate /var/log.",
+      final_analysis: expect.stringContaining("/var/log is full"),
+    });
+  }, 150_000);
+
+  it("a REST alert with slack_message_fingerprint that fails: the error in its thread", async () => {
+    const alert = slack.seed(CHANNEL, { text: "Checkout is down (ticket INC-9001)" });
+    const res = await api<{ session_id: string }>("/api/v1/alerts", {
+      method: "POST",
+      body: JSON.stringify({
+        data: { summary: "BREAK-ME: checkout down" },
+        slack_message_fingerprint: "inc-9001",
+      }),
+    });
+    expect(res.status).toBe(202);
+    const id = res.body.session_id;
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
+    expect(done.status).toBe("failed");
+    const posts = await waitPosts(id, 2);
+    const failed = posts.find((p) => p.metadata?.event_payload.event === "failed");
+    expect(failed?.thread_ts).toBe(alert.ts);
+    const [header] = texts(failed);
+    expect(header).toMatch(/^:x: \*Analysis Failed\*\n\n\*Error:\*\n/);
+    expect(header).toContain(done.error_message ?? "(no error message)");
+    const failedHook = await until(
+      async () => hooksOf(id).find((r) => JSON.parse(r.body).event === "failed"),
+      30_000,
+      "the failed webhook",
+    );
+    expect(JSON.parse(failedHook.body).error_message).toBe(done.error_message);
+  }, 150_000);
+
+  it("Slack down: the session is unaffected, and the message is posted once Slack is back", async () => {
+    slack.down = 503;
+    const res = await api<{ session_id: string }>("/api/v1/alerts", {
+      method: "POST",
+      body: JSON.stringify({ data: { summary: "disk filling up on node-7" } }),
+    });
+    const id = res.body.session_id;
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
+    expect(done.status).toBe("completed");
+    // The notifier has failed at least twice and keeps the delivery for a retry.
+    const pending = await until(
+      async () => {
+        const rows = await sql<{ attempts: number; status: string; last_error: string }[]>`
+        SELECT attempts, status, last_error FROM notification_deliveries
+        WHERE session_id = ${id} AND target = 'slack'`;
+        return rows[0] && rows[0].attempts >= 2 ? rows[0] : undefined;
+      },
+      30_000,
+      "two failed attempts",
+    );
+    expect(pending).toMatchObject({ status: "sending", last_error: "Slack answered HTTP 503" });
+    expect(postsOf(id)).toEqual([]);
+
+    slack.down = null;
+    const [posted] = await waitPosts(id, 1);
+    // No fingerprint: no start message, the outcome goes to the channel.
+    expect(posted?.thread_ts).toBeUndefined();
+    expect(texts(posted)[0]).toBe(":white_check_mark: *Analysis Complete*");
+    const [row] = await sql<{ status: string }[]>`
+      SELECT status FROM notification_deliveries WHERE session_id = ${id} AND target = 'slack'`;
+    expect(row?.status).toBe("sent");
+    expect(postsOf(id)).toHaveLength(1);
+  }, 150_000);
+});
