@@ -7,13 +7,14 @@ import { bootSystem, type E2E, ROOT, until } from "./support.ts";
 
 const METRICS_DIR = resolve(ROOT, "test/e2e/testdata/metrics");
 const SCRIPTED = { provider: "scripted", model: "scripted-metrics" };
-const OPS_SERVICES = ["orchestrator", "agent-runner", "mcp-gateway", "llm-service"];
+const OPS_SERVICES = ["orchestrator", "agent-runner", "mcp-gateway", "llm-service", "notifier"];
 /** What each ops server's /ready checks. */
 const READY_CHECKS: Record<string, string[]> = {
   orchestrator: ["nats", "postgres"],
   "agent-runner": ["llm-service", "nats", "postgres"],
   "mcp-gateway": ["mcp_servers", "nats"],
   "llm-service": ["grpc"],
+  notifier: ["nats", "postgres"],
 };
 /** What each ops server's /health reports on (the Go TARSy's `checks`). */
 const HEALTH_CHECKS: Record<string, string[]> = {
@@ -21,6 +22,7 @@ const HEALTH_CHECKS: Record<string, string[]> = {
   "agent-runner": ["database", "nats", "worker_pool"],
   "mcp-gateway": ["nats"],
   "llm-service": ["grpc"],
+  notifier: ["database", "nats"],
 };
 
 type Scrapes = Record<string, Sample[]>;
@@ -156,7 +158,7 @@ describe("e2e: Metrics", () => {
     ]);
   });
 
-  it("serves /health and /ready with its checks on the four ops servers, /metrics on all six", async () => {
+  it("serves /health and /ready with its checks on the five ops servers, /metrics on all seven", async () => {
     const names = Object.keys(sys.stack.metricsUrls).map(serviceOf).sort();
     expect(names).toEqual([
       "agent-runner",
@@ -164,6 +166,7 @@ describe("e2e: Metrics", () => {
       "ingest-api",
       "llm-service",
       "mcp-gateway",
+      "notifier",
       "orchestrator",
       "stream-relay",
     ]);

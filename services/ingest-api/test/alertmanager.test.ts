@@ -115,6 +115,25 @@ describe("Alertmanager webhook, one session per alert, no auth", () => {
     );
   });
 
+  it("takes each alert's Slack fingerprint from its label, else its annotation", async () => {
+    const hook = notification("slack");
+    const [a, b, c] = hook.alerts;
+    if (!a || !b || !c) throw new Error("fixture changed");
+    a.labels.slack_message_fingerprint = "from-label";
+    a.annotations.slack_message_fingerprint = "from-annotation";
+    b.annotations.slack_message_fingerprint = "  only-annotation ";
+    const res = await send(h, hook);
+    expect(res.status).toBe(200);
+    const rows = await sessionsById(
+      h,
+      res.body.sessions_created.map((s) => s.session_id),
+    );
+    const byFp = (fp: string | undefined) => rows.find((r) => r.alertFingerprint === fp);
+    expect(byFp(a.fingerprint)?.slackMessageFingerprint).toBe("from-label");
+    expect(byFp(b.fingerprint)?.slackMessageFingerprint).toBe("only-annotation");
+    expect(byFp(c.fingerprint)?.slackMessageFingerprint).toBeNull();
+  });
+
   it("starts nothing for a repeat notification, until the dedupe window has passed", async () => {
     const hook = notification("rep");
     const first = await send(h, hook);

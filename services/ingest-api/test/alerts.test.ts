@@ -63,6 +63,33 @@ describe("POST /api/v1/alerts", () => {
     expect((await stored(none.body.session_id))?.author).toBe("api-client");
   });
 
+  it("keeps slack_message_fingerprint on the session (masked like the alert data)", async () => {
+    const plain = await post<{ session_id: string }>({
+      data: "x",
+      slack_message_fingerprint: "  INC-4242 checkout down ",
+    });
+    expect(plain.status).toBe(202);
+    expect((await stored(plain.body.session_id))?.slackMessageFingerprint).toBe(
+      "INC-4242 checkout down",
+    );
+    const secret = await post<{ session_id: string }>({
+      data: "x",
+      slack_message_fingerprint: '{"password": "hunter2-s3cr3t"}',
+    });
+    const row = await stored(secret.body.session_id);
+    expect(row?.slackMessageFingerprint).not.toContain("hunter2-s3cr3t");
+    expect(row?.slackMessageFingerprint).toContain("[MASKED_SECRET]");
+    const empty = await post<{ error: { code: string } }>({
+      data: "x",
+      slack_message_fingerprint: " ",
+    });
+    expect(empty.status).toBe(400);
+    expect(
+      (await stored((await post<{ session_id: string }>({ data: "x" })).body.session_id))
+        ?.slackMessageFingerprint,
+    ).toBeNull();
+  });
+
   it("masks a secret planted in the alert data before storing it", async () => {
     const res = await post<{ session_id: string }>({
       data: { message: "db login failed", password: "hunter2-s3cr3t", owner: "ops@example.com" },
