@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
-import { SESSIONS_EVENTS_SUBJECT, type SessionStatus } from "@tarsy/contracts";
+import { ACTIVE_SESSION_STATUSES, type SessionStatus } from "@tarsy/contracts";
 import {
   type AlertSession,
   createSession,
@@ -123,7 +123,8 @@ export async function reach(
   status: SessionStatus,
   set: { executiveSummary?: string; finalAnalysis?: string; errorMessage?: string } = {},
 ): Promise<number> {
-  const from: SessionStatus[] = status === "in_progress" ? ["pending"] : ["pending", "in_progress"];
+  const from: readonly SessionStatus[] =
+    status === "in_progress" ? ["pending"] : ACTIVE_SESSION_STATUSES;
   const ok = await transitionSessionStatus(db.prisma, session.id, from, status, {
     ...set,
     ...(status === "in_progress" ? { startedAt: new Date() } : { completedAt: new Date() }),
