@@ -54,6 +54,20 @@ export const DEFAULT_CONSUMER_SETTINGS: ConsumerSettings = {
   maxAckPending: 1_000,
 };
 
+/**
+ * Per-consumer defaults over DEFAULT_CONSUMER_SETTINGS, the same in every process that
+ * provisions. The notifier's events are few and cheap to hold: it keeps retrying a handler that
+ * fails (Postgres away) for about a quarter of an hour (with the consume backoff's 1 min cap)
+ * before a message goes to the dead letters, so an outage does not drop a notification.
+ */
+const CATALOG_CONSUMER_SETTINGS: Partial<Record<ConsumerKey, Partial<ConsumerSettings>>> = {
+  notifier: { maxDeliver: 20 },
+};
+
 export function consumerSettings(options: BusOptions, key: ConsumerKey): ConsumerSettings {
-  return { ...DEFAULT_CONSUMER_SETTINGS, ...options.consumers?.[key] };
+  return {
+    ...DEFAULT_CONSUMER_SETTINGS,
+    ...CATALOG_CONSUMER_SETTINGS[key],
+    ...options.consumers?.[key],
+  };
 }

@@ -41,6 +41,8 @@ describe("provision", () => {
     const notifier = await jsm.consumers.info(`TARSY_EVENTS${h.streamSuffix}`, "notifier");
     expect(notifier.config.filter_subject).toBe(`${h.prefix}.${CONSUMERS.notifier.filterSubject}`);
     expect(notifier.config.deliver_policy).toBe("new");
+    // It retries a failing handler longer than the work consumers (one spare delivery on top).
+    expect(notifier.config.max_deliver).toBe(21);
   });
 
   it("is harmless when five replicas provision at once", async () => {
