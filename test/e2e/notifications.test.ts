@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import { resolve } from "node:path";
 import {
   NotificationWebhookPayloadSchema,
+  type SessionDetail,
   TERMINAL_SESSION_STATUSES,
   WEBHOOK_HEADERS,
 } from "@tarsy/contracts";
@@ -160,6 +161,8 @@ describe("e2e: Notifications", () => {
     const id = res.body.session_id;
     const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
     expect(done.status).toBe("failed");
+    const detail = await api<SessionDetail>(`/api/v1/sessions/${id}`);
+    expect(detail.body.slack_message_fingerprint).toBe("inc-9001");
     const posts = await waitPosts(id, 2);
     const failed = posts.find((p) => p.metadata?.event_payload.event === "failed");
     expect(failed?.thread_ts).toBe(alert.ts);

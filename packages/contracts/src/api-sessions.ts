@@ -261,6 +261,8 @@ export const SessionDetailSchema = SessionSummarySchema.extend({
   alert_data: z.string(),
   runbook: SessionRunbookSchema.nullable(),
   mcp_selection: z.unknown().nullable(),
+  /** What threads the session's Slack notifications (masked), as submitted. */
+  slack_message_fingerprint: z.string().nullable(),
   final_analysis: z.string().nullable(),
   executive_summary: z.string().nullable(),
   executive_summary_error: z.string().nullable(),

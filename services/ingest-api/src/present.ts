@@ -122,6 +122,7 @@ export function presentDetail(
           }
         : null,
     mcp_selection: s.mcpSelection ?? null,
+    slack_message_fingerprint: s.slackMessageFingerprint,
     final_analysis: s.finalAnalysis,
     executive_summary: s.executiveSummary,
     executive_summary_error: s.executiveSummaryError,
