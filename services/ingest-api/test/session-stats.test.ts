@@ -4,6 +4,7 @@ import type {
   SessionListResponse,
   SessionStatistics,
   SessionStatusResponse,
+  TraceListResponse,
 } from "@tarsy/contracts";
 import {
   ActiveSessionsResponseSchema,
@@ -11,6 +12,7 @@ import {
   SessionListResponseSchema,
   SessionStatisticsSchema,
   SessionStatusResponseSchema,
+  TraceListResponseSchema,
 } from "@tarsy/contracts";
 import {
   type DbClient,
@@ -301,6 +303,43 @@ describe("session aggregates on the list, active view, detail and summary", () =
       ],
     ]);
     expect(res.body.stages[0]?.executions[0]?.cost).toEqual(priced(0.003));
+  });
+
+  it("interactions written while estimation was disabled: no cost, completeness none, each one disabled in the trace", async () => {
+    const prisma = h.db.prisma;
+    const off = await seedSession(prisma, { data: "estimation off" });
+    const { stage, executions } = await ensureStage(
+      prisma,
+      { sessionId: off.id, stageName: "investigate", stageIndex: 1 },
+      [{ agentName: "KubernetesAgent", agentIndex: 1 }],
+    );
+    for (const interactionType of ["iteration", "final_analysis"] as const) {
+      await recordLLMInteraction(prisma, {
+        sessionId: off.id,
+        stageId: stage.id,
+        executionId: executions[0]?.id ?? null,
+        interactionType,
+        modelName: "gemini-2.5-pro",
+        inputTokens: 100,
+        outputTokens: 10,
+        totalTokens: 110,
+        costStatus: "disabled",
+      });
+    }
+    const none = { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 2 };
+    const detail = (await request<SessionDetail>(`${h.url}/api/v1/sessions/${off.id}`)).body;
+    expect(detail.cost).toEqual(none);
+    expect(detail.stages[0]?.cost).toEqual(none);
+    expect(detail.stages[0]?.executions[0]?.cost).toEqual(none);
+    const summary = await request<SessionStatistics>(`${h.url}/api/v1/sessions/${off.id}/summary`);
+    expect(summary.body).toMatchObject({ estimated_cost_usd: 0, cost_completeness: "none" });
+    const trace = await request<TraceListResponse>(`${h.url}/api/v1/sessions/${off.id}/trace`);
+    conforms(TraceListResponseSchema, trace.body);
+    const calls = trace.body.stages[0]?.executions[0]?.llm_interactions ?? [];
+    expect(calls.map((i) => [i.cost_status, i.estimated_cost_usd])).toEqual([
+      ["disabled", null],
+      ["disabled", null],
+    ]);
   });
 
   it("GET /sessions/:id/summary answers the Go TARSy's statistics", async () => {
