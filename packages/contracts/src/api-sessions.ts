@@ -134,7 +134,7 @@ export const SessionSummarySchema = z.object({
   duration_ms: z.number().int().nonnegative().nullable(),
   ...SessionStatsShape,
   /** Every LLM interaction of the session, chat answers and executive summary included. */
-  cost: CostTotalsSchema.optional(),
+  cost: CostTotalsSchema,
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
@@ -167,6 +167,9 @@ export const SessionStatisticsSchema = z.object({
   total_tokens: z.number().int().nonnegative(),
   /** `completed_at - started_at`; null until the session has ended. */
   total_duration_ms: z.number().int().nonnegative().nullable(),
+  /** USD over the session's priced LLM interactions (as `cost` on the list and detail). */
+  estimated_cost_usd: z.number().nonnegative(),
+  cost_completeness: CostCompletenessSchema,
   chain_statistics: z.object({
     /** Every stage of the session, chat stages included (as on the list). */
     total_stages: z.number().int().nonnegative(),
@@ -204,7 +207,7 @@ export const ExecutionDetailSchema = z.object({
   original_llm_backend: z.string().nullable(),
   error_message: z.string().nullable(),
   token_usage: TokenTotalsSchema,
-  cost: CostTotalsSchema.optional(),
+  cost: CostTotalsSchema,
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
 });
@@ -222,9 +225,9 @@ export const StageDetailSchema = z.object({
   chat_user_message_id: IdSchema.nullable(),
   error_message: z.string().nullable(),
   /** Sums over the stage's executions. */
-  token_usage: TokenTotalsSchema.optional(),
+  token_usage: TokenTotalsSchema,
   /** Every LLM interaction of the stage (its executions' and the stage's own). */
-  cost: CostTotalsSchema.optional(),
+  cost: CostTotalsSchema,
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
   executions: z.array(ExecutionDetailSchema),
@@ -332,9 +335,9 @@ export const LLMInteractionListItemSchema = z.object({
   duration_ms: z.number().int().nullable(),
   error_message: z.string().nullable(),
   /** USD; null unless `cost_status` is priced. */
-  estimated_cost_usd: z.number().nonnegative().nullable().optional(),
+  estimated_cost_usd: z.number().nonnegative().nullable(),
   /** null on interactions written before cost estimation existed. */
-  cost_status: CostStatusSchema.nullable().optional(),
+  cost_status: CostStatusSchema.nullable(),
   created_at: TimestampSchema,
 });
 export const MCPInteractionListItemSchema = z.object({

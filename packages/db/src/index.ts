@@ -150,9 +150,13 @@ export {
   withdrawUnpublishedSession,
 } from "./outbox.ts";
 export {
+  type CostSums,
   EMPTY_SESSION_STATS,
   getOneSessionStats,
+  getSessionCostBreakdown,
   getSessionStats,
+  NO_COST,
+  type SessionCostBreakdown,
   type SessionStats,
 } from "./session-stats.ts";
 export {

@@ -1,9 +1,25 @@
 /**
  * Aggregates of sessions for the API's list, active view, detail and summary: interaction
- * counts, token sums, stage counts and chat messages. One SQL statement for a whole page of
+ * counts, token sums, estimated cost, stage counts and chat messages. One SQL statement for a whole page of
  * sessions (GROUP BY per table over the page's ids), never one query per session.
  */
 import type { DbClient } from "./client.ts";
+import { Prisma } from "./generated/prisma/client.ts";
+
+/** Estimated cost of a set of LLM interactions (estimates made once, when each was written). */
+export interface CostSums {
+  /** LLM interactions in the set. */
+  readonly interactions: number;
+  /** Those with `cost_status` priced (the others: unpriced, disabled, or written before). */
+  readonly priced: number;
+  /** USD over the priced ones. */
+  readonly usd: number;
+}
+
+export const NO_COST: CostSums = { interactions: 0, priced: 0, usd: 0 };
+
+const PRICED_COUNT = Prisma.sql`(COUNT(*) FILTER (WHERE cost_status = 'priced'))::int`;
+const PRICED_USD = Prisma.sql`COALESCE(SUM(estimated_cost_usd) FILTER (WHERE cost_status = 'priced'), 0)::float8`;
 
 export interface SessionStats {
   readonly llmInteractionCount: number;
@@ -12,6 +28,8 @@ export interface SessionStats {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly totalTokens: number;
+  /** The session's LLM interactions' estimates: their count, how many were priced, the USD sum. */
+  readonly cost: CostSums;
   /** Every stage row of the session, chat stages included. */
   readonly totalStages: number;
   readonly completedStages: number;
@@ -26,6 +44,7 @@ export const EMPTY_SESSION_STATS: SessionStats = {
   inputTokens: 0,
   outputTokens: 0,
   totalTokens: 0,
+  cost: { interactions: 0, priced: 0, usd: 0 },
   totalStages: 0,
   completedStages: 0,
   failedStages: 0,
@@ -39,6 +58,8 @@ interface StatsRow {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  priced: number;
+  cost_usd: number;
   mcp_count: number;
   total_stages: number;
   completed_stages: number;
@@ -66,7 +87,9 @@ export async function getSessionStats(
       SELECT session_id, COUNT(*)::int AS n,
              COALESCE(SUM(input_tokens), 0)::float8 AS input_tokens,
              COALESCE(SUM(output_tokens), 0)::float8 AS output_tokens,
-             COALESCE(SUM(total_tokens), 0)::float8 AS total_tokens
+             COALESCE(SUM(total_tokens), 0)::float8 AS total_tokens,
+             ${PRICED_COUNT} AS priced,
+             ${PRICED_USD} AS cost_usd
       FROM llm_interactions WHERE session_id IN (SELECT id FROM ids) GROUP BY session_id),
     mcp AS (
       SELECT session_id, COUNT(*)::int AS n
@@ -86,6 +109,8 @@ export async function getSessionStats(
            COALESCE(llm.input_tokens, 0) AS input_tokens,
            COALESCE(llm.output_tokens, 0) AS output_tokens,
            COALESCE(llm.total_tokens, 0) AS total_tokens,
+           COALESCE(llm.priced, 0) AS priced,
+           COALESCE(llm.cost_usd, 0) AS cost_usd,
            COALESCE(mcp.n, 0) AS mcp_count,
            COALESCE(st.total, 0) AS total_stages,
            COALESCE(st.completed, 0) AS completed_stages,
@@ -104,6 +129,11 @@ export async function getSessionStats(
       inputTokens: Number(r.input_tokens),
       outputTokens: Number(r.output_tokens),
       totalTokens: Number(r.total_tokens),
+      cost: {
+        interactions: Number(r.llm_count),
+        priced: Number(r.priced),
+        usd: Number(r.cost_usd),
+      },
       totalStages: Number(r.total_stages),
       completedStages: Number(r.completed_stages),
       failedStages: Number(r.failed_stages),
@@ -117,4 +147,39 @@ export async function getSessionStats(
 /** The aggregates of one session (zeros when it has no rows yet). */
 export async function getOneSessionStats(client: DbClient, id: string): Promise<SessionStats> {
   return (await getSessionStats(client, [id])).get(id) ?? EMPTY_SESSION_STATS;
+}
+
+/** The cost of each stage (its executions' interactions and its own) and of each execution. */
+export interface SessionCostBreakdown {
+  readonly byStage: ReadonlyMap<string, CostSums>;
+  readonly byExecution: ReadonlyMap<string, CostSums>;
+}
+
+interface CostRow {
+  by_stage: boolean;
+  key: string | null;
+  n: number;
+  priced: number;
+  usd: number;
+}
+
+/** One statement: the session's LLM interactions grouped by stage and, apart, by execution. */
+export async function getSessionCostBreakdown(
+  client: DbClient,
+  sessionId: string,
+): Promise<SessionCostBreakdown> {
+  const rows = await client.$queryRaw<CostRow[]>`
+    SELECT GROUPING(execution_id) = 1 AS by_stage,
+           COALESCE(stage_id, execution_id)::text AS key,
+           COUNT(*)::int AS n, ${PRICED_COUNT} AS priced, ${PRICED_USD} AS usd
+    FROM llm_interactions WHERE session_id = ${sessionId}::uuid
+    GROUP BY GROUPING SETS ((stage_id), (execution_id))`;
+  const byStage = new Map<string, CostSums>();
+  const byExecution = new Map<string, CostSums>();
+  for (const r of rows) {
+    if (r.key === null) continue;
+    const sums = { interactions: Number(r.n), priced: Number(r.priced), usd: Number(r.usd) };
+    (r.by_stage ? byStage : byExecution).set(r.key, sums);
+  }
+  return { byStage, byExecution };
 }

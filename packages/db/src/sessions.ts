@@ -20,7 +20,13 @@ import type {
 } from "./generated/prisma/client.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
 import { toModel } from "./rows.ts";
-import { getOneSessionStats, getSessionStats, type SessionStats } from "./session-stats.ts";
+import {
+  getOneSessionStats,
+  getSessionCostBreakdown,
+  getSessionStats,
+  type SessionCostBreakdown,
+  type SessionStats,
+} from "./session-stats.ts";
 import { type StoredUserToken, WIPED_USER_TOKEN } from "./user-tokens.ts";
 
 export interface CreateSessionInput {
@@ -215,6 +221,8 @@ export interface SessionDetail {
   readonly chat:
     | (Chat & { messages: (ChatUserMessage & { stage: { id: string } | null })[] })
     | null;
+  /** Each stage's and execution's estimated LLM cost. */
+  readonly costs: SessionCostBreakdown;
   /** Its interaction, token, stage and chat aggregates. */
   readonly stats: SessionStats;
 }
@@ -240,7 +248,11 @@ export async function getSessionDetail(
   });
   if (session === null) return null;
   const { stages, chat, ...row } = session;
-  return { session: row, stages, chat, stats: await getOneSessionStats(client, id) };
+  const [stats, costs] = await Promise.all([
+    getOneSessionStats(client, id),
+    getSessionCostBreakdown(client, id),
+  ]);
+  return { session: row, stages, chat, stats, costs };
 }
 
 /** The distinct alert types and chains of the stored sessions, sorted (list filters). */

@@ -76,6 +76,7 @@ describe("session aggregates", () => {
         inputTokens: i,
         outputTokens: 1,
         totalTokens: i + 1,
+        cost: { interactions: 1, priced: 0, usd: 0 },
         totalStages: 1,
         completedStages: 0,
         failedStages: 0,

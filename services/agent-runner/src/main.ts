@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
+import { createCostEstimator } from "@tarsy/cost";
 import { createDb } from "@tarsy/db";
 import { createLlmClient } from "@tarsy/llm-client";
 import { createMaskingService } from "@tarsy/masking";
@@ -50,7 +51,7 @@ await runService(
     const worker = await startWorker(
       {
         config,
-        store: createPostgresStore(db),
+        store: createPostgresStore(db, createCostEstimator(config.system.cost_estimation)),
         bus,
         llm,
         llmRetry: llmRetryPolicy(env),

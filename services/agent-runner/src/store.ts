@@ -1,3 +1,4 @@
+import type { CostEstimator } from "@tarsy/cost";
 import {
   appendMessages,
   claimSessionRunbook,
@@ -38,8 +39,11 @@ function toRecord(row: TimelineEvent): TimelineEventRecord {
   };
 }
 
-/** The runner's persistence on Postgres, through packages/db. */
-export function createPostgresStore(db: Db): RunnerStore {
+/**
+ * The runner's persistence on Postgres, through packages/db. Each LLM interaction is priced
+ * by `costs` as it is written, at the time of writing, and never again.
+ */
+export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
   const { prisma } = db;
   return {
     async createTimelineEvent(event) {
@@ -89,6 +93,7 @@ export function createPostgresStore(db: Db): RunnerStore {
     },
 
     async recordLlmInteraction(i) {
+      const cost = costs.estimate(i.modelName, i.usage, new Date());
       await recordLLMInteraction(prisma, {
         sessionId: i.sessionId,
         stageId: i.stageId,
@@ -109,6 +114,7 @@ export function createPostgresStore(db: Db): RunnerStore {
         totalTokens: i.usage?.total_tokens ?? null,
         durationMs: i.durationMs,
         errorMessage: i.errorMessage,
+        ...cost,
       });
     },
 

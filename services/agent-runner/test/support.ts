@@ -16,6 +16,7 @@ import {
   sessionChunksSubject,
   sessionEventsSubject,
 } from "@tarsy/contracts";
+import { createCostEstimator } from "@tarsy/cost";
 import {
   createSession,
   type Db,
@@ -327,7 +328,7 @@ export function runnerDeps(
 ): RunnerResources & { bus: Bus } {
   return {
     config: env.config,
-    store: createPostgresStore(env.db),
+    store: createPostgresStore(env.db, createCostEstimator(env.config.system.cost_estimation)),
     bus: env.bus,
     llm,
     tools,

@@ -1,5 +1,6 @@
 import { type Bus, connectBus, createBusAdmin, type PersistentMessage } from "@tarsy/bus";
 import { sessionEventsSubject } from "@tarsy/contracts";
+import { createCostEstimator } from "@tarsy/cost";
 import { type PrivateNats, startPrivateNats } from "@tarsy/testkit";
 import { afterEach, beforeEach, describe, expect } from "vitest";
 import { createPostgresStore } from "../src/store.ts";
@@ -45,11 +46,16 @@ describe("a persistent timeline event published while NATS drops", () => {
         return bus.publishMessage(message);
       },
     };
-    const timeline = new Timeline(createPostgresStore(env.db), dropping, logger, {
-      sessionId: request.session_id,
-      stageId: request.stage_id,
-      executionId: request.execution_id,
-    });
+    const timeline = new Timeline(
+      createPostgresStore(env.db, createCostEstimator(env.config.system.cost_estimation)),
+      dropping,
+      logger,
+      {
+        sessionId: request.session_id,
+        stageId: request.stage_id,
+        executionId: request.execution_id,
+      },
+    );
 
     const event = await timeline.create("final_analysis");
     timeline.delta(event, "The pod ran out of memory.");

@@ -1,4 +1,5 @@
 import type {
+  CostTotals,
   SessionDetail,
   SessionStatistics,
   SessionStatusResponse,
@@ -11,17 +12,33 @@ import type {
   AlertSession,
   Chat,
   ChatUserMessage,
+  CostSums,
   LLMInteraction,
   MCPInteraction,
+  SessionCostBreakdown,
   SessionStats,
   SessionTrace,
   Stage,
   TimelineEvent,
 } from "@tarsy/db";
+import { NO_COST } from "@tarsy/db";
 
 /** Rows → API bodies (snake_case, ISO timestamps). */
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+/** USD sums keep 10 decimals: far below a cent, free of floating-point noise. */
+const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10;
+
+/** complete: every LLM interaction priced (at least one); partial: some; none: none. */
+export function presentCost(sums: CostSums | undefined): CostTotals {
+  const { interactions, priced, usd } = sums ?? NO_COST;
+  return {
+    estimated_cost_usd: roundUsd(usd),
+    cost_completeness: priced === 0 ? "none" : priced === interactions ? "complete" : "partial",
+    unpriced_interactions: interactions - priced,
+  };
+}
 
 const durationOf = (s: AlertSession): number | null =>
   s.startedAt && s.completedAt
@@ -63,11 +80,13 @@ export function presentSummary(s: AlertSession, stats: SessionStats): SessionSum
     failed_stages: stats.failedStages,
     has_parallel_stages: stats.hasParallelStages,
     chat_message_count: stats.chatMessageCount,
+    cost: presentCost(stats.cost),
   };
 }
 
 /** `GET /sessions/:id/summary` (the Go TARSy's shape; no scoring yet). */
 export function presentStatistics(s: AlertSession, stats: SessionStats): SessionStatistics {
+  const cost = presentCost(stats.cost);
   return {
     session_id: s.id,
     total_interactions: stats.llmInteractionCount + stats.mcpInteractionCount,
@@ -77,6 +96,8 @@ export function presentStatistics(s: AlertSession, stats: SessionStats): Session
     output_tokens: stats.outputTokens,
     total_tokens: stats.totalTokens,
     total_duration_ms: durationOf(s),
+    estimated_cost_usd: cost.estimated_cost_usd,
+    cost_completeness: cost.cost_completeness,
     chain_statistics: {
       total_stages: stats.totalStages,
       completed_stages: stats.completedStages,
@@ -108,6 +129,7 @@ export function presentDetail(
   chat: ChatRow | null,
   chatEnabled: boolean,
   stats: SessionStats,
+  costs: SessionCostBreakdown,
 ): SessionDetail {
   return {
     ...presentSummary(s, stats),
@@ -139,6 +161,8 @@ export function presentDetail(
       chat_id: stage.chatId,
       chat_user_message_id: stage.chatUserMessageId,
       error_message: stage.errorMessage,
+      token_usage: stageTokens(stage.executions),
+      cost: presentCost(costs.byStage.get(stage.id)),
       started_at: iso(stage.startedAt),
       completed_at: iso(stage.completedAt),
       executions: stage.executions.map((e) => ({
@@ -158,6 +182,7 @@ export function presentDetail(
           thinking_tokens: e.thinkingTokens,
           total_tokens: e.totalTokens,
         },
+        cost: presentCost(costs.byExecution.get(e.id)),
         started_at: iso(e.startedAt),
         completed_at: iso(e.completedAt),
       })),
@@ -177,6 +202,18 @@ export function presentDetail(
               stage_id: m.stage?.id ?? null,
             })),
           },
+  };
+}
+
+/** A stage's tokens: the sums over its executions. */
+function stageTokens(executions: readonly AgentExecution[]) {
+  const sum = (pick: (e: AgentExecution) => number) =>
+    executions.reduce((total, e) => total + pick(e), 0);
+  return {
+    input_tokens: sum((e) => e.inputTokens),
+    output_tokens: sum((e) => e.outputTokens),
+    thinking_tokens: sum((e) => e.thinkingTokens),
+    total_tokens: sum((e) => e.totalTokens),
   };
 }
 
@@ -212,6 +249,8 @@ export function presentLlmItem(i: LLMInteraction) {
     total_tokens: i.totalTokens,
     duration_ms: i.durationMs,
     error_message: i.errorMessage,
+    estimated_cost_usd: i.costStatus === "priced" ? i.estimatedCostUsd : null,
+    cost_status: i.costStatus,
     created_at: i.createdAt.toISOString(),
   };
 }

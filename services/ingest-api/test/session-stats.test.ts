@@ -4,6 +4,7 @@ import type {
   SessionListResponse,
   SessionStatistics,
   SessionStatusResponse,
+  TraceListResponse,
 } from "@tarsy/contracts";
 import {
   ActiveSessionsResponseSchema,
@@ -11,6 +12,7 @@ import {
   SessionListResponseSchema,
   SessionStatisticsSchema,
   SessionStatusResponseSchema,
+  TraceListResponseSchema,
 } from "@tarsy/contracts";
 import {
   type DbClient,
@@ -19,6 +21,7 @@ import {
   recordLLMInteraction,
   recordMCPInteraction,
   submitChatMessage,
+  transitionExecutionStatus,
   transitionSessionStatus,
   transitionStageStatus,
 } from "@tarsy/db";
@@ -53,9 +56,17 @@ async function seedKnownSession(db: DbClient) {
       ...ref,
       interactionType: "iteration",
       modelName: "gemini-2.5-pro",
+      // Priced at 0.01 USD per thousand input tokens; the call without token counts unpriced.
       ...(tokens
-        ? { inputTokens: tokens[0], outputTokens: tokens[1], totalTokens: tokens[2] }
-        : {}),
+        ? {
+            inputTokens: tokens[0],
+            outputTokens: tokens[1],
+            totalTokens: tokens[2],
+            estimatedCostUsd: tokens[0] / 100_000,
+            costStatus: "priced" as const,
+            costRateSource: "model_rates",
+          }
+        : { costStatus: "unpriced" as const }),
     });
   const mcp = (ref: { sessionId: string; stageId: string; executionId: string }) =>
     recordMCPInteraction(db, {
@@ -139,6 +150,7 @@ const KNOWN = {
   failed_stages: 1,
   has_parallel_stages: true,
   chat_message_count: 2,
+  cost: { estimated_cost_usd: 0.00361, cost_completeness: "partial", unpriced_interactions: 1 },
 };
 const EMPTY = {
   llm_interaction_count: 0,
@@ -151,6 +163,7 @@ const EMPTY = {
   failed_stages: 0,
   has_parallel_stages: false,
   chat_message_count: 0,
+  cost: { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 0 },
 };
 
 describe("session aggregates on the list, active view, detail and summary", () => {
@@ -194,6 +207,8 @@ describe("session aggregates on the list, active view, detail and summary", () =
       total_tokens: 10,
       total_stages: 1,
       has_parallel_stages: true,
+      // Written before cost estimation existed (no cost status): not priced.
+      cost: { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 1 },
     });
     const k = byId.get(known);
     expect(k?.token_usage).toBeDefined();
@@ -236,6 +251,97 @@ describe("session aggregates on the list, active view, detail and summary", () =
     ]);
   });
 
+  it("the detail has each stage's tokens (sum over its executions) and cost, and each execution's cost", async () => {
+    const prisma = h.db.prisma;
+    const { stages } = await seedKnownSession(prisma);
+    const [one, two] = stages;
+    // Executions' token counters are kept by the runner; set them as it would.
+    await transitionExecutionStatus(
+      prisma,
+      two?.executions[0]?.id ?? "",
+      ["pending"],
+      "completed",
+      {
+        inputTokens: 5,
+        outputTokens: 2,
+        thinkingTokens: 1,
+        totalTokens: 8,
+      },
+    );
+    await transitionExecutionStatus(prisma, two?.executions[1]?.id ?? "", ["pending"], "failed", {
+      inputTokens: 10,
+      outputTokens: 4,
+      thinkingTokens: 0,
+      totalTokens: 14,
+    });
+    const res = await request<SessionDetail>(`${h.url}/api/v1/sessions/${one?.stage.sessionId}`);
+    conforms(SessionDetailSchema, res.body);
+    const priced = (usd: number) => ({
+      estimated_cost_usd: usd,
+      cost_completeness: "complete",
+      unpriced_interactions: 0,
+    });
+    expect(res.body.cost).toEqual(KNOWN.cost);
+    expect(res.body.stages.map((s) => [s.stage_name, s.cost])).toEqual([
+      ["investigate", priced(0.003)],
+      ["deep-dive", { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 1 }],
+      ["deep-dive - Synthesis", priced(0.0005)],
+      ["Chat Response", priced(0.00001)],
+    ]);
+    const deepDive = res.body.stages[1];
+    expect(deepDive?.token_usage).toEqual({
+      input_tokens: 15,
+      output_tokens: 6,
+      thinking_tokens: 1,
+      total_tokens: 22,
+    });
+    expect(deepDive?.executions.map((e) => [e.agent_name, e.cost])).toEqual([
+      ["LogsAgent", { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 0 }],
+      [
+        "MetricsAgent",
+        { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 1 },
+      ],
+    ]);
+    expect(res.body.stages[0]?.executions[0]?.cost).toEqual(priced(0.003));
+  });
+
+  it("interactions written while estimation was disabled: no cost, completeness none, each one disabled in the trace", async () => {
+    const prisma = h.db.prisma;
+    const off = await seedSession(prisma, { data: "estimation off" });
+    const { stage, executions } = await ensureStage(
+      prisma,
+      { sessionId: off.id, stageName: "investigate", stageIndex: 1 },
+      [{ agentName: "KubernetesAgent", agentIndex: 1 }],
+    );
+    for (const interactionType of ["iteration", "final_analysis"] as const) {
+      await recordLLMInteraction(prisma, {
+        sessionId: off.id,
+        stageId: stage.id,
+        executionId: executions[0]?.id ?? null,
+        interactionType,
+        modelName: "gemini-2.5-pro",
+        inputTokens: 100,
+        outputTokens: 10,
+        totalTokens: 110,
+        costStatus: "disabled",
+      });
+    }
+    const none = { estimated_cost_usd: 0, cost_completeness: "none", unpriced_interactions: 2 };
+    const detail = (await request<SessionDetail>(`${h.url}/api/v1/sessions/${off.id}`)).body;
+    expect(detail.cost).toEqual(none);
+    expect(detail.stages[0]?.cost).toEqual(none);
+    expect(detail.stages[0]?.executions[0]?.cost).toEqual(none);
+    const summary = await request<SessionStatistics>(`${h.url}/api/v1/sessions/${off.id}/summary`);
+    expect(summary.body).toMatchObject({ estimated_cost_usd: 0, cost_completeness: "none" });
+    const trace = await request<TraceListResponse>(`${h.url}/api/v1/sessions/${off.id}/trace`);
+    conforms(TraceListResponseSchema, trace.body);
+    const calls = trace.body.stages[0]?.executions[0]?.llm_interactions ?? [];
+    expect(calls.map((i) => [i.cost_status, i.estimated_cost_usd])).toEqual([
+      ["disabled", null],
+      ["disabled", null],
+    ]);
+  });
+
   it("GET /sessions/:id/summary answers the Go TARSy's statistics", async () => {
     const res = await request<SessionStatistics>(`${h.url}/api/v1/sessions/${known}/summary`);
     expect(res.status).toBe(200);
@@ -250,6 +356,8 @@ describe("session aggregates on the list, active view, detail and summary", () =
       output_tokens: 37,
       total_tokens: 398,
       total_duration_ms: detail.duration_ms,
+      estimated_cost_usd: 0.00361,
+      cost_completeness: "partial",
       chain_statistics: {
         total_stages: 4,
         completed_stages: 3,

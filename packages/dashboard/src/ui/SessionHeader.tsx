@@ -14,10 +14,11 @@ import StepLabel from "@mui/material/StepLabel";
 import Stepper from "@mui/material/Stepper";
 import Typography from "@mui/material/Typography";
 import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
-import { type MouseEvent, useState } from "react";
+import { type MouseEvent, type ReactNode, useState } from "react";
 import { can } from "../lib/access.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { CopyButton } from "./CopyButton.tsx";
+import { CostText } from "./CostText.tsx";
 import { useAccess, useServices } from "./context.tsx";
 import { elapsedSince, formatDuration } from "./format.ts";
 import { useNow } from "./hooks.ts";
@@ -84,7 +85,7 @@ export function CancelButton(props: { sessionId: string; label: string; onDone: 
   );
 }
 
-function Stat(props: { label: string; value: string | number }) {
+function Stat(props: { label: string; value: string | number | ReactNode }) {
   return (
     <Box>
       <Typography component="dt" variant="caption" color="text.secondary">
@@ -97,7 +98,7 @@ function Stat(props: { label: string; value: string | number }) {
   );
 }
 
-/** Status, chain, alert type, duration (ticking while it runs), tokens and the actions. */
+/** Status, chain, alert type, duration (ticking while it runs), tokens, cost and the actions. */
 export function SessionHeader(props: { detail: SessionDetail; onChange: () => void }) {
   const { detail } = props;
   const now = useNow();
@@ -166,6 +167,7 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
         <Stat label="Output" value={tokens.output_tokens} />
         <Stat label="Thinking" value={tokens.thinking_tokens} />
         <Stat label="Total" value={tokens.total_tokens} />
+        <Stat label="Estimated cost" value={<CostText cost={detail.cost} />} />
       </Box>
       <RunbookInfo detail={detail} />
     </Paper>

@@ -14,6 +14,7 @@ import { memo, type ReactElement, useState } from "react";
 import { Link as RouterLink } from "react-router";
 import { type TableComponents, TableVirtuoso } from "react-virtuoso";
 import type { ListState } from "../lib/url-state.ts";
+import { CostText } from "./CostText.tsx";
 import { useServices } from "./context.tsx";
 import { formatDuration, formatTime } from "./format.ts";
 import { StatusChip } from "./StatusChip.tsx";
@@ -74,13 +75,14 @@ const components: TableComponents<SessionSummary> = {
 };
 
 const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
-  { label: "Status", sort: "status", width: "12%" },
-  { label: "Alert type", sort: "alert_type", width: "20%" },
-  { label: "Chain", width: "17%" },
-  { label: "Project", width: "13%" },
-  { label: "Created", sort: "created_at", width: "18%" },
-  { label: "Duration", width: "10%" },
-  { label: "Tokens", width: "10%" },
+  { label: "Status", sort: "status", width: "11%" },
+  { label: "Alert type", sort: "alert_type", width: "18%" },
+  { label: "Chain", width: "15%" },
+  { label: "Project", width: "12%" },
+  { label: "Created", sort: "created_at", width: "17%" },
+  { label: "Duration", width: "9%" },
+  { label: "Tokens", width: "9%" },
+  { label: "Cost", width: "9%" },
 ];
 
 /**
@@ -105,6 +107,9 @@ const SessionCells = memo(function SessionCells({ session: s }: { session: Sessi
       <TableCell>{formatTime(s.created_at)}</TableCell>
       <TableCell>{formatDuration(s.duration_ms)}</TableCell>
       <TableCell>{s.token_usage.total_tokens}</TableCell>
+      <TableCell>
+        <CostText cost={s.cost} />
+      </TableCell>
     </>
   );
 });

@@ -11,7 +11,7 @@ import Typography from "@mui/material/Typography";
 import type { ReactNode } from "react";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { useLoad, useServices } from "./context.tsx";
-import { formatTime, prettyJson } from "./format.ts";
+import { formatTime, formatUsd, prettyJson } from "./format.ts";
 import { navigate } from "./router.tsx";
 import { NavButton } from "./SessionHeader.tsx";
 import { ToneChip } from "./StatusChip.tsx";
@@ -199,6 +199,7 @@ export function TracePage(props: { sessionId: string; search: string }) {
     interaction_type: string;
     iteration: number | null;
     total_tokens: number | null;
+    estimated_cost_usd: number | null;
     error_message: string | null;
     created_at: string;
   }) => (
@@ -206,7 +207,7 @@ export function TracePage(props: { sessionId: string; search: string }) {
       key={i.id}
       open={llm === i.id}
       onToggle={(open) => toggle("llm", i.id, open)}
-      summary={`LLM ${i.interaction_type}${i.iteration != null ? ` #${i.iteration}` : ""} · ${i.total_tokens ?? 0} tok`}
+      summary={`LLM ${i.interaction_type}${i.iteration != null ? ` #${i.iteration}` : ""} · ${i.total_tokens ?? 0} tok${i.estimated_cost_usd != null ? ` · ${formatUsd(i.estimated_cost_usd)}` : ""}`}
       meta={formatTime(i.created_at)}
       failed={i.error_message != null}
     >

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectLanguage, wasMasked } from "./format.ts";
+import { describeCost, detectLanguage, formatUsd, wasMasked } from "./format.ts";
 
 describe("detectLanguage", () => {
   it("tells JSON, YAML and text apart", () => {
@@ -21,5 +21,26 @@ describe("wasMasked", () => {
       wasMasked("[REDACTED: data masking failure — tool result could not be safely processed]"),
     ).toBe(true);
     expect(wasMasked("MASKED_SECRET_DATA without brackets, [masked_x]")).toBe(false);
+  });
+});
+
+describe("describeCost", () => {
+  it("shows USD, marks a partial estimate and explains a missing one", () => {
+    expect(formatUsd(0.0123)).toBe("$0.0123");
+    expect(formatUsd(0)).toBe("$0.0000");
+    expect(formatUsd(12.345)).toBe("$12.35");
+    const cost = (
+      estimated_cost_usd: number,
+      cost_completeness: "complete" | "partial" | "none",
+      unpriced_interactions: number,
+    ) => ({ estimated_cost_usd, cost_completeness, unpriced_interactions });
+    expect(describeCost(cost(0.0058, "complete", 0))).toEqual({ text: "$0.0058", note: null });
+    expect(describeCost(cost(0.0014, "partial", 1))).toEqual({
+      text: "$0.0014*",
+      note: "Partial estimate: 1 LLM call without a price (unknown model or estimation disabled)",
+    });
+    expect(describeCost(cost(0, "none", 2)).text).toBe("—");
+    expect(describeCost(cost(0, "none", 2)).note).toContain("2 LLM calls without a price");
+    expect(describeCost(cost(0, "none", 0)).note).toBe("No LLM calls yet");
   });
 });

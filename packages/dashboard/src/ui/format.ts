@@ -57,3 +57,42 @@ const MASKED = /\[MASKED_[A-Z_]+\]|\[REDACTED: data masking failure/;
 export function wasMasked(text: string): boolean {
   return MASKED.test(text);
 }
+
+/** USD as the dashboard shows it: 4 decimals below a dollar ("$0.0123"), cents above. */
+export function formatUsd(usd: number): string {
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
+}
+
+/**
+ * An estimated cost's text and, when it is not the whole story, the note explaining why:
+ * partial (some LLM calls had no price) is marked with "*", none shows "—".
+ */
+export function describeCost(cost: {
+  estimated_cost_usd: number;
+  cost_completeness: "complete" | "partial" | "none";
+  unpriced_interactions: number;
+}): { text: string; note: string | null } {
+  const unpriced = cost.unpriced_interactions;
+  const calls = `${unpriced} LLM call${unpriced === 1 ? "" : "s"}`;
+  switch (cost.cost_completeness) {
+    case "complete":
+      return { text: formatUsd(cost.estimated_cost_usd), note: null };
+    case "partial":
+      return {
+        text: `${formatUsd(cost.estimated_cost_usd)}*`,
+        note: `Partial estimate: ${calls} without a price (unknown model or estimation disabled)`,
+      };
+    case "none":
+      return {
+        text: "—",
+        note:
+          unpriced === 0
+            ? "No LLM calls yet"
+            : `No estimate: ${calls} without a price (unknown model or estimation disabled)`,
+      };
+    default: {
+      const never: never = cost.cost_completeness;
+      return never;
+    }
+  }
+}

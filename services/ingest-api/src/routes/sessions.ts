@@ -98,7 +98,9 @@ export function sessionRoutes(deps: IngestResources): Hono {
     const chain = findChainForAlertType(deps.config, found.session.alertType);
     const chatEnabled =
       deps.config.chains.get(found.session.chainId)?.chat.enabled ?? chain?.chat.enabled ?? false;
-    return c.json(presentDetail(found.session, found.stages, found.chat, chatEnabled, found.stats));
+    return c.json(
+      presentDetail(found.session, found.stages, found.chat, chatEnabled, found.stats, found.costs),
+    );
   });
 
   app.get("/:id/summary", async (c) => {
