@@ -137,7 +137,7 @@ describe("the Usage page", () => {
         .toBeGreaterThan(0);
     }
     // The bars of the model chart, top to bottom, as the band axis labels them.
-    const modelAxis = page.getByRole("img", { name: "By model, cost" }).locator("text");
+    const modelAxis = page.getByRole("figure", { name: "By model, cost" }).locator("text");
     await expect
       .poll(async () => (await modelAxis.allTextContents()).join("|"))
       .toContain("gemini-2.5-pro|gpt-5|claude-sonnet-4");
