@@ -30,7 +30,18 @@ export default defineConfig(({ command }) => {
     root: import.meta.dirname,
     define: { __TARSY_BUILD__: JSON.stringify(id) },
     plugins: [buildId(id)],
-    build: { outDir: "dist", emptyOutDir: true, sourcemap: true },
+    build: {
+      outDir: "dist",
+      emptyOutDir: true,
+      sourcemap: true,
+      rolldownOptions: {
+        // MUI X ships `"use client"` in every module: meaningless in an SPA, one warning each.
+        onwarn(warning, warn) {
+          if (warning.code === "MODULE_LEVEL_DIRECTIVE") return;
+          warn(warning);
+        },
+      },
+    },
     server: {
       proxy: {
         "/api/v1/ws": { target: "ws://127.0.0.1:8081", ws: true },

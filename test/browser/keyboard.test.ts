@@ -96,6 +96,11 @@ describe("the dashboard by keyboard", () => {
       await page.getByRole("heading", { name: "Submit an alert" }).waitFor();
       expect(path()).toBe("/submit");
       await press("Tab");
+      await expectFocus(nav.getByRole("link", { name: "Usage" }));
+      await press("Enter");
+      await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+      expect(path()).toBe("/usage");
+      await press("Tab");
       await expectFocus(nav.getByRole("link", { name: "System" }));
       await press("Enter");
       await page.getByRole("heading", { name: "System", level: 1 }).waitFor();
@@ -407,6 +412,7 @@ describe("the dashboard by keyboard", () => {
       ready: rig.page.getByRole("heading", { name: "triage" }),
     },
     { path: "/submit", ready: rig.page.getByRole("heading", { name: "Submit an alert" }) },
+    { path: "/usage", ready: rig.page.getByRole("table", { name: "Top sessions" }) },
     { path: "/system", ready: rig.page.getByRole("table", { name: "LLM providers" }) },
   ];
   /** Opens a page in the theme, switched from the keyboard if it is not the one shown. */

@@ -233,6 +233,7 @@ describe("tarsy", () => {
       "tarsy dlq redrive     publish a dead letter to its original subject again",
       "tarsy dlq discard     remove a dead letter without redriving it",
       "tarsy config check    validate the configuration and print a summary",
+      "tarsy usage           print LLM usage and estimated cost: totals, top models and sessions",
     ]) {
       expect(help.stdout).toContain(line);
     }

@@ -12,6 +12,8 @@ const DateBoundSchema = z.union([z.iso.date(), TimestampSchema], {
  * `GET /api/v1/usage/summary`: LLM usage and its estimated cost over the LLM interactions
  * written in [start_date, end_date) (a day as end_date includes that whole day). Default: the
  * last 30 days. Only sessions of projects the caller may read count; deleted sessions do not.
+ * The window must not be empty: start_date before end_date (else 400 `validation_failed`).
+ * Unknown parameters are refused (400), as in every query of the API.
  */
 export const UsageSummaryQuerySchema = z
   .object({

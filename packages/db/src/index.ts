@@ -206,6 +206,16 @@ export {
   type TimelineEventInput,
 } from "./timeline.ts";
 export {
+  EMPTY_USAGE_TOTALS,
+  getUsageSummary,
+  type UsageCompleteness,
+  type UsageFilter,
+  type UsageRankBy,
+  type UsageSummary,
+  type UsageTopSession,
+  type UsageTotals,
+} from "./usage.ts";
+export {
   getExecutionUserToken,
   type StoredUserToken,
   type WipedUserTokens,

@@ -103,6 +103,15 @@ export async function backdateSession(
   await client.alertSession.update({ where: { id }, data: { createdAt } });
 }
 
+/** Moves an LLM interaction's creation time to `createdAt` (usage on another day). */
+export async function backdateLLMInteraction(
+  client: DbClient,
+  id: string,
+  createdAt: Date,
+): Promise<void> {
+  await client.lLMInteraction.update({ where: { id }, data: { createdAt } });
+}
+
 /** Moves an execution to `status` regardless of where it is (e.g. a finished one back to active). */
 export async function forceExecutionStatus(
   client: DbClient,

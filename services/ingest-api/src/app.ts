@@ -17,6 +17,7 @@ import { runbookRoutes } from "./routes/runbooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
+import { usageRoutes } from "./routes/usage.ts";
 
 const ALERTMANAGER_PATH = "/api/v1/alerts/alertmanager";
 
@@ -72,6 +73,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
+  app.route("/api/v1/usage", usageRoutes(deps));
   app.route("/api/v1", accessRoutes(deps));
 
   // The dashboard's runtime settings, then its build: files as they are, index.html for

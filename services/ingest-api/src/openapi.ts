@@ -25,6 +25,8 @@ import {
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
+  UsageSummaryQuerySchema,
+  UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { accessPaths } from "./openapi-access.ts";
@@ -246,6 +248,14 @@ export function buildOpenApi(version: string): Json {
           summary:
             "Runbooks (.md files) under system.runbooks.repo_url, as GitHub blob URLs; [] when none is configured or the listing fails",
           responses: ok(200, "runbook URLs", RunbooksResponseSchema),
+        },
+      },
+      "/api/v1/usage/summary": {
+        get: {
+          summary:
+            "LLM usage and estimated cost over [start_date, end_date) (default: the last 30 days) of the caller's visible projects: totals, per day, model, alert type and chain, top sessions",
+          parameters: queryParams(UsageSummaryQuerySchema),
+          responses: { ...ok(200, "the usage summary", UsageSummaryResponseSchema), 400: E400 },
         },
       },
       "/api/v1/system/mcp-servers": {

@@ -10,6 +10,7 @@ import { sessionShowCommand } from "./session-show.ts";
 import { sessionTraceCommand } from "./session-trace.ts";
 import { sessionWatchCommand } from "./session-watch.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./token.ts";
+import { usageCommand } from "./usage.ts";
 
 /** Every `tarsy` command. Add new ones here; the longest matching path wins. */
 export const COMMANDS: readonly Command[] = [
@@ -28,4 +29,5 @@ export const COMMANDS: readonly Command[] = [
   tokenCreateCommand,
   tokenListCommand,
   tokenRevokeCommand,
+  usageCommand,
 ];

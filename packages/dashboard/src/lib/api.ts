@@ -18,9 +18,11 @@ import {
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
+  UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
 import type { z } from "zod";
 import { type ListState, listQueryString } from "./url-state.ts";
+import { type UsageState, usageQueryString } from "./usage-state.ts";
 
 /** An error answered by the API (its `{ error: { code, message } }` body) or the network. */
 export class ApiError extends Error {
@@ -58,6 +60,8 @@ export interface ApiClient {
   runbooks(): Promise<z.infer<typeof RunbooksResponseSchema>>;
   /** Who the caller is and what they may do, project by project. */
   authMe(): Promise<z.infer<typeof AuthMeResponseSchema>>;
+  /** LLM usage and estimated cost over the state's range (the caller's visible projects). */
+  usageSummary(state: UsageState): Promise<z.infer<typeof UsageSummaryResponseSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -120,5 +124,7 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     systemConfig: () => call(SystemConfigResponseSchema, "/system/config"),
     runbooks: () => call(RunbooksResponseSchema, "/runbooks"),
     authMe: () => call(AuthMeResponseSchema, "/auth/me"),
+    usageSummary: (state) =>
+      call(UsageSummaryResponseSchema, `/usage/summary?${usageQueryString(state)}`),
   };
 }

@@ -17,6 +17,8 @@ const SessionPage = lazy(() =>
 const TracePage = lazy(() => import("./TracePage.tsx").then((m) => ({ default: m.TracePage })));
 const SubmitPage = lazy(() => import("./SubmitPage.tsx").then((m) => ({ default: m.SubmitPage })));
 const SystemPage = lazy(() => import("./SystemPage.tsx").then((m) => ({ default: m.SystemPage })));
+// The chart library is only in this page's chunk.
+const UsagePage = lazy(() => import("./UsagePage.tsx").then((m) => ({ default: m.UsagePage })));
 
 function SessionsRoute() {
   return <SessionsPage search={useLocation().search} />;
@@ -30,6 +32,10 @@ function SessionRoute() {
 function TraceRoute() {
   const id = useParams().id ?? "";
   return <TracePage sessionId={id} search={useLocation().search} />;
+}
+
+function UsageRoute() {
+  return <UsagePage search={useLocation().search} />;
 }
 
 function PageLoading() {
@@ -87,6 +93,7 @@ const routes: RouteObject[] = [
           { path: "sessions/:id", Component: SessionRoute },
           { path: "sessions/:id/trace", Component: TraceRoute },
           { path: "submit", Component: SubmitPage },
+          { path: "usage", Component: UsageRoute },
           { path: "system", Component: SystemPage },
           { path: "*", Component: NotFound },
         ],

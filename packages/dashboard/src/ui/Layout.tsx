@@ -226,6 +226,7 @@ const NAV: {
     match: (p: string) => p === "/submit",
     action: "create",
   },
+  { to: "/usage", label: "Usage", match: (p: string) => p === "/usage" },
   { to: "/system", label: "System", match: (p: string) => p === "/system" },
 ];
 

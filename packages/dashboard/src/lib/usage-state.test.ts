@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_USAGE_STATE,
+  formatUsageState,
+  parseUsageState,
+  usageQueryString,
+} from "./usage-state.ts";
+
+describe("the Usage page's URL state", () => {
+  it("round-trips through the query string, defaults left out", () => {
+    expect(formatUsageState(DEFAULT_USAGE_STATE)).toBe("");
+    const state = { range: "7d", alert_type: "Kube", chain_id: "k8s", rank_by: "tokens" } as const;
+    expect(formatUsageState(state)).toBe("range=7d&alert_type=Kube&chain_id=k8s&rank_by=tokens");
+    expect(parseUsageState(`?${formatUsageState(state)}`)).toEqual(state);
+  });
+
+  it("falls back to the defaults for unknown values", () => {
+    expect(parseUsageState("?range=2y&rank_by=money")).toEqual(DEFAULT_USAGE_STATE);
+  });
+
+  it("asks the API for the range ending now", () => {
+    const now = Date.parse("2026-03-10T12:00:00.000Z");
+    const q = new URLSearchParams(
+      usageQueryString({ ...DEFAULT_USAGE_STATE, range: "24h", chain_id: "c" }, now),
+    );
+    expect(q.get("start_date")).toBe("2026-03-09T12:00:00.000Z");
+    expect(q.get("end_date")).toBeNull();
+    expect(q.get("chain_id")).toBe("c");
+    expect(q.get("alert_type")).toBeNull();
+    expect(q.get("rank_by")).toBe("cost");
+  });
+});

@@ -1,0 +1,490 @@
+import {
+  Alert,
+  Box,
+  Chip,
+  LinearProgress,
+  Link as MuiLink,
+  Paper,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  TextField,
+  ToggleButton,
+  ToggleButtonGroup,
+  Typography,
+} from "@mui/material";
+import { BarChart } from "@mui/x-charts/BarChart";
+import type { UsageSummaryResponse, UsageTotals } from "@tarsy/contracts";
+import type { ReactNode } from "react";
+import { Link as RouterLink } from "react-router";
+import {
+  formatUsageState,
+  parseUsageState,
+  USAGE_RANGES,
+  type UsageRange,
+  type UsageRankBy,
+  type UsageState,
+} from "../lib/usage-state.ts";
+import { useLoad, useServices } from "./context.tsx";
+import { NATIVE_SELECT } from "./fields.ts";
+import { formatTime } from "./format.ts";
+import { navigate } from "./router.tsx";
+import { StatusChip } from "./StatusChip.tsx";
+
+const usd = new Intl.NumberFormat("en-US", {
+  style: "currency",
+  currency: "USD",
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 4,
+});
+const count = new Intl.NumberFormat("en-US");
+export const formatUsd = (n: number) => usd.format(n);
+export const formatCount = (n: number) => count.format(n);
+
+const RANGES = Object.keys(USAGE_RANGES) as UsageRange[];
+const DAY_MS = 86_400_000;
+
+/** What a group's cost figure stands for: all, some or none of its interactions priced. */
+function Completeness(props: { totals: UsageTotals }) {
+  const { cost_completeness: c, unpriced_interactions: n } = props.totals;
+  const label = c === "complete" ? "all priced" : c === "partial" ? `${n} unpriced` : "not priced";
+  return (
+    <Chip
+      size="small"
+      variant="outlined"
+      color={c === "complete" ? "success" : c === "partial" ? "warning" : "default"}
+      label={label}
+      data-completeness={c}
+    />
+  );
+}
+
+function Section(props: { title: string; id: string; children: ReactNode }) {
+  return (
+    <Paper component="section" aria-labelledby={props.id} variant="outlined" sx={{ p: 2 }}>
+      <Typography variant="h2" id={props.id} gutterBottom>
+        {props.title}
+      </Typography>
+      {props.children}
+    </Paper>
+  );
+}
+
+function Filters(props: {
+  state: UsageState;
+  alertTypes: readonly string[];
+  chains: readonly string[];
+  update: (patch: Partial<UsageState>) => void;
+}) {
+  const { state, update } = props;
+  return (
+    <Paper
+      component="form"
+      variant="outlined"
+      aria-label="Filter usage"
+      onSubmit={(e) => e.preventDefault()}
+      sx={{ p: 2, mb: 2 }}
+    >
+      <Stack direction="row" spacing={2} useFlexGap sx={{ flexWrap: "wrap", alignItems: "center" }}>
+        <ToggleButtonGroup
+          size="small"
+          exclusive
+          value={state.range}
+          onChange={(_, v: UsageRange | null) => v && update({ range: v })}
+          aria-label="Time range"
+          sx={{ "& .MuiToggleButton-root": { textTransform: "none", px: 1.5 } }}
+        >
+          {RANGES.map((r) => (
+            <ToggleButton key={r} value={r} aria-label={`Last ${r}`}>
+              {r}
+            </ToggleButton>
+          ))}
+        </ToggleButtonGroup>
+        {(
+          [
+            { key: "alert_type", label: "Alert type", values: props.alertTypes },
+            { key: "chain_id", label: "Chain", values: props.chains },
+          ] as const
+        ).map((f) => (
+          <TextField
+            key={f.key}
+            id={`usage-${f.key}`}
+            select
+            size="small"
+            label={f.label}
+            value={state[f.key]}
+            onChange={(e) => update({ [f.key]: e.target.value })}
+            slotProps={NATIVE_SELECT}
+            sx={{ minWidth: 180 }}
+          >
+            <option value="">All</option>
+            {f.values.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </TextField>
+        ))}
+        <ToggleButtonGroup
+          size="small"
+          exclusive
+          value={state.rank_by}
+          onChange={(_, v: UsageRankBy | null) => v && update({ rank_by: v })}
+          aria-label="Rank by"
+          sx={{ "& .MuiToggleButton-root": { textTransform: "none", px: 1.5 } }}
+        >
+          <ToggleButton value="cost" aria-label="Rank by cost">
+            By cost
+          </ToggleButton>
+          <ToggleButton value="tokens" aria-label="Rank by tokens">
+            By tokens
+          </ToggleButton>
+        </ToggleButtonGroup>
+      </Stack>
+    </Paper>
+  );
+}
+
+function Figure(props: { label: string; value: string; testId: string; children?: ReactNode }) {
+  return (
+    <Paper variant="outlined" sx={{ p: 2, flex: "1 1 180px" }}>
+      <Typography variant="body2" color="text.secondary" id={`${props.testId}-label`}>
+        {props.label}
+      </Typography>
+      <Typography
+        variant="h2"
+        component="p"
+        data-testid={props.testId}
+        aria-describedby={`${props.testId}-label`}
+        sx={{ fontSize: "1.6rem", my: 0.5 }}
+      >
+        {props.value}
+      </Typography>
+      {props.children}
+    </Paper>
+  );
+}
+
+function Headline(props: { totals: UsageTotals }) {
+  const t = props.totals;
+  return (
+    <Stack
+      direction="row"
+      spacing={2}
+      useFlexGap
+      sx={{ flexWrap: "wrap", mb: 2 }}
+      component="section"
+      aria-label="Totals"
+    >
+      <Figure label="Estimated cost" value={formatUsd(t.estimated_cost_usd)} testId="usage-cost">
+        <Completeness totals={t} />
+      </Figure>
+      <Figure label="Tokens" value={formatCount(t.total_tokens)} testId="usage-tokens">
+        <Typography variant="body2" color="text.secondary">
+          {formatCount(t.input_tokens)} in · {formatCount(t.output_tokens)} out
+          {t.thinking_tokens ? ` · ${formatCount(t.thinking_tokens)} thinking` : ""}
+        </Typography>
+      </Figure>
+      <Figure label="Sessions" value={formatCount(t.sessions)} testId="usage-sessions" />
+      <Figure
+        label="LLM interactions"
+        value={formatCount(t.llm_interactions)}
+        testId="usage-interactions"
+      />
+      <Figure
+        label="Unpriced interactions"
+        value={formatCount(t.unpriced_interactions)}
+        testId="usage-unpriced"
+      />
+    </Stack>
+  );
+}
+
+/** Every UTC day of the window, the days without usage as zeros. */
+function everyDay(body: UsageSummaryResponse) {
+  const byDate = new Map(body.by_day.map((d) => [d.date, d]));
+  const days: { date: string; cost: number; input: number; output: number; thinking: number }[] =
+    [];
+  const start = Date.parse(`${body.start_date.slice(0, 10)}T00:00:00Z`);
+  const end = Date.parse(body.end_date);
+  for (let t = start; t < end && days.length < 400; t += DAY_MS) {
+    const date = new Date(t).toISOString().slice(0, 10);
+    const d = byDate.get(date);
+    days.push({
+      date,
+      cost: d?.estimated_cost_usd ?? 0,
+      input: d?.input_tokens ?? 0,
+      output: d?.output_tokens ?? 0,
+      thinking: d?.thinking_tokens ?? 0,
+    });
+  }
+  return days;
+}
+
+const CHART_HEIGHT = 260;
+
+/**
+ * A chart in a labelled figure. The chart is one tab stop whose arrow keys walk its bars (their
+ * values announced); its focus ring is drawn here, as the chart draws none.
+ */
+function ChartFigure(props: { label: string; testId?: string; children: ReactNode }) {
+  return (
+    <Box
+      component="figure"
+      aria-label={props.label}
+      data-testid={props.testId}
+      sx={{
+        m: 0,
+        "& [tabindex]:focus-visible": {
+          outline: "2px solid !important",
+          outlineColor: "var(--mui-palette-primary-main) !important",
+          outlineOffset: "-2px",
+        },
+      }}
+    >
+      {props.children}
+    </Box>
+  );
+}
+
+function OverTime(props: { body: UsageSummaryResponse }) {
+  const days = everyDay(props.body);
+  const dates = days.map((d) => d.date.slice(5));
+  const tokens = (n: number | null) => (n == null ? "" : formatCount(n));
+  return (
+    <Stack direction={{ xs: "column", lg: "row" }} spacing={2} sx={{ mb: 2 }}>
+      <Box sx={{ flex: 1, minWidth: 0 }}>
+        <Section title="Cost per day" id="usage-cost-per-day">
+          <ChartFigure label="Estimated cost per UTC day" testId="chart-cost-per-day">
+            <BarChart
+              height={CHART_HEIGHT}
+              xAxis={[{ scaleType: "band", data: dates }]}
+              yAxis={[{ valueFormatter: (v: number) => formatUsd(v), width: 70 }]}
+              series={[
+                {
+                  data: days.map((d) => d.cost),
+                  label: "Estimated cost (USD)",
+                  valueFormatter: (v) => (v == null ? "" : formatUsd(v)),
+                },
+              ]}
+              hideLegend
+            />
+          </ChartFigure>
+        </Section>
+      </Box>
+      <Box sx={{ flex: 1, minWidth: 0 }}>
+        <Section title="Tokens per day" id="usage-tokens-per-day">
+          <ChartFigure label="Tokens per UTC day" testId="chart-tokens-per-day">
+            <BarChart
+              height={CHART_HEIGHT}
+              xAxis={[{ scaleType: "band", data: dates }]}
+              yAxis={[{ valueFormatter: (v: number) => formatCount(v), width: 70 }]}
+              series={[
+                {
+                  data: days.map((d) => d.input),
+                  label: "Input",
+                  stack: "t",
+                  valueFormatter: tokens,
+                },
+                {
+                  data: days.map((d) => d.output),
+                  label: "Output",
+                  stack: "t",
+                  valueFormatter: tokens,
+                },
+                {
+                  data: days.map((d) => d.thinking),
+                  label: "Thinking",
+                  stack: "t",
+                  valueFormatter: tokens,
+                },
+              ]}
+            />
+          </ChartFigure>
+        </Section>
+      </Box>
+    </Stack>
+  );
+}
+
+type Group = UsageTotals & { name: string };
+
+/** A ranked breakdown: a horizontal bar chart of the ranking measure, and its table. */
+function Breakdown(props: { title: string; id: string; rankBy: UsageRankBy; groups: Group[] }) {
+  const byCost = props.rankBy === "cost";
+  const shown = props.groups.slice(0, 10);
+  return (
+    <Section title={props.title} id={props.id}>
+      {shown.length > 0 ? (
+        <ChartFigure label={`${props.title}, ${byCost ? "cost" : "tokens"}`}>
+          <BarChart
+            height={Math.max(120, 40 + shown.length * 36)}
+            layout="horizontal"
+            yAxis={[{ scaleType: "band", data: shown.map((g) => g.name), width: 150 }]}
+            xAxis={[
+              {
+                valueFormatter: (v: number) => (byCost ? formatUsd(v) : formatCount(v)),
+              },
+            ]}
+            series={[
+              {
+                data: shown.map((g) => (byCost ? g.estimated_cost_usd : g.total_tokens)),
+                label: byCost ? "Estimated cost (USD)" : "Tokens",
+                valueFormatter: (v) => (v == null ? "" : byCost ? formatUsd(v) : formatCount(v)),
+              },
+            ]}
+            hideLegend
+          />
+        </ChartFigure>
+      ) : null}
+      <TableContainer>
+        <Table size="small" aria-label={props.title}>
+          <TableHead>
+            <TableRow>
+              <TableCell>Name</TableCell>
+              <TableCell align="right">Cost</TableCell>
+              <TableCell align="right">Tokens</TableCell>
+              <TableCell align="right">Interactions</TableCell>
+              <TableCell>Priced</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {props.groups.map((g) => (
+              <TableRow key={g.name} data-group={g.name}>
+                <TableCell component="th" scope="row">
+                  {g.name}
+                </TableCell>
+                <TableCell align="right">{formatUsd(g.estimated_cost_usd)}</TableCell>
+                <TableCell align="right">{formatCount(g.total_tokens)}</TableCell>
+                <TableCell align="right">{formatCount(g.llm_interactions)}</TableCell>
+                <TableCell>
+                  <Completeness totals={g} />
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </TableContainer>
+    </Section>
+  );
+}
+
+function TopSessions(props: { body: UsageSummaryResponse }) {
+  return (
+    <Section title="Top sessions" id="usage-top-sessions">
+      <TableContainer>
+        <Table
+          size="small"
+          aria-label="Top sessions"
+          tabIndex={0}
+          sx={{ "&:focus-visible": { outlineOffset: -3 } }}
+        >
+          <TableHead>
+            <TableRow>
+              <TableCell>Session</TableCell>
+              <TableCell>Chain</TableCell>
+              <TableCell>Status</TableCell>
+              <TableCell>Created</TableCell>
+              <TableCell align="right">Cost</TableCell>
+              <TableCell align="right">Tokens</TableCell>
+              <TableCell align="right">Interactions</TableCell>
+              <TableCell>Priced</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {props.body.top_sessions.map((s) => (
+              <TableRow key={s.session_id} data-session-id={s.session_id}>
+                <TableCell>
+                  <MuiLink component={RouterLink} to={`/sessions/${s.session_id}`}>
+                    {s.alert_type} · {s.session_id.slice(0, 8)}
+                  </MuiLink>
+                </TableCell>
+                <TableCell>{s.chain_id}</TableCell>
+                <TableCell>
+                  <StatusChip status={s.status} size="small" />
+                </TableCell>
+                <TableCell>{formatTime(s.created_at)}</TableCell>
+                <TableCell align="right">{formatUsd(s.estimated_cost_usd)}</TableCell>
+                <TableCell align="right">{formatCount(s.total_tokens)}</TableCell>
+                <TableCell align="right">{formatCount(s.llm_interactions)}</TableCell>
+                <TableCell>
+                  <Completeness totals={{ ...s, sessions: 1 }} />
+                </TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </TableContainer>
+    </Section>
+  );
+}
+
+/** `/usage`: LLM usage and its estimated cost over a range, by day, model, alert type, chain. */
+export function UsagePage(props: { search: string }) {
+  const { api } = useServices();
+  const state = parseUsageState(props.search);
+  const key = formatUsageState(state);
+  // The data keeps the query it answers, so the page (and a test) can tell stale figures.
+  const usage = useLoad(() => api.usageSummary(state).then((b) => ({ key, body: b })), [key]);
+  const options = useLoad(() => api.filterOptions(), []);
+  const update = (patch: Partial<UsageState>) => {
+    const next = formatUsageState({ ...state, ...patch });
+    navigate(next ? `/usage?${next}` : "/usage", true);
+  };
+  const body = usage.data?.body;
+  const rankBy = body?.rank_by ?? state.rank_by;
+  return (
+    <section>
+      <Typography variant="h1" gutterBottom>
+        Usage
+      </Typography>
+      <Filters
+        state={state}
+        alertTypes={options.data?.alert_types ?? []}
+        chains={options.data?.chain_ids ?? []}
+        update={update}
+      />
+      {usage.error ? (
+        <Alert severity="error" sx={{ mb: 2 }}>
+          Could not load usage: {usage.error.message}
+        </Alert>
+      ) : null}
+      {!body ? (
+        usage.error ? null : (
+          <LinearProgress aria-label="Loading usage" />
+        )
+      ) : (
+        <Box data-testid="usage-loaded" data-query={usage.data?.key}>
+          <Headline totals={body.totals} />
+          {body.totals.llm_interactions === 0 ? (
+            <Alert severity="info" sx={{ mb: 2 }}>
+              No LLM usage in this range.
+            </Alert>
+          ) : null}
+          <OverTime body={body} />
+          <Stack direction={{ xs: "column", lg: "row" }} spacing={2} sx={{ mb: 2 }}>
+            <Box sx={{ flex: 1, minWidth: 0 }}>
+              <Breakdown
+                title="By model"
+                id="usage-by-model"
+                rankBy={rankBy}
+                groups={body.by_model.map((m) => ({ ...m, name: m.model }))}
+              />
+            </Box>
+            <Box sx={{ flex: 1, minWidth: 0 }}>
+              <Breakdown
+                title="By alert type"
+                id="usage-by-alert-type"
+                rankBy={rankBy}
+                groups={body.by_alert_type.map((a) => ({ ...a, name: a.alert_type }))}
+              />
+            </Box>
+          </Stack>
+          <TopSessions body={body} />
+        </Box>
+      )}
+    </section>
+  );
+}

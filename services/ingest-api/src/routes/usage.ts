@@ -1,0 +1,98 @@
+import {
+  type SessionStatus,
+  type UsageSummaryQuery,
+  UsageSummaryQuerySchema,
+  type UsageSummaryResponse,
+} from "@tarsy/contracts";
+import { getUsageSummary, type UsageTotals } from "@tarsy/db";
+import { Hono } from "hono";
+import { visibleProjects } from "../authz/guard.ts";
+import type { IngestResources } from "../deps.ts";
+import { HttpError } from "../errors.ts";
+import { readQuery } from "../request.ts";
+
+const DAY_MS = 86_400_000;
+const DEFAULT_WINDOW_DAYS = 30;
+const IS_DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The window [start, end) of a query: a day as start_date is its first instant, a day as
+ * end_date includes that whole day (the next day's first instant); without end_date, now;
+ * without start_date, 30 days before the end.
+ */
+export function usageWindow(q: UsageSummaryQuery, now = new Date()): { start: Date; end: Date } {
+  const bound = (value: string, wholeDay: boolean) =>
+    IS_DAY.test(value)
+      ? new Date(Date.parse(`${value}T00:00:00Z`) + (wholeDay ? DAY_MS : 0))
+      : new Date(value);
+  const end = q.end_date ? bound(q.end_date, true) : now;
+  const start = q.start_date
+    ? bound(q.start_date, false)
+    : new Date(end.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS);
+  if (start.getTime() >= end.getTime()) {
+    throw new HttpError(
+      400,
+      "validation_failed",
+      "invalid query parameters: start_date, end_date",
+      {
+        fields: [{ path: "start_date", message: "start_date must be before end_date" }],
+      },
+    );
+  }
+  return { start, end };
+}
+
+const present = (t: UsageTotals) => ({
+  sessions: t.sessions,
+  llm_interactions: t.llmInteractions,
+  input_tokens: t.inputTokens,
+  output_tokens: t.outputTokens,
+  thinking_tokens: t.thinkingTokens,
+  total_tokens: t.totalTokens,
+  estimated_cost_usd: t.estimatedCostUsd,
+  unpriced_interactions: t.unpricedInteractions,
+  cost_completeness: t.costCompleteness,
+});
+
+/** `GET /api/v1/usage/summary`: usage and estimated cost of the caller's visible projects. */
+export function usageRoutes(deps: IngestResources): Hono {
+  const app = new Hono();
+
+  app.get("/summary", async (c) => {
+    const q = readQuery(c, UsageSummaryQuerySchema);
+    const { start, end } = usageWindow(q);
+    const usage = await getUsageSummary(deps.prisma, {
+      start,
+      end,
+      alertType: q.alert_type,
+      chainId: q.chain_id,
+      projects: visibleProjects(deps, c),
+      rankBy: q.rank_by,
+      top: q.top,
+    });
+    const body: UsageSummaryResponse = {
+      start_date: start.toISOString(),
+      end_date: end.toISOString(),
+      rank_by: q.rank_by,
+      totals: present(usage.totals),
+      by_day: usage.byDay.map((d) => ({ ...present(d), date: d.date })),
+      by_model: usage.byModel.map((m) => ({ ...present(m), model: m.model })),
+      by_alert_type: usage.byAlertType.map((a) => ({ ...present(a), alert_type: a.alertType })),
+      by_chain: usage.byChain.map((ch) => ({ ...present(ch), chain_id: ch.chainId })),
+      top_sessions: usage.topSessions.map((s) => {
+        const { sessions: _, ...totals } = present(s);
+        return {
+          ...totals,
+          session_id: s.sessionId,
+          alert_type: s.alertType,
+          chain_id: s.chainId,
+          status: s.status as SessionStatus,
+          created_at: s.createdAt.toISOString(),
+        };
+      }),
+    };
+    return c.json(body);
+  });
+
+  return app;
+}

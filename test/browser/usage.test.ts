@@ -1,0 +1,233 @@
+import { copyFile, mkdir } from "node:fs/promises";
+import { resolve } from "node:path";
+import { createDb, recordLLMInteraction } from "@tarsy/db";
+import { backdateLLMInteraction, insertSessionRows } from "@tarsy/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { ROOT } from "../e2e/support.ts";
+import { type DashboardRig, SCREENSHOTS, startDashboardRig } from "./support.ts";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const README_SHOTS = resolve(ROOT, "packages/dashboard/docs/screenshots");
+
+/**
+ * The Usage page in Chromium against the whole system, on LLM interactions seeded with known
+ * costs: s1 and s3 (PodCrashLooping, k8s-chain) and s2 (HighLatency, latency-chain); s3's only
+ * interaction is 10 days old (inside 30 days, outside 7).
+ *
+ *          model            when    tokens  cost
+ *   s1     gemini-2.5-pro   -1h      1,200  $0.40
+ *   s1     gemini-2.5-pro   -3d      2,300  $0.80
+ *   s2     gpt-5            -2d        600  $1.10
+ *   s2     claude-sonnet-4  -2d      4,000  unpriced
+ *   s3     gemini-2.5-pro   -10d    11,000  $2.00
+ */
+describe("the Usage page", () => {
+  let rig: DashboardRig;
+  const ids = { s1: "", s2: "", s3: "" };
+
+  beforeAll(async () => {
+    rig = await startDashboardRig();
+    const db = createDb({ url: rig.system.database.url });
+    const now = Date.now();
+    try {
+      // Finished sessions, inserted without their outbox messages: nothing runs them (and
+      // writes interactions of its own) while the page is read.
+      const session = async (alertType: string, chainId: string) => {
+        const [id = ""] = await insertSessionRows(db.prisma, {
+          count: 1,
+          alertType,
+          chainId,
+          alertData: "usage",
+          status: "completed",
+        });
+        return id;
+      };
+      ids.s1 = await session("PodCrashLooping", "k8s-chain");
+      ids.s2 = await session("HighLatency", "latency-chain");
+      ids.s3 = await session("PodCrashLooping", "k8s-chain");
+      const llm = async (
+        sessionId: string,
+        ago: number,
+        modelName: string,
+        [input, output]: [number, number],
+        cost: number | null,
+      ) => {
+        const row = await recordLLMInteraction(db.prisma, {
+          sessionId,
+          interactionType: "iteration",
+          modelName,
+          inputTokens: input,
+          outputTokens: output,
+          totalTokens: input + output,
+          ...(cost === null
+            ? { costStatus: "unpriced" as const }
+            : { costStatus: "priced" as const, estimatedCostUsd: cost, costRateSource: "builtin" }),
+        });
+        await backdateLLMInteraction(db.prisma, row.id, new Date(now - ago));
+      };
+      await llm(ids.s1, HOUR, "gemini-2.5-pro", [1000, 200], 0.4);
+      await llm(ids.s1, 3 * DAY, "gemini-2.5-pro", [2000, 300], 0.8);
+      await llm(ids.s2, 2 * DAY, "gpt-5", [500, 100], 1.1);
+      await llm(ids.s2, 2 * DAY, "claude-sonnet-4", [3500, 500], null);
+      await llm(ids.s3, 10 * DAY, "gemini-2.5-pro", [10000, 1000], 2);
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
+  afterAll(async () => {
+    await rig?.stop();
+  }, 60_000);
+
+  /** Waits for the figures of the URL's query (not the previous ones) and reads the totals. */
+  async function totals(query: string) {
+    const { page } = rig;
+    await page.locator(`[data-testid="usage-loaded"][data-query="${query}"]`).waitFor();
+    const text = (id: string) => page.getByTestId(id).textContent();
+    return {
+      cost: await text("usage-cost"),
+      tokens: await text("usage-tokens"),
+      sessions: await text("usage-sessions"),
+      interactions: await text("usage-interactions"),
+      unpriced: await text("usage-unpriced"),
+    };
+  }
+  const rows = (table: string) =>
+    rig.page
+      .getByRole("table", { name: table })
+      .locator("tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("th, td")].map((c) => c.textContent?.trim())),
+      );
+
+  it("is reached from the app bar without the session list loading the chart library", async () => {
+    const { page } = rig;
+    const scripts: string[] = [];
+    page.on("request", (r) => {
+      if (r.resourceType() === "script") scripts.push(r.url());
+    });
+    await page.goto(rig.url("/"));
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await page.getByRole("heading", { name: /^Active/ }).waitFor();
+    expect(scripts.some((s) => s.includes("UsagePage"))).toBe(false);
+    await page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Usage" })
+      .click();
+    await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+    expect(scripts.some((s) => s.includes("UsagePage"))).toBe(true);
+    expect(await totals("")).toEqual({
+      cost: "$4.30",
+      tokens: "19,100",
+      sessions: "3",
+      interactions: "5",
+      unpriced: "1",
+    });
+    await expect
+      .poll(() => page.getByTestId("usage-cost").locator("..").textContent())
+      .toContain("1 unpriced");
+  }, 60_000);
+
+  it("charts cost and tokens per day, by model and by alert type, ranked by cost", async () => {
+    const { page } = rig;
+    for (const chart of ["chart-cost-per-day", "chart-tokens-per-day"]) {
+      await expect
+        .poll(() => page.getByTestId(chart).locator("svg rect").count())
+        .toBeGreaterThan(0);
+    }
+    // The bars of the model chart, top to bottom, as the band axis labels them.
+    const modelAxis = page.getByRole("figure", { name: "By model, cost" }).locator("text");
+    await expect
+      .poll(async () => (await modelAxis.allTextContents()).join("|"))
+      .toContain("gemini-2.5-pro|gpt-5|claude-sonnet-4");
+    expect(await rows("By model")).toEqual([
+      ["gemini-2.5-pro", "$3.20", "14,500", "3", "all priced"],
+      ["gpt-5", "$1.10", "600", "1", "all priced"],
+      ["claude-sonnet-4", "$0.00", "4,000", "1", "not priced"],
+    ]);
+    expect(await rows("By alert type")).toEqual([
+      ["PodCrashLooping", "$3.20", "14,500", "3", "all priced"],
+      ["HighLatency", "$1.10", "4,600", "2", "1 unpriced"],
+    ]);
+    const top = await rows("Top sessions");
+    expect(top.map((r) => [r[0], r[4], r[5]])).toEqual([
+      [`PodCrashLooping · ${ids.s3.slice(0, 8)}`, "$2.00", "11,000"],
+      [`PodCrashLooping · ${ids.s1.slice(0, 8)}`, "$1.20", "3,500"],
+      [`HighLatency · ${ids.s2.slice(0, 8)}`, "$1.10", "4,600"],
+    ]);
+    await rig.shot("usage");
+  }, 60_000);
+
+  it("keeps the filters in the URL and follows them", async () => {
+    const { page } = rig;
+    await page.getByRole("button", { name: "Last 7d" }).click();
+    await expect.poll(() => new URL(page.url()).search).toBe("?range=7d");
+    expect(await totals("range=7d")).toEqual({
+      cost: "$2.30",
+      tokens: "8,100",
+      sessions: "2",
+      interactions: "4",
+      unpriced: "1",
+    });
+    await page.getByRole("button", { name: "Rank by tokens" }).click();
+    await expect.poll(() => new URL(page.url()).search).toBe("?range=7d&rank_by=tokens");
+    await totals("range=7d&rank_by=tokens");
+    expect((await rows("By model")).map((r) => r[0])).toEqual([
+      "claude-sonnet-4",
+      "gemini-2.5-pro",
+      "gpt-5",
+    ]);
+    expect((await rows("Top sessions")).map((r) => r[0])).toEqual([
+      `HighLatency · ${ids.s2.slice(0, 8)}`,
+      `PodCrashLooping · ${ids.s1.slice(0, 8)}`,
+    ]);
+    await page.getByLabel("Alert type", { exact: true }).selectOption("HighLatency");
+    const query = "range=7d&alert_type=HighLatency&rank_by=tokens";
+    await expect.poll(() => new URL(page.url()).search).toBe(`?${query}`);
+    expect(await totals(query)).toEqual({
+      cost: "$1.10",
+      tokens: "4,600",
+      sessions: "1",
+      interactions: "2",
+      unpriced: "1",
+    });
+    // A link with the filters opens the same figures.
+    await page.goto(rig.url("/usage?chain_id=k8s-chain"));
+    expect(await totals("chain_id=k8s-chain")).toMatchObject({ cost: "$3.20", sessions: "2" });
+  }, 60_000);
+
+  it("links a top session to its page", async () => {
+    const { page } = rig;
+    await page.goto(rig.url("/usage"));
+    await totals("");
+    await page.getByRole("link", { name: `HighLatency · ${ids.s2.slice(0, 8)}` }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe(`/sessions/${ids.s2}`);
+  }, 60_000);
+
+  it("has no serious accessibility violations, in both themes", async () => {
+    const { page } = rig;
+    const found: Record<string, unknown> = {};
+    for (const theme of ["light", "dark"] as const) {
+      await page.goto(rig.url("/usage"));
+      await totals("");
+      const current = await page.evaluate(() => document.documentElement.dataset.theme);
+      if (current !== theme) {
+        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+      }
+      const violations = await seriousAxeViolations(page);
+      if (violations.length) found[theme] = violations;
+      if (theme === "dark") {
+        await page.mouse.move(700, 1200); // no tooltip of the theme button in the picture
+        await page.getByRole("tooltip").waitFor({ state: "hidden" });
+        await rig.shot("usage-dark");
+      }
+    }
+    expect(found).toEqual({});
+    // The README's pictures come from this run.
+    await mkdir(README_SHOTS, { recursive: true });
+    for (const name of ["usage.png", "usage-dark.png"]) {
+      await copyFile(resolve(SCREENSHOTS, name), resolve(README_SHOTS, name));
+    }
+  }, 60_000);
+});
