@@ -161,7 +161,7 @@ export async function reach(
   status: SessionStatus,
   set: { executiveSummary?: string; finalAnalysis?: string; errorMessage?: string } = {},
 ): Promise<number> {
-  const from: SessionStatus[] = status === "in_progress" ? ["pending"] : ["pending", "in_progress"];
+  const from: SessionStatus[] = status === "in_progress" ? ["pending"] : ["pending", "in_progress"]; // wire-literal: the orchestrator's transitions, as a test fixture
   const ok = await transitionSessionStatus(db.prisma, session.id, from, status, {
     ...set,
     ...(status === "in_progress" ? { startedAt: new Date() } : { completedAt: new Date() }),
