@@ -96,6 +96,11 @@ const IMAGES: Record<string, Image> = {
     ports: [METRICS.variable],
     health: { variable: METRICS.variable, path: "/health" },
   },
+  notifier: {
+    dir: "services/notifier",
+    ports: [METRICS.variable],
+    health: { variable: METRICS.variable, path: "/health" },
+  },
 };
 
 /**
@@ -354,6 +359,7 @@ describe("deploy/compose.yaml", () => {
       "agent-runner",
       "stream-relay",
       "mcp-gateway",
+      "notifier",
     ]) {
       expect(services[name]?.depends_on?.migrate?.condition, name).toBe(
         "service_completed_successfully",
@@ -368,6 +374,10 @@ describe("deploy/compose.yaml", () => {
     for (const [name, svc] of Object.entries(services)) {
       const keys = Object.keys(svc.environment ?? {}).filter((k) => k.endsWith("_API_KEY"));
       expect(keys.length > 0, name).toBe(name === "llm-service");
+    }
+    // The Slack bot token reaches the notifier only.
+    for (const [name, svc] of Object.entries(services)) {
+      expect("SLACK_BOT_TOKEN" in (svc.environment ?? {}), name).toBe(name === "notifier");
     }
     // The user-token key reaches the service that seals users' tokens and the one that opens
     // them, from the same shell variable; no other.
@@ -430,7 +440,7 @@ describe("deploy/compose.yaml", () => {
     }
   });
 
-  it.each(["orchestrator", "agent-runner", "mcp-gateway"])(
+  it.each(["orchestrator", "agent-runner", "mcp-gateway", "notifier"])(
     "health-checks %s's readiness on the ops port its image exposes",
     async (name) => {
       const svc = services[name];

@@ -140,6 +140,7 @@ describe.each([
   ["orchestrator", ["nats", "postgres"]],
   ["agent-runner", ["llm-service", "nats", "postgres"]],
   ["mcp-gateway", ["nats", "mcp_servers"]],
+  ["notifier", ["nats", "postgres"]],
 ])("the %s image layout", (service, checks) => {
   it("serves /health, /ready and /metrics on its ops server, then stops on SIGTERM", async () => {
     const out = await layout(`@tarsy/${service}`);

@@ -73,6 +73,15 @@ forEachOverlay((objects) => {
       );
       expect(usesKeys, obj.metadata.name).toBe(obj.metadata.name === "llm-service");
     }
+    // The Slack token and webhook secrets reach the notifier only, from an optional Secret.
+    for (const obj of workloads(objects)) {
+      const from = containersOf(obj).flatMap((c) =>
+        (c.envFrom ?? []).filter((f) => f.secretRef?.name === "tarsy-notifications"),
+      );
+      expect(from.length, obj.metadata.name).toBe(obj.metadata.name === "notifier" ? 1 : 0);
+      for (const f of from) expect(f.secretRef?.optional, obj.metadata.name).toBe(true);
+    }
+    expect(docs).toContain("tarsy-notifications");
     // Postgres is external: reached through DATABASE_URL from the Secret tarsy-database
     // (mcp-gateway reads the sealed user tokens of per-user MCP credentials there).
     for (const name of [
@@ -81,6 +90,7 @@ forEachOverlay((objects) => {
       "agent-runner",
       "stream-relay",
       "mcp-gateway",
+      "notifier",
     ]) {
       const c = podSpec(find(objects, "Deployment", name)).containers[0] as Container;
       const db = c.env?.find((e) => e.name === "DATABASE_URL");

@@ -24,6 +24,7 @@ export const SERVICES = {
   "mcp-gateway": "services/mcp-gateway",
   "stream-relay": "services/stream-relay",
   "llm-service": "llm-service",
+  notifier: "services/notifier",
 } as const;
 export type Service = keyof typeof SERVICES;
 /**
@@ -37,7 +38,13 @@ export const OPS = {
   live: "/health",
   ready: "/ready",
 } as const;
-export const OPS_SERVICES = ["orchestrator", "agent-runner", "mcp-gateway", "llm-service"] as const;
+export const OPS_SERVICES = [
+  "orchestrator",
+  "agent-runner",
+  "mcp-gateway",
+  "llm-service",
+  "notifier",
+] as const;
 /** The variable of the port each service serves GET /metrics on. */
 export const METRICS_PORT_VARIABLE: Record<Service, string> = {
   "ingest-api": "PORT",
@@ -46,9 +53,10 @@ export const METRICS_PORT_VARIABLE: Record<Service, string> = {
   "agent-runner": OPS.variable,
   "mcp-gateway": OPS.variable,
   "llm-service": OPS.variable,
+  notifier: OPS.variable,
 };
 /** Services whose first start can be slow (MCP servers, NATS/Postgres/migrations): startup probes. */
-export const SLOW_STARTERS: Service[] = ["orchestrator", "agent-runner", "mcp-gateway"];
+export const SLOW_STARTERS: Service[] = ["orchestrator", "agent-runner", "mcp-gateway", "notifier"];
 /** Probe paths that ask dependencies: fine for readiness, never for liveness or startup. */
 export const DEPENDENCY_PATHS: Record<string, string[]> = {
   "ingest-api": ["/health"],
@@ -72,6 +80,7 @@ export const EXTERNAL_SECRETS = [
   "tarsy-database",
   "tarsy-llm-api-keys",
   "tarsy-nats",
+  "tarsy-notifications",
   "tarsy-oauth2-proxy",
   "tarsy-token-key",
 ];
