@@ -138,6 +138,17 @@ export {
   withdrawUnpublishedSession,
 } from "./outbox.ts";
 export {
+  hardDeleteSessionsBefore,
+  purgePublishedOutboxBatch,
+  RETENTION_LOCK_KEY,
+  type RetentionCounts,
+  type RetentionCutoffs,
+  type RetentionRun,
+  type RetentionRunOptions,
+  runRetention,
+  softDeleteSessionsBefore,
+} from "./retention.ts";
+export {
   EMPTY_SESSION_STATS,
   getOneSessionStats,
   getSessionStats,
