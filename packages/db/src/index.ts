@@ -159,6 +159,8 @@ export {
   type CreateSessionInput,
   claimSessionRunbook,
   createSession,
+  type DeleteSessionResult,
+  deleteSession,
   findStaleRunningSessions,
   getSession,
   getSessionDetail,

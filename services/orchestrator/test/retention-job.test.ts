@@ -1,4 +1,5 @@
 import { createDb, createSession, type OutboxEntry } from "@tarsy/db";
+import { forceSessionEnd, storedSessionDeletions } from "@tarsy/db/testing";
 import { createMetrics, type OpsServer, type ServiceMetrics, startOpsServer } from "@tarsy/metrics";
 import { createTestDb, type TestDb } from "@tarsy/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -40,13 +41,10 @@ describe("the retention job (real Postgres)", () => {
       alertType: "kubernetes",
       chainId: "k8s-chain",
     });
-    await testDb.db.prisma.alertSession.update({
-      where: { id: session.id },
-      data: {
-        status: "completed",
-        completedAt: new Date(Date.now() - completedAgoMs),
-        deletedAt: deletedAgoMs === null ? null : new Date(Date.now() - deletedAgoMs),
-      },
+    await forceSessionEnd(testDb.db.prisma, session.id, {
+      status: "completed",
+      completedAt: new Date(Date.now() - completedAgoMs),
+      deletedAt: deletedAgoMs === null ? null : new Date(Date.now() - deletedAgoMs),
     });
     return session.id;
   };
@@ -82,9 +80,9 @@ describe("the retention job (real Postgres)", () => {
       const erased = await session(100 * DAY, 11 * DAY);
       expect(await job.run()).toMatchObject({ ran: true, softDeleted: 2, hardDeleted: 1 });
       expect(flushed.map((e) => e.payload.session_id).sort()).toEqual([old1, old2].sort());
-      const rows = await testDb.db.prisma.alertSession.findMany();
-      expect(rows.find((r) => r.id === kept)?.deletedAt).toBeNull();
-      expect(rows.some((r) => r.id === erased)).toBe(false);
+      const rows = await storedSessionDeletions(testDb.db.prisma);
+      expect(rows.get(kept)).toBeNull();
+      expect(rows.has(erased)).toBe(false);
       expect(await scraped("tarsy_retention_sessions_deleted_total", 'phase="soft"')).toBe(2);
       expect(await scraped("tarsy_retention_sessions_deleted_total", 'phase="hard"')).toBe(1);
       expect(await scraped("tarsy_retention_runs_total", 'outcome="ran"')).toBeGreaterThanOrEqual(
