@@ -54,6 +54,9 @@ describe("DELETE /api/v1/sessions/:id (authorization off)", () => {
     const { session, ref } = await seedInvestigation(h.db.prisma);
     const id = session.id;
     const other = await seedSession(h.db.prisma, { data: "pod api-1 OOMKilled too" });
+    // A session whose alert type and chain only it has: they leave the filter options with it.
+    const lone = await seedSession(h.db.prisma, { alertType: "lone-type", chainId: "lone-chain" });
+    await finishSession(h.db.prisma, lone.id, "timed_out");
     await finishSession(h.db.prisma, other.id);
     const ids = async (query: string) =>
       (await request<SessionListResponse>(`${h.url}/api/v1/sessions?${query}`)).body.sessions.map(
@@ -88,8 +91,21 @@ describe("DELETE /api/v1/sessions/:id (authorization off)", () => {
     const active = await request(`${h.url}/api/v1/sessions/active`);
     conforms(ActiveSessionsResponseSchema, active.body);
     expect(JSON.stringify(active.body)).not.toContain(id);
-    const options = await request(`${h.url}/api/v1/sessions/filter-options`);
-    conforms(FilterOptionsResponseSchema, options.body);
+    const options = async () => {
+      const res = await request<{ alert_types: string[]; chain_ids: string[] }>(
+        `${h.url}/api/v1/sessions/filter-options`,
+      );
+      conforms(FilterOptionsResponseSchema, res.body);
+      return res.body;
+    };
+    expect(await options()).toMatchObject({
+      alert_types: expect.arrayContaining(["lone-type"]),
+      chain_ids: expect.arrayContaining(["lone-chain"]),
+    });
+    expect((await del(h, lone.id)).status).toBe(200);
+    const after = await options();
+    expect(after.alert_types).not.toContain("lone-type");
+    expect(after.chain_ids).not.toContain("lone-chain");
 
     // Every lookup and sub-resource: 404.
     const base = `${h.url}/api/v1/sessions/${id}`;

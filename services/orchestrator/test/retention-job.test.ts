@@ -1,10 +1,12 @@
+import { SESSIONS_EVENTS_SUBJECT } from "@tarsy/contracts";
 import { createDb, createSession, type OutboxEntry } from "@tarsy/db";
 import { forceSessionEnd, storedSessionDeletions } from "@tarsy/db/testing";
 import { createMetrics, type OpsServer, type ServiceMetrics, startOpsServer } from "@tarsy/metrics";
-import { createTestDb, type TestDb } from "@tarsy/testkit";
+import { createTestBus, createTestDb, type TestDb } from "@tarsy/testkit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startOrchestrator } from "../src/orchestrator.ts";
 import { startRetentionJob } from "../src/retention-job.ts";
-import { logger } from "./harness.ts";
+import { logger, simpleChainConfig } from "./harness.ts";
 
 const DAY = 86_400_000;
 const retention = {
@@ -137,6 +139,52 @@ describe("the retention job (real Postgres)", () => {
       await a.stop();
       await b.stop();
       await other.close();
+    }
+  });
+
+  it("the orchestrator runs it at start and on its interval, and relays each session.deleted to NATS", async () => {
+    const nats = await createTestBus();
+    const config = simpleChainConfig({ queue: {} });
+    config.system.retention = { ...retention };
+    const old = await session(31 * DAY);
+    const orchestrator = await startOrchestrator(
+      { db: testDb.db.prisma, bus: nats.bus, config, logger, metrics },
+      {
+        podId: "orch-retention",
+        concurrency: 1,
+        sweepIntervalMs: 3_600_000,
+        staleAfterMs: 60_000,
+        outboxIntervalMs: 3_600_000,
+        retentionIntervalMs: 100,
+      },
+    );
+    try {
+      // The run at start soft-deletes it and publishes its event on the sessions channel.
+      const deadline = Date.now() + 10_000;
+      let ids: string[] = [];
+      while (!ids.includes(old)) {
+        if (Date.now() > deadline) throw new Error("no session.deleted for the old session");
+        const { events } = await nats.bus.replayEvents({
+          subject: SESSIONS_EVENTS_SUBJECT,
+          afterSeq: 0,
+          limit: 100,
+        });
+        ids = events.flatMap((e) =>
+          e.payload.type === "session.deleted" ? [e.payload.session_id] : [],
+        );
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(ids).toEqual([old]);
+      // A session that ends up past retention later is taken by a later round.
+      const later = await session(45 * DAY);
+      while ((await storedSessionDeletions(testDb.db.prisma)).get(later) === null) {
+        if (Date.now() > deadline) throw new Error("no later round deleted the second session");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await scraped("tarsy_retention_sessions_deleted_total", 'phase="soft"')).toBe(2);
+    } finally {
+      await orchestrator.stop();
+      await nats.cleanup();
     }
   });
 });
