@@ -1,3 +1,4 @@
+import type { StreamKey } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import { z } from "zod";
 import type { BusAdmin } from "./admin.ts";
@@ -45,7 +46,13 @@ function authOf(env: NatsEnv): BusAuth {
 /** Bus options from a parsed environment (see `NatsEnvShape`). */
 export function busOptionsFromEnv(
   env: NatsEnv,
-  service: { name: string; logger: Logger; observer?: BusObserver },
+  service: {
+    name: string;
+    logger: Logger;
+    observer?: BusObserver;
+    /** Streams' max age from the config (e.g. `{ events: retention.event_ttl_ms }`). */
+    streamMaxAgeMs?: Partial<Record<StreamKey, number>>;
+  },
 ): BusOptions {
   const tls =
     env.NATS_TLS_CA_FILE || env.NATS_TLS_CERT_FILE
@@ -66,6 +73,7 @@ export function busOptionsFromEnv(
     waitOnFirstConnect: true,
     ...(tls ? { tls } : {}),
     ...(service.observer ? { observer: service.observer } : {}),
+    ...(service.streamMaxAgeMs ? { streamMaxAgeMs: service.streamMaxAgeMs } : {}),
   };
 }
 

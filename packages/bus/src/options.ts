@@ -1,4 +1,4 @@
-import type { ConsumerKey } from "@tarsy/contracts";
+import type { ConsumerKey, StreamKey } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import type { BusObserver } from "./observer.ts";
 
@@ -41,6 +41,12 @@ export interface BusOptions {
   replicas?: number;
   /** Consumer settings for `provision()`; per consumer, over the defaults. */
   consumers?: Partial<Record<ConsumerKey, Partial<ConsumerSettings>>>;
+  /**
+   * `max_age` of streams for `provision()`, ms, over the catalog's (e.g. the events stream's
+   * from `system.retention.event_ttl_ms`). Every service that provisions passes the same
+   * config, so replicas agree.
+   */
+  streamMaxAgeMs?: Partial<Record<StreamKey, number>>;
   /** Wait for the server at first connect instead of failing, default false. */
   waitOnFirstConnect?: boolean;
   /** Hooks for metrics: publishes, redeliveries, dead letters. */

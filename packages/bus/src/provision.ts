@@ -49,7 +49,13 @@ type DesiredConsumer = Pick<
   | "replay_policy"
 >;
 
-export function desiredStream(naming: Naming, key: StreamKey, replicas: number): DesiredStream {
+/** The stream as the catalog declares it; `maxAgeMs` (ms) overrides the catalog's max age. */
+export function desiredStream(
+  naming: Naming,
+  key: StreamKey,
+  replicas: number,
+  maxAgeMs?: number,
+): DesiredStream {
   const def = STREAMS[key];
   return {
     name: naming.stream(key),
@@ -58,7 +64,7 @@ export function desiredStream(naming: Naming, key: StreamKey, replicas: number):
     storage: StorageType.File,
     num_replicas: replicas,
     duplicate_window: def.duplicateWindowMs * NS_PER_MS,
-    max_age: def.maxAgeMs * NS_PER_MS,
+    max_age: (maxAgeMs ?? def.maxAgeMs) * NS_PER_MS,
     discard: DiscardPolicy.Old,
   };
 }
@@ -179,7 +185,7 @@ export async function provisionAll(
   const report: ProvisionReport = { streams: {}, consumers: {} };
   const replicas = options.replicas ?? 1;
   for (const key of Object.keys(STREAMS) as StreamKey[]) {
-    const desired = desiredStream(naming, key, replicas);
+    const desired = desiredStream(naming, key, replicas, options.streamMaxAgeMs?.[key]);
     report.streams[desired.name] = await ensureStream(jsm, desired, logger);
   }
   for (const key of Object.keys(CONSUMERS) as ConsumerKey[]) {

@@ -45,6 +45,26 @@ describe("provision", () => {
     expect(notifier.config.max_deliver).toBe(21);
   });
 
+  it("gives the events stream the configured max age (event_ttl_ms), and a new one at the next start", async () => {
+    const day = 24 * 3600_000;
+    h = await harness({ streamMaxAgeMs: { events: 3 * day } }, false);
+    expect(Object.values((await h.admin.provision()).streams)).toEqual([
+      "created",
+      "created",
+      "created",
+    ]);
+    const jsm = await jetstreamManager(h.raw);
+    const maxAge = async () =>
+      (await jsm.streams.info(`TARSY_EVENTS${h!.streamSuffix}`)).config.max_age;
+    expect(await maxAge()).toBe(3 * day * 1e6);
+
+    // A new event_ttl_ms updates the stream at the next start.
+    const changed = createBusAdmin(await h.another({ streamMaxAgeMs: { events: 1 * day } }));
+    const report = await changed.provision();
+    expect(report.streams[`TARSY_EVENTS${h.streamSuffix}`]).toBe("updated");
+    expect(await maxAge()).toBe(1 * day * 1e6);
+  });
+
   it("is harmless when five replicas provision at once", async () => {
     h = await harness({}, false);
     const replicas = await Promise.all(Array.from({ length: 5 }, () => h!.another()));

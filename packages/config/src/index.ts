@@ -111,6 +111,7 @@ export {
   type McpSummarization,
   type NativeToolsConfig,
   type QueueConfig,
+  type RetentionConfig,
   type RunbooksConfig,
   type StageAgentConfig,
   type StageConfig,

@@ -39,6 +39,7 @@ import {
   McpServerSchema,
   ProvidersFileSchema,
   QueueSchema,
+  RetentionSchema,
   SystemSchema,
   TarsyFileSchema,
 } from "./schema.ts";
@@ -195,7 +196,15 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   };
   const defaults = toDefaults(builtinDefaults(), section(DefaultsSchema, top.defaults, "defaults"));
   const queue = toQueue(builtinQueue(), section(QueueSchema, top.queue, "queue"));
-  const system = toSystem(builtinSystem(), section(SystemSchema, top.system, "system"));
+  const rawSystem = section(SystemSchema, top.system, "system");
+  // The Go TARSy's top-level `retention:`: each of its keys unless `system.retention` sets it.
+  const topRetention = section(RetentionSchema, top.retention, "retention");
+  const system = toSystem(
+    builtinSystem(),
+    topRetention
+      ? { ...rawSystem, retention: { ...topRetention, ...rawSystem?.retention } }
+      : rawSystem,
+  );
   const authorization = toAuthorization(
     builtinAuthorization(),
     section(AuthorizationSchema, top.authorization, "authorization"),

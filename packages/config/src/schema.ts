@@ -392,7 +392,7 @@ const NotificationsSchema = z.strictObject({
 });
 
 /** The Go TARSy's `system.retention`, plus the grace before soft-deleted rows are erased. */
-const RetentionSchema = z.strictObject({
+export const RetentionSchema = z.strictObject({
   session_retention_days: z.number().int().min(1).optional(),
   /** Maximum age of the JetStream event stream (the live feeds' replay window). */
   event_ttl: PositiveDurationSchema.optional(),
@@ -441,6 +441,8 @@ const Section = z.record(z.string(), z.unknown()).nullish();
 export const TarsyFileSchema = z.strictObject({
   queue: z.unknown().optional(),
   system: z.unknown().optional(),
+  /** The Go TARSy's top-level `retention:`, an alias of `system.retention` (which wins). */
+  retention: z.unknown().optional(),
   authorization: z.unknown().optional(),
   defaults: z.unknown().optional(),
   mcp_servers: Section,

@@ -44,11 +44,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "agent_chains.*.stages[].agents[].skills", does: SKILLS, issue: 24 },
   { path: "agent_chains.*.stages[].agents[].required_skills", does: SKILLS, issue: 24 },
   {
-    path: "retention",
-    does: "deletes sessions and events older than a retention period",
-    issue: 20,
-  },
-  {
     path: "system.prompt_caching",
     does: "provider prompt caching of the stable prompt prefix (on by default)",
     issue: 31,

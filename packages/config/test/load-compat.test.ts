@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { resolveAgentConfig } from "../src/index.ts";
-import { load } from "./helpers.ts";
+import { load, loadIssues } from "./helpers.ts";
 
 describe("TARSy settings this implementation does not support", () => {
   it("load without error and are reported once per setting, naming every place", () => {
@@ -102,6 +102,41 @@ agent_chains:
 });
 
 describe("TARSy's older and shorthand forms", () => {
+  it("accept a top-level `retention:` as system.retention, whose own keys win", () => {
+    const alone = load({
+      tarsy: `
+retention:
+  session_retention_days: 90
+  event_ttl: 48h
+`,
+    });
+    expect(alone.config.system.retention).toEqual({
+      session_retention_days: 90,
+      event_ttl_ms: 48 * 3_600_000,
+      cleanup_interval_ms: 12 * 3_600_000,
+      hard_delete_after_ms: 30 * 86_400_000,
+    });
+    expect(alone.warnings.filter((w) => w.path.includes("retention"))).toEqual([]);
+
+    const both = load({
+      tarsy: `
+retention:
+  session_retention_days: 90
+  cleanup_interval: 1h
+system:
+  retention:
+    session_retention_days: 30
+`,
+    });
+    expect(both.config.system.retention).toMatchObject({
+      session_retention_days: 30,
+      cleanup_interval_ms: 3_600_000,
+    });
+    // A wrong value is reported at its own path.
+    const bad = loadIssues({ tarsy: "retention:\n  session_retention_days: 0\n" });
+    expect(bad.map((i) => i.path)).toEqual(["retention.session_retention_days"]);
+  });
+
   it("accept stage `agent:`, agent names as strings, `headers`, numeric env values and seconds", () => {
     const { config } = load({
       tarsy: `

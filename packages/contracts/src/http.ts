@@ -21,6 +21,8 @@ export const HttpErrorCodeSchema = z.enum([
   "unknown_project",
   "not_found",
   "conflict",
+  /** The session is still running (409): it can be deleted once it ends. */
+  "session_active",
   "payload_too_large",
   "unsupported_media_type",
   /** Request line (URL) and headers together exceed the server's limit (431). */

@@ -150,6 +150,17 @@ export {
   withdrawUnpublishedSession,
 } from "./outbox.ts";
 export {
+  hardDeleteSessionsBefore,
+  purgePublishedOutboxBatch,
+  RETENTION_LOCK_KEY,
+  type RetentionCounts,
+  type RetentionCutoffs,
+  type RetentionRun,
+  type RetentionRunOptions,
+  runRetention,
+  softDeleteSessionsBefore,
+} from "./retention.ts";
+export {
   type CostSums,
   EMPTY_SESSION_STATS,
   getOneSessionStats,
@@ -164,6 +175,8 @@ export {
   type CreateSessionInput,
   claimSessionRunbook,
   createSession,
+  type DeleteSessionResult,
+  deleteSession,
   findStaleRunningSessions,
   getSession,
   getSessionDetail,

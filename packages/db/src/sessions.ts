@@ -381,6 +381,43 @@ export async function softDeleteSession(client: DbClient, id: string): Promise<b
   return count === 1;
 }
 
+export type DeleteSessionResult =
+  | {
+      readonly outcome: "deleted";
+      readonly deletedAt: Date;
+      readonly event: OutboxEntry<"sessionDeleted">;
+    }
+  | { readonly outcome: "not_found" }
+  | { readonly outcome: "active"; readonly status: SessionStatus };
+
+/**
+ * Soft-deletes one ended session with its `sessionDeleted` outbox message, in one transaction
+ * under the session's row lock (so it cannot start again meanwhile). A session that does not
+ * exist or is deleted already is `not_found`; one that has not ended is `active`.
+ */
+export function deleteSession(client: DbClient, id: string): Promise<DeleteSessionResult> {
+  return inTransaction(client, async (tx) => {
+    const [row] = await tx.$queryRaw<{ status: SessionStatus }[]>`
+      SELECT status FROM alert_sessions WHERE id = ${id}::uuid AND deleted_at IS NULL FOR UPDATE`;
+    if (row === undefined) return { outcome: "not_found" } as const;
+    if (!TERMINAL_SESSION_STATUSES.includes(row.status)) {
+      return { outcome: "active", status: row.status } as const;
+    }
+    const deletedAt = new Date();
+    await tx.alertSession.update({
+      where: { id },
+      data: { deletedAt, ...WIPED_USER_TOKEN },
+    });
+    const event = await enqueueOutbox(tx, "sessionDeleted", {
+      v: 1,
+      type: "session.deleted",
+      session_id: id,
+      timestamp: deletedAt.toISOString(),
+    });
+    return { outcome: "deleted", deletedAt, event } as const;
+  });
+}
+
 /**
  * Runs `fn` in a transaction holding the session's row lock (SELECT … FOR UPDATE), so the
  * handlers of one session never interleave across replicas. Inside, pass `tx` to every

@@ -197,3 +197,21 @@ export async function storedUserTokensOf(
     chatMessages: messages.map((m) => ({ sealed: m.userToken, expiresAt: m.userTokenExpiresAt })),
   };
 }
+
+/** Forces a session's status and its completion and deletion times (old sessions for retention). */
+export async function forceSessionEnd(
+  client: DbClient,
+  id: string,
+  set: { status: SessionStatus; completedAt: Date | null; deletedAt?: Date | null },
+): Promise<void> {
+  await client.alertSession.update({
+    where: { id },
+    data: { status: set.status, completedAt: set.completedAt, deletedAt: set.deletedAt ?? null },
+  });
+}
+
+/** Every stored session's id and deletion time, soft-deleted ones included. */
+export async function storedSessionDeletions(client: DbClient): Promise<Map<string, Date | null>> {
+  const rows = await client.alertSession.findMany({ select: { id: true, deletedAt: true } });
+  return new Map(rows.map((r) => [r.id, r.deletedAt]));
+}

@@ -182,6 +182,27 @@ export const METRICS = {
     labels: ["holder"],
     from: ["orchestrator"],
   },
+  retentionRuns: {
+    name: "tarsy_retention_runs_total",
+    type: "counter",
+    help: "Rounds of the retention job, by outcome (ran; skipped: another replica held the lock; failed).",
+    labels: ["outcome"],
+    from: ["orchestrator"],
+  },
+  retentionSessionsDeleted: {
+    name: "tarsy_retention_sessions_deleted_total",
+    type: "counter",
+    help: "Sessions the retention job deleted, by phase (soft: past retention; hard: erased after the grace period).",
+    labels: ["phase"],
+    from: ["orchestrator"],
+  },
+  retentionOutboxPurged: {
+    name: "tarsy_retention_outbox_purged_total",
+    type: "counter",
+    help: "Published outbox rows the retention job purged.",
+    labels: [],
+    from: ["orchestrator"],
+  },
   eventsPublished: {
     name: "tarsy_events_published_total",
     type: "counter",

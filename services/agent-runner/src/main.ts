@@ -36,6 +36,7 @@ await runService(
         name: `agent-runner-${runnerId}`,
         logger,
         observer: busMetricsObserver(metrics),
+        streamMaxAgeMs: { events: config.system.retention.event_ttl_ms },
       }),
     );
     const admin = createBusAdmin(bus);

@@ -45,6 +45,7 @@ await runService(
         name: "ingest-api",
         logger,
         observer: busMetricsObserver(metrics),
+        streamMaxAgeMs: { events: config.system.retention.event_ttl_ms },
       }),
     );
     await provisionOnStart(createBusAdmin(bus), env);

@@ -16,6 +16,7 @@ import {
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
   RunbooksResponseSchema,
+  SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
@@ -151,6 +152,16 @@ export function buildOpenApi(version: string): Json {
           summary: "Session detail: stages, executions, analysis, summary, chat, token usage",
           parameters: session,
           responses: { ...ok(200, "the session", SessionDetailSchema), 404: E404 },
+        },
+        delete: {
+          summary:
+            "Delete an ended session (soft: it leaves every list and lookup at once; erased after system.retention.hard_delete_after)",
+          parameters: session,
+          responses: {
+            ...ok(200, "deleted", SessionDeleteResponseSchema),
+            404: E404,
+            409: error("the session has not ended (session_active)"),
+          },
         },
       },
       "/api/v1/sessions/{id}/summary": {

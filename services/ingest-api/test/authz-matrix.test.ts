@@ -78,8 +78,8 @@ function expected(rule: RouteRule, path: string, caller: Caller): Expected {
   if (caller === "nobody" || caller === "untrusted") return 401;
   const may: Record<Exclude<Caller, "nobody" | "untrusted">, string[]> = {
     "viewer-a": ["get"],
-    "operator-a": ["get", "create", "update", "cancel"],
-    "token-a": ["get", "create", "update", "cancel"],
+    "operator-a": ["get", "create", "update", "cancel", "delete"],
+    "token-a": ["get", "create", "update", "cancel", "delete"],
     admin: ["*"],
   };
   const allows = (action: string) => may[caller].includes(action) || may[caller].includes("*");

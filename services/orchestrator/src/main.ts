@@ -27,6 +27,7 @@ await runService(
         name: `orchestrator-${env.POD_ID}`,
         logger: logger.child({ component: "bus" }),
         observer: busMetricsObserver(metrics),
+        streamMaxAgeMs: { events: config.system.retention.event_ttl_ms },
       }),
     );
     const admin = createBusAdmin(bus);

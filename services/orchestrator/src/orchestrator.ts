@@ -8,6 +8,7 @@ import {
 } from "@tarsy/db";
 import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import { type RetentionJob, type RetentionMetricSet, startRetentionJob } from "./retention-job.ts";
 import { admitAndStart, startSession } from "./saga/admission.ts";
 import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
@@ -30,6 +31,8 @@ export interface OrchestratorOptions {
   outboxIntervalMs: number;
   /** How often expired user tokens are wiped (default 60 s). */
   tokenJanitorIntervalMs?: number;
+  /** How often the retention job runs (default `system.retention.cleanup_interval_ms`). */
+  retentionIntervalMs?: number;
   consume?: ConsumeOptions<"orchestrator">;
 }
 
@@ -37,6 +40,7 @@ export interface Orchestrator {
   /** One sweep now (admission + recovery); also runs on its interval. */
   sweep(): Promise<void>;
   readonly tokenJanitor: TokenJanitor;
+  readonly retention: RetentionJob;
   stop(): Promise<void>;
 }
 
@@ -49,8 +53,8 @@ export interface OrchestratorResources {
   metrics?: OrchestratorMetricSet;
 }
 
-/** The metrics the orchestrator records: the saga's and the token janitor's. */
-export type OrchestratorMetricSet = SagaMetricSet & TokenJanitorMetricSet;
+/** The metrics the orchestrator records: the saga's, the token janitor's and retention's. */
+export type OrchestratorMetricSet = SagaMetricSet & TokenJanitorMetricSet & RetentionMetricSet;
 
 export async function startOrchestrator(
   resources: OrchestratorResources,
@@ -99,6 +103,15 @@ export async function startOrchestrator(
     logger: logger.child({ component: "token-janitor" }),
     metrics,
   });
+  const retention = startRetentionJob(db, {
+    retention: config.system.retention,
+    logger: logger.child({ component: "retention" }),
+    metrics,
+    flushOutbox: () => relay.kick(),
+    ...(options.retentionIntervalMs === undefined
+      ? {}
+      : { intervalMs: options.retentionIntervalMs }),
+  });
 
   const consumer: WorkConsumer = await bus.consume("orchestrator", orchestratorHandlers(deps), {
     concurrency: options.concurrency,
@@ -115,9 +128,11 @@ export async function startOrchestrator(
   return {
     sweep,
     tokenJanitor,
+    retention,
     async stop() {
       clearInterval(timer);
       await tokenJanitor.stop();
+      await retention.stop();
       await consumer.stop();
       await sweeping;
       await relay.stop();

@@ -27,7 +27,11 @@ await runService(
       ? await (await import("./relay-access.ts")).createRelayAccess(config.authorization, db.prisma)
       : null;
     const bus = await connectBus(
-      busOptionsFromEnv(env, { name: "stream-relay", logger: logger.child({ component: "bus" }) }),
+      busOptionsFromEnv(env, {
+        name: "stream-relay",
+        logger: logger.child({ component: "bus" }),
+        streamMaxAgeMs: { events: config.system.retention.event_ttl_ms },
+      }),
     );
     await provisionOnStart(createBusAdmin(bus), env);
     const relay = await startRelay(

@@ -5,6 +5,7 @@ import { configCheckCommand } from "./config-check.ts";
 import { dlqDiscardCommand, dlqListCommand, dlqRedriveCommand } from "./dlq.ts";
 import { eventsReplayCommand } from "./events-replay.ts";
 import { sessionCancelCommand } from "./session-cancel.ts";
+import { sessionDeleteCommand } from "./session-delete.ts";
 import { sessionListCommand } from "./session-list.ts";
 import { sessionShowCommand } from "./session-show.ts";
 import { sessionTraceCommand } from "./session-trace.ts";
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   sessionWatchCommand,
   sessionTraceCommand,
   sessionCancelCommand,
+  sessionDeleteCommand,
   chatCommand,
   eventsReplayCommand,
   dlqListCommand,

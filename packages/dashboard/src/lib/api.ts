@@ -12,6 +12,7 @@ import {
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
   RunbooksResponseSchema,
+  SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
   SystemConfigResponseSchema,
@@ -46,6 +47,8 @@ export interface ApiClient {
   session(id: string): Promise<z.infer<typeof SessionDetailSchema>>;
   timeline(id: string): Promise<z.infer<typeof TimelineResponseSchema>>;
   cancel(id: string): Promise<z.infer<typeof CancelResponseSchema>>;
+  /** Soft-deletes an ended session (409 `session_active` while it runs). */
+  deleteSession(id: string): Promise<z.infer<typeof SessionDeleteResponseSchema>>;
   sendChat(id: string, content: string): Promise<z.infer<typeof ChatMessageResponseSchema>>;
   trace(id: string): Promise<z.infer<typeof TraceListResponseSchema>>;
   llmInteraction(id: string, iid: string): Promise<z.infer<typeof LLMInteractionDetailSchema>>;
@@ -106,6 +109,7 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     session: (id) => call(SessionDetailSchema, sid(id)),
     timeline: (id) => call(TimelineResponseSchema, `${sid(id)}/timeline`),
     cancel: (id) => call(CancelResponseSchema, `${sid(id)}/cancel`, { method: "POST" }),
+    deleteSession: (id) => call(SessionDeleteResponseSchema, sid(id), { method: "DELETE" }),
     sendChat: (id, content) =>
       call(ChatMessageResponseSchema, `${sid(id)}/chat/messages`, {
         method: "POST",

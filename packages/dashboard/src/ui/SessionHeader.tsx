@@ -6,6 +6,11 @@ import AccordionSummary from "@mui/material/AccordionSummary";
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
 import Button from "@mui/material/Button";
+import Dialog from "@mui/material/Dialog";
+import DialogActions from "@mui/material/DialogActions";
+import DialogContent from "@mui/material/DialogContent";
+import DialogContentText from "@mui/material/DialogContentText";
+import DialogTitle from "@mui/material/DialogTitle";
 import Link from "@mui/material/Link";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
@@ -85,6 +90,64 @@ export function CancelButton(props: { sessionId: string; label: string; onDone: 
   );
 }
 
+/**
+ * Deletes an ended session after a confirmation, then goes to the session list (the session
+ * is gone from it, and from every other open dashboard, at once).
+ */
+export function DeleteButton(props: { sessionId: string }) {
+  const { api } = useServices();
+  const [open, setOpen] = useState(false);
+  const [state, setState] = useState<"idle" | "sending" | string>("idle");
+  const confirm = () => {
+    setState("sending");
+    api.deleteSession(props.sessionId).then(
+      () => {
+        setOpen(false);
+        navigate("/");
+      },
+      (err: Error) => setState(err.message),
+    );
+  };
+  return (
+    <>
+      <Button variant="outlined" color="error" size="small" onClick={() => setOpen(true)}>
+        Delete session
+      </Button>
+      <Dialog
+        open={open}
+        onClose={() => state !== "sending" && setOpen(false)}
+        aria-labelledby="delete-session-title"
+      >
+        <DialogTitle id="delete-session-title">Delete this session?</DialogTitle>
+        <DialogContent>
+          <DialogContentText>
+            It disappears from the session list, search and every dashboard now; its data is erased
+            after the retention grace period. This cannot be undone from the dashboard.
+          </DialogContentText>
+          {state !== "idle" && state !== "sending" ? (
+            <Alert severity="error" sx={{ mt: 2 }}>
+              {state}
+            </Alert>
+          ) : null}
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setOpen(false)} disabled={state === "sending"}>
+            Keep it
+          </Button>
+          <Button
+            color="error"
+            variant="contained"
+            onClick={confirm}
+            disabled={state === "sending"}
+          >
+            Delete
+          </Button>
+        </DialogActions>
+      </Dialog>
+    </>
+  );
+}
+
 function Stat(props: { label: string; value: string | number | ReactNode }) {
   return (
     <Box>
@@ -130,6 +193,9 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
           <NavButton to={`/sessions/${detail.id}/trace`}>Trace</NavButton>
           {!terminal && can(access, "cancel", detail.project) ? (
             <CancelButton sessionId={detail.id} label="Cancel session" onDone={props.onChange} />
+          ) : null}
+          {terminal && can(access, "delete", detail.project) ? (
+            <DeleteButton sessionId={detail.id} />
           ) : null}
         </Stack>
       </Stack>

@@ -15,7 +15,13 @@ import { useAccess } from "./context.tsx";
 import { ErrorCard } from "./ErrorCard.tsx";
 import { prettyData } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
-import { AlertData, CancelButton, SessionHeader, StageStepper } from "./SessionHeader.tsx";
+import {
+  AlertData,
+  CancelButton,
+  NavButton,
+  SessionHeader,
+  StageStepper,
+} from "./SessionHeader.tsx";
 import { SessionTimeline } from "./Timeline.tsx";
 import { useLiveSession } from "./useSession.ts";
 
@@ -41,7 +47,7 @@ function ResultCard(props: { id: string; title: string; text: string }) {
 }
 
 export function SessionPage(props: { sessionId: string }) {
-  const { detail, timeline, error, reload } = useLiveSession(props.sessionId);
+  const { detail, timeline, error, deleted, reload } = useLiveSession(props.sessionId);
   const access = useAccess();
   const items = useMemo(() => timelineItems(timeline), [timeline]);
   const stages = useMemo(() => detail?.stages.filter((s) => s.kind !== "chat") ?? [], [detail]);
@@ -54,6 +60,21 @@ export function SessionPage(props: { sessionId: string }) {
     [items, chatStageIds],
   );
   const alertCode = useMemo(() => (detail ? prettyData(detail.alert_data) : ""), [detail]);
+  if (deleted) {
+    return (
+      <Box component="section">
+        <Typography variant="h5" component="h1" gutterBottom>
+          Session
+        </Typography>
+        <Alert severity="warning" role="status">
+          Session {props.sessionId} was deleted.{" "}
+          <NavButton to="/" variant="text">
+            Back to the sessions
+          </NavButton>
+        </Alert>
+      </Box>
+    );
+  }
   if (error && !detail) {
     return (
       <Box component="section">

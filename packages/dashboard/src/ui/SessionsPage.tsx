@@ -1,4 +1,5 @@
 import { Alert, TablePagination, Typography } from "@mui/material";
+import { useState } from "react";
 import { visibleProjects } from "../lib/access.ts";
 import { formatListState, type ListState, parseListState } from "../lib/url-state.ts";
 import { ActiveSessions } from "./ActiveSessions.tsx";
@@ -23,7 +24,21 @@ export function SessionsPage(props: { search: string }) {
     list.reload();
     active.reload();
   }, 500);
-  useChannel("sessions", { onEvent: refresh, onOverflow: refresh, onConfirmed: refresh });
+  // Sessions deleted since the last load: dropped at once, before the refresh confirms it.
+  const [deleted, setDeleted] = useState<ReadonlySet<string>>(() => new Set());
+  useChannel("sessions", {
+    onEvent: (frame) => {
+      if (frame.payload.type === "session.deleted") {
+        const id = frame.payload.session_id;
+        setDeleted((gone) => new Set(gone).add(id));
+      }
+      refresh();
+    },
+    onOverflow: refresh,
+    onConfirmed: refresh,
+  });
+  const shown = <T extends { id: string }>(sessions: readonly T[]): T[] =>
+    sessions.filter((s) => !deleted.has(s.id));
 
   const update = (patch: Partial<ListState>) => {
     const next = formatListState({ ...state, page: 1, ...patch });
@@ -44,8 +59,8 @@ export function SessionsPage(props: { search: string }) {
       </Typography>
       {active.data ? (
         <ActiveSessions
-          active={active.data.active}
-          queued={active.data.queued}
+          active={shown(active.data.active)}
+          queued={shown(active.data.queued)}
           chains={chains.data?.chains ?? null}
         />
       ) : null}
@@ -62,7 +77,7 @@ export function SessionsPage(props: { search: string }) {
         </Alert>
       ) : null}
       <SessionTable
-        sessions={list.data?.sessions ?? []}
+        sessions={shown(list.data?.sessions ?? [])}
         busy={!list.data}
         state={state}
         sortBy={sortBy}

@@ -8,6 +8,8 @@ export interface LiveSession {
   detail: SessionDetail | null;
   timeline: TimelineState;
   error: Error | null;
+  /** The session was deleted while the page was open (its `session.deleted` arrived). */
+  deleted: boolean;
   reload: () => void;
 }
 
@@ -20,6 +22,7 @@ export function useLiveSession(sessionId: string): LiveSession {
   const { api } = useServices();
   const [detail, setDetail] = useState<SessionDetail | null>(null);
   const [error, setError] = useState<Error | null>(null);
+  const [deleted, setDeleted] = useState(false);
   const [timeline, dispatch] = useReducer(timelineReducer, EMPTY_TIMELINE);
 
   const loadDetail = useCallback(() => {
@@ -64,6 +67,9 @@ export function useLiveSession(sessionId: string): LiveSession {
           refreshDetail();
           return;
         case "session.deleted":
+          // Nothing more will come, and REST answers 404 from now on: say so instead.
+          setDeleted(true);
+          return;
         case "stage.status":
         case "chat.created":
         case "chat.user_message":
@@ -86,6 +92,7 @@ export function useLiveSession(sessionId: string): LiveSession {
     detail,
     timeline,
     error,
+    deleted,
     reload: () => {
       loadDetail();
       loadTimeline();

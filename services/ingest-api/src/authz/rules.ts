@@ -59,6 +59,7 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   get("/api/v1/sessions/:id/trace/llm/:interactionId", session("get")),
   get("/api/v1/sessions/:id/trace/mcp/:interactionId", session("get")),
   post("/api/v1/sessions/:id/cancel", session("cancel")),
+  { method: "DELETE", path: "/api/v1/sessions/:id", rule: session("delete") },
   post("/api/v1/sessions/:id/chat/messages", session("update")),
   get("/api/v1/system/warnings", IDENTIFIED),
   get("/api/v1/system/mcp-servers", IDENTIFIED),

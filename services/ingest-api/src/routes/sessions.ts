@@ -1,6 +1,7 @@
 import { findChainForAlertType } from "@tarsy/config";
 import {
   type CancelResponse,
+  type SessionDeleteResponse,
   type SessionListQuery,
   SessionListQuerySchema,
   type SessionListResponse,
@@ -8,6 +9,7 @@ import {
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
 import {
+  deleteSession,
   EMPTY_SESSION_STATS,
   getChatBySession,
   getOneSessionStats,
@@ -22,8 +24,9 @@ import {
 } from "@tarsy/db";
 import { Hono } from "hono";
 import { visibleProjects } from "../authz/guard.ts";
+import { deliverEntry } from "../delivery.ts";
 import type { IngestResources } from "../deps.ts";
-import { conflict, notFound, unavailable } from "../errors.ts";
+import { conflict, HttpError, notFound, unavailable } from "../errors.ts";
 import { etagOf, matchesEtag } from "../etag.ts";
 import {
   presentDetail,
@@ -154,6 +157,37 @@ export function sessionRoutes(deps: IngestResources): Hono {
     deps.logger.info({ session_id: id }, "cancel requested");
     const body: CancelResponse = { session_id: id, status: "cancel_requested" };
     return c.json(body, 202);
+  });
+
+  // Soft delete: gone from every list and lookup; the retention job erases it later.
+  app.delete("/:id", async (c) => {
+    const id = pathId(c, "id", "session");
+    const result = await deleteSession(prisma, id);
+    switch (result.outcome) {
+      case "not_found":
+        throw notFound("session", id);
+      case "active":
+        throw new HttpError(
+          409,
+          "session_active",
+          `session ${id} is ${result.status}; cancel it or wait for it to end before deleting it`,
+          { status: result.status },
+        );
+      case "deleted":
+        break;
+      default:
+        return result satisfies never;
+    }
+    // Committed with its outbox row: published now, or by the background relay if NATS is down.
+    await deliverEntry(deps, result.event).catch((err: unknown) =>
+      deps.logger.warn({ err, session_id: id }, "session.deleted left for the outbox relay"),
+    );
+    deps.logger.info({ session_id: id }, "session deleted");
+    const body: SessionDeleteResponse = {
+      session_id: id,
+      deleted_at: result.deletedAt.toISOString(),
+    };
+    return c.json(body);
   });
 
   return app;
