@@ -21,7 +21,8 @@ export const UsageSummaryQuerySchema = z
     end_date: DateBoundSchema.optional(),
     alert_type: z.string().min(1).optional(),
     chain_id: z.string().min(1).optional(),
-    rank_by: z.enum(["cost", "tokens"]).default("cost"),
+    /** Default cost; tokens while cost estimation is disabled (then cost is refused with 400). */
+    rank_by: z.enum(["cost", "tokens"]).optional(),
     /** How many top sessions (default 10, at most 100). */
     top: z.coerce.number().int().min(1).max(100).default(10),
   })

@@ -21,6 +21,8 @@ export const HttpErrorCodeSchema = z.enum([
   "unknown_project",
   "not_found",
   "conflict",
+  /** `rank_by=cost` while `system.cost_estimation.enabled` is false (400). */
+  "cost_estimation_disabled",
   /** The session is still running (409): it can be deleted once it ends. */
   "session_active",
   "payload_too_large",

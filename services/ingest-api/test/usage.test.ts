@@ -267,4 +267,32 @@ describe("GET /api/v1/usage/summary", () => {
       expect(res.body.error.code, query).toBe("validation_failed");
     }
   });
+
+  it("with cost estimation off: ranks by tokens by default and refuses rank_by=cost", async () => {
+    const estimation = h.deps.config.system.cost_estimation;
+    const window = "start_date=2026-03-01&end_date=2026-03-03";
+    estimation.enabled = false;
+    try {
+      const refused = await request<ErrorBody>(
+        `${h.url}/api/v1/usage/summary?${window}&rank_by=cost`,
+        { headers: ADMIN },
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.code).toBe("cost_estimation_disabled");
+      const byDefault = await request<UsageSummaryResponse>(
+        `${h.url}/api/v1/usage/summary?${window}`,
+        { headers: ADMIN },
+      );
+      expect(byDefault.status).toBe(200);
+      expect(byDefault.body.rank_by).toBe("tokens");
+      const tokens = byDefault.body.top_sessions.map((t) => t.total_tokens);
+      expect(tokens).toEqual([...tokens].sort((a, b) => b - a));
+    } finally {
+      estimation.enabled = true;
+    }
+    const on = await request<UsageSummaryResponse>(`${h.url}/api/v1/usage/summary?${window}`, {
+      headers: ADMIN,
+    });
+    expect(on.body.rank_by).toBe("cost");
+  });
 });

@@ -58,11 +58,14 @@ export function usageQuery(
   }
   const ms = Number(age[1]) * (age[2] === "h" ? 3_600_000 : 86_400_000);
   q.set("start_date", new Date(now - ms).toISOString());
-  const rankBy = values["rank-by"] ?? "cost";
-  if (rankBy !== "cost" && rankBy !== "tokens") {
-    throw new UsageError(`--rank-by: expected cost or tokens, got ${rankBy}`);
+  // Without --rank-by the server ranks by cost, or by tokens while cost estimation is off.
+  const rankBy = values["rank-by"];
+  if (rankBy !== undefined) {
+    if (rankBy !== "cost" && rankBy !== "tokens") {
+      throw new UsageError(`--rank-by: expected cost or tokens, got ${rankBy}`);
+    }
+    q.set("rank_by", rankBy);
   }
-  q.set("rank_by", rankBy);
   if (values.top !== undefined) {
     const top = Number(values.top);
     if (!Number.isInteger(top) || top < 1 || top > 100) {

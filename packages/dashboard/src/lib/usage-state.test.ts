@@ -27,6 +27,11 @@ describe("the Usage page's URL state", () => {
     expect(q.get("end_date")).toBeNull();
     expect(q.get("chain_id")).toBe("c");
     expect(q.get("alert_type")).toBeNull();
-    expect(q.get("rank_by")).toBe("cost");
+    // The server's default (cost; tokens while estimation is off) unless tokens are chosen.
+    expect(q.get("rank_by")).toBeNull();
+    const tokens = new URLSearchParams(
+      usageQueryString({ ...DEFAULT_USAGE_STATE, rank_by: "tokens" }, now),
+    );
+    expect(tokens.get("rank_by")).toBe("tokens");
   });
 });

@@ -60,7 +60,8 @@ export function usageQueryString(state: UsageState, now: number = Date.now()): s
   q.set("start_date", new Date(now - USAGE_RANGES[state.range]).toISOString());
   if (state.alert_type) q.set("alert_type", state.alert_type);
   if (state.chain_id) q.set("chain_id", state.chain_id);
-  q.set("rank_by", state.rank_by);
+  // The default is left to the server: cost, or tokens while cost estimation is off.
+  if (state.rank_by !== DEFAULT_USAGE_STATE.rank_by) q.set("rank_by", state.rank_by);
   q.set("top", String(USAGE_TOP_SESSIONS));
   return q.toString();
 }

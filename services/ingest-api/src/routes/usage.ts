@@ -61,19 +61,29 @@ export function usageRoutes(deps: IngestResources): Hono {
   app.get("/summary", async (c) => {
     const q = readQuery(c, UsageSummaryQuerySchema);
     const { start, end } = usageWindow(q);
+    // As in the Go TARSy: with estimation off there is no cost to rank by.
+    const estimating = deps.config.system.cost_estimation.enabled;
+    if (!estimating && q.rank_by === "cost") {
+      throw new HttpError(
+        400,
+        "cost_estimation_disabled",
+        "cost estimation is disabled (system.cost_estimation.enabled: false): rank by tokens",
+      );
+    }
+    const rankBy = q.rank_by ?? (estimating ? "cost" : "tokens");
     const usage = await getUsageSummary(deps.prisma, {
       start,
       end,
       alertType: q.alert_type,
       chainId: q.chain_id,
       projects: visibleProjects(deps, c),
-      rankBy: q.rank_by,
+      rankBy,
       top: q.top,
     });
     const body: UsageSummaryResponse = {
       start_date: start.toISOString(),
       end_date: end.toISOString(),
-      rank_by: q.rank_by,
+      rank_by: rankBy,
       totals: present(usage.totals),
       by_day: usage.byDay.map((d) => ({ ...present(d), date: d.date })),
       by_model: usage.byModel.map((m) => ({ ...present(m), model: m.model })),
