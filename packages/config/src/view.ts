@@ -104,5 +104,46 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       builtin: provider.builtin,
     })),
     mcp_servers: [...config.mcpServers.values()].map(mcpServerView),
+    notifications: {
+      slack: {
+        enabled: config.system.slack.enabled,
+        channel: config.system.slack.channel,
+        token_env: config.system.slack.token_env,
+      },
+      webhooks: config.system.notifications.webhooks.map((hook) => ({
+        origin: origin(hook.url),
+        events: [...hook.events],
+        signed: Boolean(hook.secret_env),
+      })),
+    },
+    retention: { ...config.system.retention },
+    cost_estimation: {
+      enabled: config.system.cost_estimation.enabled,
+      model_rates: Object.fromEntries(
+        Object.entries(config.system.cost_estimation.model_rates).map(([model, rate]) => [
+          model,
+          {
+            input_per_million: rate.input_per_million,
+            output_per_million: rate.output_per_million,
+          },
+        ]),
+      ),
+      promotions: config.system.cost_estimation.promotions.map((p) => ({
+        id: p.id,
+        model: p.model,
+        start: p.start_ms === null ? null : new Date(p.start_ms).toISOString(),
+        end: new Date(p.end_ms).toISOString(),
+        input_per_million: p.input_per_million,
+        output_per_million: p.output_per_million,
+      })),
+    },
   };
+}
+
+function origin(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
 }

@@ -350,5 +350,41 @@ export const SystemConfigResponseSchema = z.object({
       summarization_enabled: z.boolean(),
     }),
   ),
+  /** Where notifications go: never a token, a secret, or a webhook URL's path or query. */
+  notifications: z.object({
+    slack: z.object({ enabled: z.boolean(), channel: z.string(), token_env: z.string() }),
+    webhooks: z.array(
+      z.object({
+        /** Scheme and host only (paths and queries often hold the hook's token). */
+        origin: z.string().nullable(),
+        events: z.array(z.string()),
+        /** Whether requests are signed (`secret_env` set). */
+        signed: z.boolean(),
+      }),
+    ),
+  }),
+  retention: z.object({
+    session_retention_days: z.number().int(),
+    event_ttl_ms: z.number().int(),
+    cleanup_interval_ms: z.number().int(),
+    hard_delete_after_ms: z.number().int(),
+  }),
+  cost_estimation: z.object({
+    enabled: z.boolean(),
+    model_rates: z.record(
+      z.string(),
+      z.object({ input_per_million: z.number(), output_per_million: z.number() }),
+    ),
+    promotions: z.array(
+      z.object({
+        id: z.string(),
+        model: z.string(),
+        start: z.string().nullable(),
+        end: z.string(),
+        input_per_million: z.number(),
+        output_per_million: z.number(),
+      }),
+    ),
+  }),
 });
 export type SystemConfigResponse = z.infer<typeof SystemConfigResponseSchema>;

@@ -29,9 +29,25 @@ const SECRETS = {
   MCP_TOKEN_HEADER: "mcp-token-header-070809",
   MCP_SECRET_HEADER: "mcp-secret-header-0a0b0c",
   MCP_CLEANUP_KEY: "mcp-cleanup-key-0d0e0f",
+  SLACK_BOT_TOKEN: "xoxb-slack-bot-token-101112",
+  WEBHOOK_PATH_TOKEN: "webhook-path-token-131415",
+  WEBHOOK_QUERY_KEY: "webhook-query-key-161718",
+  WEBHOOK_SECRET: "webhook-signing-secret-192021",
 };
 
 const TARSY_YAML = `
+system:
+  slack: { enabled: true, channel: C0OPS }
+  notifications:
+    webhooks:
+      - url: https://hooks.example.com/services/{{.WEBHOOK_PATH_TOKEN}}?key={{.WEBHOOK_QUERY_KEY}}
+        events: [failed]
+        secret_env: WEBHOOK_SECRET
+  retention: { session_retention_days: 90, hard_delete_after: 48h }
+  cost_estimation:
+    model_rates: { gpt-vault-1: { input_per_million: 2, output_per_million: 8 } }
+    promotions:
+      - { id: launch, model: gpt-vault-1, end: 2027-01-01, input_per_million: 1, output_per_million: 4 }
 defaults:
   llm_provider: gemini-tools
 mcp_servers:
@@ -202,10 +218,39 @@ describe("GET /api/v1/system/config", () => {
     expect(builtin?.transport.bearer_token_set).toBe(false);
   });
 
+  it("shows notifications, retention and cost estimation, a webhook by its origin only", async () => {
+    const res = await request<SystemConfigResponse>(`${h.url}/api/v1/system/config`);
+    expect(res.body.notifications).toEqual({
+      slack: { enabled: true, channel: "C0OPS", token_env: "SLACK_BOT_TOKEN" },
+      webhooks: [{ origin: "https://hooks.example.com", events: ["failed"], signed: true }],
+    });
+    expect(res.body.retention).toMatchObject({
+      session_retention_days: 90,
+      hard_delete_after_ms: 48 * 3600_000,
+    });
+    expect(res.body.cost_estimation).toEqual({
+      enabled: true,
+      model_rates: { "gpt-vault-1": { input_per_million: 2, output_per_million: 8 } },
+      promotions: [
+        {
+          id: "launch",
+          model: "gpt-vault-1",
+          start: null,
+          end: "2027-01-01T00:00:00.000Z",
+          input_per_million: 1,
+          output_per_million: 4,
+        },
+      ],
+    });
+  });
+
   it("never carries a secret's value, wherever the config holds one", async () => {
     // The config really holds them (so the check below could fail).
     const mcp = h.deps.config.mcpServers.get("remote-tools");
     expect(JSON.stringify(mcp)).toContain(SECRETS.MCP_BEARER);
+    expect(h.deps.config.system.notifications.webhooks[0]?.url).toContain(
+      SECRETS.WEBHOOK_PATH_TOKEN,
+    );
     expect(h.deps.config.llmProviders.get("keyed-proxy")?.base_url).toContain(
       SECRETS.PROVIDER_URL_KEY,
     );
