@@ -1,3 +1,4 @@
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
 import { load, loadIssues } from "./helpers.ts";
 
@@ -48,7 +49,7 @@ system:
     expect(config.system.notifications.webhooks).toEqual([
       {
         url: "https://hooks.example.com/a",
-        events: ["completed", "failed", "cancelled", "timed_out"],
+        events: [...TERMINAL_SESSION_STATUSES],
       },
       {
         url: "https://hooks.example.com/b",
