@@ -135,6 +135,7 @@ describe("consume: failures, drops and dead letters", () => {
         cancelRequested: async (p) => void handled.push(p.session_id),
         deadline: async (p) => void handled.push(p.session_id),
         executionFinished: async (p) => void handled.push(p.execution_id),
+        scoreRequested: async (p) => void handled.push(p.score_id),
       },
       FAST,
     );

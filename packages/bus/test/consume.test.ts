@@ -159,6 +159,7 @@ describe("consume", () => {
         chatSubmitted: noop,
         cancelRequested: noop,
         executionFinished: noop,
+        scoreRequested: noop,
         deadline: async (p, ctx) => {
           deliveries.push({ at: Date.now(), count: ctx.deliveryCount });
           const due = Date.parse(p.deadline_at) - Date.now();

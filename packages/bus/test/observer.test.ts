@@ -77,6 +77,7 @@ describe("bus observer", () => {
           chatSubmitted: async () => {},
           cancelRequested: async () => {},
           executionFinished: async () => {},
+          scoreRequested: async () => {},
           deadline: async (_p, ctx) => {
             deadlineDeliveries = ctx.deliveryCount;
             if (ctx.deliveryCount === 1) ctx.retryLater(50);

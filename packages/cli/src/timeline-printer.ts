@@ -60,6 +60,16 @@ export class TimelinePrinter {
       case "chat.user_message":
         this.line(`● ${event.author} asks: ${event.content}`);
         return;
+      case "review.status":
+        this.line(
+          `● review: ${event.review_status ?? "none"}${event.assignee ? ` (${event.assignee})` : ""}${event.quality_rating ? `, rated ${event.quality_rating}` : ""} by ${event.actor}`,
+        );
+        return;
+      case "session.score_updated":
+        this.line(
+          `● score: ${event.scoring_status}${event.total_score === null ? "" : ` ${event.total_score}/100`}`,
+        );
+        return;
       case "timeline_event.created": {
         const label = labelOf(event.event_type, event.metadata);
         if (event.status === "streaming") {

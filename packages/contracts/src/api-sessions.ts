@@ -1,4 +1,10 @@
 import { z } from "zod";
+import {
+  ReviewStateShape,
+  ReviewStatusSchema,
+  ScoringStatusSchema,
+  TriageGroupSchema,
+} from "./api-review.ts";
 import { IdSchema, TimestampSchema, TokenUsageSchema } from "./common.ts";
 import {
   ExecutionKindSchema,
@@ -46,6 +52,10 @@ export const SessionListQuerySchema = z
     chain_id: z.string().min(1).optional(),
     /** Only this project's sessions (within those the caller may see). */
     project: z.string().min(1).optional(),
+    /** Comma-separated review states. */
+    review_status: csv(ReviewStatusSchema).optional(),
+    /** Exact assignee. */
+    assignee: z.string().min(1).optional(),
     /** Case-insensitive text over alert data, final analysis and executive summary (≥ 3 chars). */
     search: z.string().trim().min(3).max(500).optional(),
     /** Created at or after. */
@@ -135,8 +145,24 @@ export const SessionSummarySchema = z.object({
   ...SessionStatsShape,
   /** Every LLM interaction of the session, chat answers and executive summary included. */
   cost: CostTotalsSchema,
+  /** The latest completed score (0–100), or null. */
+  latest_score: z.number().int().nullable(),
+  /** Where the latest scoring run stands, or null when none ran. */
+  scoring_status: ScoringStatusSchema.nullable(),
+  ...ReviewStateShape,
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+/** One triage bucket, a page of it (most recently ended first; investigating: newest first). */
+export const TriageGroupResponseSchema = z.object({
+  group: TriageGroupSchema,
+  count: z.number().int().nonnegative(),
+  page: z.number().int().positive(),
+  page_size: z.number().int().positive(),
+  total_pages: z.number().int().nonnegative(),
+  sessions: z.array(SessionSummarySchema),
+});
+export type TriageGroupResponse = z.infer<typeof TriageGroupResponseSchema>;
 
 export const SessionListResponseSchema = z.object({
   sessions: z.array(SessionSummarySchema),
@@ -177,10 +203,10 @@ export const SessionStatisticsSchema = z.object({
     failed_stages: z.number().int().nonnegative(),
     current_stage_index: z.number().int().nullable(),
   }),
-  /** Scoring does not exist yet: always null. */
+  /** The latest completed score (0–100), or null. */
   total_score: z.number().int().nullable(),
-  /** Scoring does not exist yet: always null. */
-  scoring_status: z.string().nullable(),
+  /** Where the latest scoring run stands, or null when none ran. */
+  scoring_status: ScoringStatusSchema.nullable(),
 });
 export type SessionStatistics = z.infer<typeof SessionStatisticsSchema>;
 
@@ -216,7 +242,7 @@ export const StageDetailSchema = z.object({
   id: IdSchema,
   stage_name: z.string(),
   stage_index: z.number().int(),
-  kind: z.enum(["investigation", "synthesis", "chat"]),
+  kind: z.enum(["investigation", "synthesis", "chat", "scoring"]),
   status: ExecutionStatusSchema,
   parallel_type: ParallelTypeSchema.nullable(),
   success_policy: SuccessPolicySchema.nullable(),

@@ -3,7 +3,9 @@ import {
   CancelControlSchema,
   ChatCreatedEventSchema,
   ChatUserMessageEventSchema,
+  ReviewStatusEventSchema,
   SessionDeletedEventSchema,
+  SessionScoreUpdatedEventSchema,
   SessionStatusEventSchema,
   StageStatusEventSchema,
   StreamChunkSchema,
@@ -18,6 +20,7 @@ import {
   DeadlineSchema,
   ExecutionFinishedSchema,
   ExecutionRequestedSchema,
+  ScoreRequestedSchema,
   SessionSubmittedSchema,
 } from "./work.ts";
 
@@ -103,6 +106,7 @@ export const WORK_SUBJECTS = {
   cancelRequested: workSubject("orchestrator", "cancel_requested"),
   deadline: workSubject("orchestrator", "deadline"),
   executionFinished: workSubject("orchestrator", "execution_finished"),
+  scoreRequested: workSubject("orchestrator", "score_requested"),
   executionRequested: workSubject("runner", "execution_requested"),
 } as const;
 
@@ -138,6 +142,12 @@ export const MESSAGES = {
     schema: ExecutionFinishedSchema,
     subjects: () => [WORK_SUBJECTS.executionFinished],
     msgId: (p) => `execution-finished.${p.execution_id}`,
+  }),
+  scoreRequested: persistent({
+    stream: "work",
+    schema: ScoreRequestedSchema,
+    subjects: () => [WORK_SUBJECTS.scoreRequested],
+    msgId: (p) => `score-requested.${p.score_id}`,
   }),
   executionRequested: persistent({
     stream: "work",
@@ -189,6 +199,19 @@ export const MESSAGES = {
     subjects: (p) => [sessionEventsSubject(p.session_id)],
     msgId: (p) => `chat-user-message.${p.message_id}`,
   }),
+  reviewStatus: persistent({
+    stream: "events",
+    schema: ReviewStatusEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
+    // One event per review change (its activity row); the system's initial state once.
+    msgId: (p) => `review-status.${p.session_id}.${p.activity_id ?? "initial"}`,
+  }),
+  sessionScoreUpdated: persistent({
+    stream: "events",
+    schema: SessionScoreUpdatedEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
+    msgId: (p) => `score-updated.${p.score_id}.${p.scoring_status}`,
+  }),
   // --- dead letters (stream TARSY_DLQ) ---
   deadLetter: persistent({
     stream: "dlq",
@@ -232,6 +255,7 @@ export const CONSUMERS = {
       "cancelRequested",
       "deadline",
       "executionFinished",
+      "scoreRequested",
     ],
   },
   runner: {
@@ -244,7 +268,8 @@ export const CONSUMERS = {
     stream: "events",
     durable: "notifier",
     filterSubject: SESSIONS_EVENTS_SUBJECT,
-    messages: ["sessionStatus", "sessionDeleted"],
+    /** The review and score events share the subject; the notifier acknowledges them unread. */
+    messages: ["sessionStatus", "sessionDeleted", "reviewStatus", "sessionScoreUpdated"],
     deliverFrom: "new",
   },
 } as const satisfies Record<

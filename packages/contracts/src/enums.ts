@@ -83,6 +83,7 @@ export const ExecutionKindSchema = z.enum([
   "synthesis",
   "chat",
   "executive_summary",
+  "scoring",
 ]);
 export type ExecutionKind = z.infer<typeof ExecutionKindSchema>;
 
@@ -122,6 +123,7 @@ export const LLMInteractionTypeSchema = z.enum([
   "synthesis",
   "executive_summary",
   "chat_response",
+  "scoring",
 ]);
 export type LLMInteractionType = z.infer<typeof LLMInteractionTypeSchema>;
 

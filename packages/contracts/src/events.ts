@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ReviewStateShape, ScoringStatusSchema } from "./api-review.ts";
 import { IdSchema, JsonObjectSchema, TimestampSchema, V1 } from "./common.ts";
 import {
   ParallelTypeSchema,
@@ -109,6 +110,36 @@ export const SessionDeletedEventSchema = z.object({
 });
 export type SessionDeletedEvent = z.infer<typeof SessionDeletedEventSchema>;
 
+/**
+ * A session's review state changed (it ended, or someone claimed, rated or reopened it), with
+ * who did it (`system` when the session's end set it). On the session's channel and the
+ * sessions channel, so the triage view updates live.
+ */
+export const ReviewStatusEventSchema = z.object({
+  v: V1,
+  type: z.literal("review.status"),
+  session_id: IdSchema,
+  ...ReviewStateShape,
+  actor: z.string(),
+  /** The activity row this change wrote (absent for the system's initial state). */
+  activity_id: IdSchema.optional(),
+  timestamp: TimestampSchema,
+});
+export type ReviewStatusEvent = z.infer<typeof ReviewStatusEventSchema>;
+
+/** A session's scoring started or ended; on the session's channel and the sessions channel. */
+export const SessionScoreUpdatedEventSchema = z.object({
+  v: V1,
+  type: z.literal("session.score_updated"),
+  session_id: IdSchema,
+  score_id: IdSchema,
+  scoring_status: ScoringStatusSchema,
+  /** Set once completed. */
+  total_score: z.number().int().nullable(),
+  timestamp: TimestampSchema,
+});
+export type SessionScoreUpdatedEvent = z.infer<typeof SessionScoreUpdatedEventSchema>;
+
 /** Any persistent event, discriminated by `type`. */
 export const PersistentEventSchema = z.discriminatedUnion("type", [
   TimelineEventCreatedSchema,
@@ -118,6 +149,8 @@ export const PersistentEventSchema = z.discriminatedUnion("type", [
   StageStatusEventSchema,
   ChatCreatedEventSchema,
   ChatUserMessageEventSchema,
+  ReviewStatusEventSchema,
+  SessionScoreUpdatedEventSchema,
 ]);
 export type PersistentEvent = z.infer<typeof PersistentEventSchema>;
 export const PersistentEventTypeSchema = z.enum([
@@ -128,6 +161,8 @@ export const PersistentEventTypeSchema = z.enum([
   "stage.status",
   "chat.created",
   "chat.user_message",
+  "review.status",
+  "session.score_updated",
 ]);
 export type PersistentEventType = z.infer<typeof PersistentEventTypeSchema>;
 

@@ -50,6 +50,19 @@ export const DeadlineSchema = z.object({
 });
 export type Deadline = z.infer<typeof DeadlineSchema>;
 
+/**
+ * ingest-api → orchestrator: someone asked to score a session; the score row exists
+ * (`in_progress`) and waits for its stage and judge execution.
+ */
+export const ScoreRequestedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  score_id: IdSchema,
+  requested_by: z.string().min(1),
+  requested_at: TimestampSchema,
+});
+export type ScoreRequested = z.infer<typeof ScoreRequestedSchema>;
+
 /** orchestrator → agent-runner: run one agent execution. */
 export const ExecutionRequestedSchema = z.object({
   v: V1,

@@ -36,6 +36,10 @@ export interface SessionStats {
   readonly failedStages: number;
   readonly hasParallelStages: boolean;
   readonly chatMessageCount: number;
+  /** The latest completed score (0–100), or null. */
+  readonly latestScore: number | null;
+  /** Where the latest scoring run stands (null: never scored). */
+  readonly scoringStatus: "in_progress" | "completed" | "failed" | null;
 }
 
 export const EMPTY_SESSION_STATS: SessionStats = {
@@ -50,6 +54,8 @@ export const EMPTY_SESSION_STATS: SessionStats = {
   failedStages: 0,
   hasParallelStages: false,
   chatMessageCount: 0,
+  latestScore: null,
+  scoringStatus: null,
 };
 
 interface StatsRow {
@@ -66,6 +72,8 @@ interface StatsRow {
   failed_stages: number;
   has_parallel: boolean;
   chat_messages: number;
+  latest_score: number | null;
+  scoring_status: "in_progress" | "completed" | "failed" | null;
 }
 
 /**
@@ -103,7 +111,16 @@ export async function getSessionStats(
     chat AS (
       SELECT c.session_id, COUNT(m.id)::int AS n
       FROM chats c JOIN chat_user_messages m ON m.chat_id = c.id
-      WHERE c.session_id IN (SELECT id FROM ids) GROUP BY c.session_id)
+      WHERE c.session_id IN (SELECT id FROM ids) GROUP BY c.session_id),
+    last_run AS (
+      SELECT DISTINCT ON (session_id) session_id, status::text AS status
+      FROM session_scores WHERE session_id IN (SELECT id FROM ids)
+      ORDER BY session_id, started_at DESC, id DESC),
+    last_score AS (
+      SELECT DISTINCT ON (session_id) session_id, total_score
+      FROM session_scores
+      WHERE session_id IN (SELECT id FROM ids) AND status = 'completed'
+      ORDER BY session_id, completed_at DESC, id DESC)
     SELECT ids.id::text AS id,
            COALESCE(llm.n, 0) AS llm_count,
            COALESCE(llm.input_tokens, 0) AS input_tokens,
@@ -116,12 +133,16 @@ export async function getSessionStats(
            COALESCE(st.completed, 0) AS completed_stages,
            COALESCE(st.failed, 0) AS failed_stages,
            COALESCE(st.parallel, false) AS has_parallel,
-           COALESCE(chat.n, 0) AS chat_messages
+           COALESCE(chat.n, 0) AS chat_messages,
+           last_score.total_score AS latest_score,
+           last_run.status AS scoring_status
     FROM ids
     LEFT JOIN llm ON llm.session_id = ids.id
     LEFT JOIN mcp ON mcp.session_id = ids.id
     LEFT JOIN st ON st.session_id = ids.id
-    LEFT JOIN chat ON chat.session_id = ids.id`;
+    LEFT JOIN chat ON chat.session_id = ids.id
+    LEFT JOIN last_run ON last_run.session_id = ids.id
+    LEFT JOIN last_score ON last_score.session_id = ids.id`;
   for (const r of rows) {
     result.set(r.id, {
       llmInteractionCount: Number(r.llm_count),
@@ -139,6 +160,8 @@ export async function getSessionStats(
       failedStages: Number(r.failed_stages),
       hasParallelStages: r.has_parallel === true,
       chatMessageCount: Number(r.chat_messages),
+      latestScore: r.latest_score === null ? null : Number(r.latest_score),
+      scoringStatus: r.scoring_status,
     });
   }
   return result;

@@ -14,6 +14,7 @@ import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
 import {
   abortReasonOf,
   ExecutionAbortedError,
+  ExecutionConfigError,
   ExecutionNotFoundError,
   ExecutionTakenOverError,
 } from "./errors.ts";
@@ -146,6 +147,8 @@ async function runController(run: RunContext): Promise<ControllerResult> {
       return runSynthesis(run);
     case "executive_summary":
       return runExecutiveSummary(run);
+    case "scoring":
+      throw new ExecutionConfigError("scoring is not built yet");
   }
 }
 

@@ -112,6 +112,8 @@ function resolveFor(
         mcp_servers: [],
       };
     }
+    case "scoring":
+      throw new ExecutionConfigError("scoring is not built yet");
   }
 }
 

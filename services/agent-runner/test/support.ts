@@ -544,6 +544,7 @@ export async function collectFinished(bus: Bus): Promise<{
     chatSubmitted: ignore,
     cancelRequested: ignore,
     deadline: ignore,
+    scoreRequested: ignore,
     executionFinished: async (payload) => {
       list.push(payload);
     },

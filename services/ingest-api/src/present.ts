@@ -1,5 +1,6 @@
 import type {
   CostTotals,
+  ReviewState,
   SessionDetail,
   SessionStatistics,
   SessionStatusResponse,
@@ -81,10 +82,26 @@ export function presentSummary(s: AlertSession, stats: SessionStats): SessionSum
     has_parallel_stages: stats.hasParallelStages,
     chat_message_count: stats.chatMessageCount,
     cost: presentCost(stats.cost),
+    latest_score: stats.latestScore,
+    scoring_status: stats.scoringStatus,
+    ...presentReviewState(s),
   };
 }
 
-/** `GET /sessions/:id/summary` (the Go TARSy's shape; no scoring yet). */
+/** The review fields of a session (list, detail, triage and the `review.status` event). */
+export function presentReviewState(s: AlertSession): ReviewState {
+  return {
+    review_status: s.reviewStatus,
+    assignee: s.assignee,
+    assigned_at: iso(s.assignedAt),
+    reviewed_at: iso(s.reviewedAt),
+    quality_rating: s.qualityRating,
+    action_taken: s.actionTaken,
+    investigation_feedback: s.investigationFeedback,
+  };
+}
+
+/** `GET /sessions/:id/summary` (the Go TARSy's shape). */
 export function presentStatistics(s: AlertSession, stats: SessionStats): SessionStatistics {
   const cost = presentCost(stats.cost);
   return {
@@ -104,8 +121,8 @@ export function presentStatistics(s: AlertSession, stats: SessionStats): Session
       failed_stages: stats.failedStages,
       current_stage_index: s.currentStageIndex,
     },
-    total_score: null,
-    scoring_status: null,
+    total_score: stats.latestScore,
+    scoring_status: stats.scoringStatus,
   };
 }
 

@@ -33,6 +33,7 @@ beforeAll(async () => {
     cancelRequested: async () => {},
     deadline: async () => {},
     executionFinished: async () => {},
+    scoreRequested: async () => {},
   });
   h = await startHarness({ bus, gateway: false, settings: { publishTimeoutMs: 1_000 } });
 }, 60_000);

@@ -113,6 +113,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     cancelRequested: async (p) => void received.cancelRequested.push(p),
     deadline: async () => {},
     executionFinished: async () => {},
+    scoreRequested: async () => {},
   });
   const server = createHttpServer({
     fetch: createApp(deps).fetch,

@@ -180,6 +180,9 @@ export async function startNotifier(
       sessionStatus: (payload) => onStatus(payload),
       // A deleted session's pending deliveries fail on their next attempt (session deleted).
       sessionDeleted: async () => {},
+      // Review and score changes share the sessions subject; nothing is sent for them.
+      reviewStatus: async () => {},
+      sessionScoreUpdated: async () => {},
     },
     { concurrency: options.concurrency, ...options.consume },
   );

@@ -73,6 +73,8 @@ export function useLiveSession(sessionId: string): LiveSession {
         case "stage.status":
         case "chat.created":
         case "chat.user_message":
+        case "review.status":
+        case "session.score_updated":
           refreshDetail();
           return;
         default: {

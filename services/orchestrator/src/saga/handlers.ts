@@ -13,6 +13,7 @@ import { stepChain } from "./chain.ts";
 import { finishChatStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
+import { startRequestedScore } from "./scoring.ts";
 import { withSession } from "./session-lock.ts";
 
 /**
@@ -108,6 +109,11 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     async chatSubmitted(message) {
       assertRowIds(message);
       await startChatTurn(deps, message);
+    },
+
+    async scoreRequested(message) {
+      assertRowIds(message);
+      await startRequestedScore(deps, message);
     },
   };
 }
