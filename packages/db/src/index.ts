@@ -57,6 +57,8 @@ export {
   MigrationFailedError,
   MigrationsDirInvalidError,
   MigrationUnfinishedError,
+  ScoringInProgressError,
+  ScoringUnavailableError,
   SessionNotFoundError,
 } from "./errors.ts";
 export {
@@ -161,6 +163,20 @@ export {
   softDeleteSessionsBefore,
 } from "./retention.ts";
 export {
+  createScore,
+  finishScore,
+  getLatestScore,
+  getScore,
+  getScoreByStage,
+  linkScoreStage,
+  listSessionAvailableTools,
+  recordScoreResult,
+  requestScore,
+  SCORING_STAGE_NAME,
+  type ScoreResult,
+  type SessionScore,
+} from "./scores.ts";
+export {
   type CostSums,
   EMPTY_SESSION_STATS,
   getOneSessionStats,
@@ -204,6 +220,7 @@ export {
   getStage,
   getStageWithExecutions,
   listSessionStages,
+  nextStageIndex,
   type StageInput,
   type StageUpdate,
   type StageWithExecutions,

@@ -14,6 +14,7 @@ import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { runbookRoutes } from "./routes/runbooks.ts";
+import { scoreRoutes } from "./routes/scores.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
@@ -71,6 +72,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", sessionRoutes(deps));
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
+  app.route("/api/v1/sessions", scoreRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));

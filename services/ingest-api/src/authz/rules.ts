@@ -61,6 +61,8 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   post("/api/v1/sessions/:id/cancel", session("cancel")),
   { method: "DELETE", path: "/api/v1/sessions/:id", rule: session("delete") },
   post("/api/v1/sessions/:id/chat/messages", session("update")),
+  post("/api/v1/sessions/:id/score", session("update")),
+  get("/api/v1/sessions/:id/score", session("get")),
   get("/api/v1/system/warnings", IDENTIFIED),
   get("/api/v1/system/mcp-servers", IDENTIFIED),
   get("/api/v1/system/alert-types", IDENTIFIED),
