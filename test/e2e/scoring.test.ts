@@ -208,7 +208,9 @@ describe("Scoring", () => {
     const id = await completed("Manual");
     // Automatic scoring is decided in the transaction that completed the session: none here.
     expect((await sys.api(`/api/v1/sessions/${id}/score`)).status).toBe(404);
-    expect((await get<SessionDetail>(`/api/v1/sessions/${id}`)).stages).toHaveLength(1);
+    const unscored = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+    expect(unscored.stages).toHaveLength(1);
+    expect(unscored).toMatchObject({ latest_score: null, scoring_status: null });
 
     const accepted = await postScore(id);
     expect(accepted.status).toBe(202);
