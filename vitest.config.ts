@@ -24,7 +24,7 @@ const DEFAULT_GROUP = { maxWorkers: 2, sequence: { groupOrder: 0 } };
 
 const projectDirs = ["packages", "services"]
   .flatMap((group) => readdirSync(join(repoRoot, group)).map((name) => `${group}/${name}`))
-  .concat(["llm-service", "test"])
+  .concat(["llm-service", "test", "evals"])
   .filter((dir) => existsSync(join(repoRoot, dir, "package.json")));
 
 export default defineConfig({
