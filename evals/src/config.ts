@@ -63,10 +63,16 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
+/** A script matcher for exactly this text: a substring, unless it reads as a `/regex/`. */
+function literalMatcher(text: string): string {
+  return /^\/.*\/[a-z]*$/s.test(text) ? `/${escapeRegex(text)}/` : text;
+}
+
 /**
  * One llm-service script for every case. A case's entries without a rule answer the requests
  * whose last user message carries its marker; its `ExecSummaryAgent` entries answer the executive
- * summary of its own final analysis (the summary's prompt carries that analysis, not the alert).
+ * summary of its own final analysis (the summary's prompt carries that whole analysis, not the
+ * alert), so two cases whose analyses begin alike still get their own summaries.
  */
 export function compileScript(cases: readonly EvalCase[]): unknown[] {
   const out: unknown[] = [];
@@ -85,7 +91,7 @@ export function compileScript(cases: readonly EvalCase[]): unknown[] {
           ...entry,
           match: {
             agent: `/^${EXEC_SUMMARY_AGENT}$/`,
-            user: `/${escapeRegex(finalText.slice(0, 60))}/`,
+            user: literalMatcher(finalText),
           },
         });
       } else {

@@ -88,7 +88,8 @@ export interface EvalSystem {
   stop(): Promise<void>;
 }
 
-function llmAddressOf(stack: Stack): string {
+/** The gRPC address of the stack's llm-service, from the line it logs when it listens. */
+export function llmAddressOf(stack: Stack): string {
   for (const line of stack.process("llm-service-1").lines) {
     try {
       const record = JSON.parse(line) as { msg?: string; port?: number };
