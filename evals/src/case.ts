@@ -21,7 +21,7 @@ export const CaseFileSchema = z.strictObject({
   alert_type: z.string().min(1),
   /** The alert's payload, as `POST /api/v1/alerts` takes it in `data`. */
   data: z.record(z.string(), z.unknown()),
-  /** Runbook text or URL sent with the alert. */
+  /** A runbook URL sent with the alert (checked against `system.runbooks.allowed_domains`). */
   runbook: z.string().optional(),
   /** The stages of a chain of its own (TARSy's `agent_chains.<id>.stages`), instead of the default one. */
   chain: z.strictObject({ stages: z.array(z.record(z.string(), z.unknown())).min(1) }).optional(),

@@ -12,7 +12,12 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { loadCases } from "./case.ts";
-import { DEFAULT_MODELS, type ProviderChoice, ProviderTypeSchema } from "./config.ts";
+import {
+  DEFAULT_KEY_ENVS,
+  DEFAULT_MODELS,
+  type ProviderChoice,
+  ProviderTypeSchema,
+} from "./config.ts";
 import { buildReport, writeReport } from "./report.ts";
 import { runCases, startEvalSystem } from "./run.ts";
 import { loadServerCatalog } from "./servers.ts";
@@ -159,6 +164,17 @@ async function main(): Promise<number> {
     model: args["judge-model"] ?? DEFAULT_MODELS[judgeType],
     apiKeyEnv: args["judge-api-key-env"],
   };
+
+  // A missing key would fail every case at its first LLM call: say so before booting anything.
+  for (const p of [provider, judgeProvider]) {
+    const keyEnv = p && (p.apiKeyEnv ?? DEFAULT_KEY_ENVS[p.type]);
+    if (keyEnv && !process.env[keyEnv]) {
+      console.error(
+        `${keyEnv} is not set: export the ${p.type} API key (or name its variable with --api-key-env)`,
+      );
+      return 2;
+    }
+  }
 
   const name = `eval-${new Date().toISOString().replace(/[:.]/g, "-")}-${provider.type}`;
   const reportDir = resolve(args["report-dir"]);

@@ -44,6 +44,14 @@ export const DEFAULT_MODELS: Record<ProviderType, string> = {
   "openai-compatible": "default",
 };
 
+/** The variable llm-service reads a provider's key from when `--api-key-env` is not given. */
+export const DEFAULT_KEY_ENVS: Partial<Record<ProviderType, string>> = {
+  google: "GOOGLE_API_KEY",
+  openai: "OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+  xai: "XAI_API_KEY",
+};
+
 export const EVAL_AGENT = "EvalInvestigator";
 export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
 const DEFAULT_CHAIN = "eval-investigation";
