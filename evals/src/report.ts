@@ -28,6 +28,8 @@ export interface Report {
   duration_ms: { p50: number | null; p95: number | null };
   wall_time_ms: number;
   cost_usd: number;
+  /** Runs with an LLM call no rate priced (their cost is a lower bound). */
+  runs_not_fully_priced: number;
   tokens: { input: number; output: number; total: number };
   results: CaseResult[];
 }
@@ -91,6 +93,7 @@ export function buildReport(
     duration_ms: { p50: percentile(durations, 50), p95: percentile(durations, 95) },
     wall_time_ms: meta.wallTimeMs,
     cost_usd: results.reduce((sum, r) => sum + r.cost_usd, 0),
+    runs_not_fully_priced: results.filter((r) => r.cost_completeness !== "complete").length,
     tokens: {
       input: results.reduce((sum, r) => sum + r.input_tokens, 0),
       output: results.reduce((sum, r) => sum + r.output_tokens, 0),
@@ -129,7 +132,11 @@ export function renderMarkdown(report: Report): string {
       `FAIL ${report.by_status.FAIL} · FIXTURE_MISS ${report.by_status.FIXTURE_MISS} · ERROR ${report.by_status.ERROR}`,
     "",
     `Duration per case p50 ${ms(report.duration_ms.p50)}, p95 ${ms(report.duration_ms.p95)} · ` +
-      `wall time ${ms(report.wall_time_ms)} · cost $${report.cost_usd.toFixed(4)} · ` +
+      `wall time ${ms(report.wall_time_ms)} · cost $${report.cost_usd.toFixed(4)}` +
+      (report.runs_not_fully_priced > 0
+        ? ` (${report.runs_not_fully_priced} run(s) with unpriced LLM calls)`
+        : "") +
+      " · " +
       `tokens ${report.tokens.total} (in ${report.tokens.input}, out ${report.tokens.output})`,
     "",
     groupTable("By provider", report.by_provider),

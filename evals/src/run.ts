@@ -49,6 +49,8 @@ export interface CaseResult {
   output_tokens: number;
   total_tokens: number;
   cost_usd: number;
+  /** complete: every LLM call priced; partial / none: some / no call had a known rate. */
+  cost_completeness: "complete" | "partial" | "none";
   duration_ms: number | null;
 }
 
@@ -216,6 +218,7 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
       output_tokens: 0,
       total_tokens: 0,
       cost_usd: 0,
+      cost_completeness: "none",
       duration_ms: null,
     };
     try {
@@ -245,6 +248,7 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
       result.output_tokens = detail.token_usage.output_tokens;
       result.total_tokens = detail.total_tokens;
       result.cost_usd = detail.cost.estimated_cost_usd;
+      result.cost_completeness = detail.cost.cost_completeness;
       result.duration_ms = detail.duration_ms;
       result.tool_calls = await collectTools(sessionId);
       const called = new Set(result.tool_calls.map((t) => `${t.server}.${t.tool}`));

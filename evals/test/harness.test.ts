@@ -175,6 +175,8 @@ describe("evaluation harness (deterministic mode, real stack)", () => {
       pass_rate: 0.6,
       by_status: { PASS: 3, FAIL: 1, FIXTURE_MISS: 1, ERROR: 0 },
       judge: "deterministic",
+      // The scripted model has no rate: every run's cost is marked as not fully priced.
+      runs_not_fully_priced: 5,
     });
     expect(json.by_provider).toEqual([
       expect.objectContaining({ key: "scripted/scripted-eval", runs: 5, passed: 3 }),
@@ -194,6 +196,7 @@ describe("evaluation harness (deterministic mode, real stack)", () => {
     );
     expect(md).toContain("- forbidden ❌ claimed The image cannot be pulled.");
     expect(md).toMatch(/\| dns \| 1 \| 1 \| 100\.0% \|/);
+    expect(md).toContain("cost $0.0000 (5 run(s) with unpriced LLM calls)");
   });
 
   it("calls an LLM judge through llm-service and reads its verdicts", async () => {
