@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { z } from "zod";
 import type { EvalCase } from "./case.ts";
-import { EXECUTION_HEADER, type ReplayServer } from "./replay-server.ts";
+import { HarnessError } from "./errors.ts";
+import { EXECUTION_HEADER } from "./replay-server.ts";
 import type { ServerCatalog } from "./servers.ts";
 
 export const PROVIDER_TYPES = [
@@ -125,7 +126,8 @@ export function writeEvalConfig(
   dir: string,
   cases: readonly EvalCase[],
   catalog: ServerCatalog,
-  replay: ReplayServer,
+  /** The replay server's URL of each MCP server. */
+  urlOf: (server: string) => string,
   provider: ProviderChoice,
   options: { concurrency: number; maxIterations: number; sessionTimeout: string },
 ): GeneratedConfig {
@@ -137,7 +139,7 @@ export function writeEvalConfig(
       {
         transport: {
           type: "http",
-          url: replay.urlOf(name),
+          url: urlOf(name),
           custom_headers: { [EXECUTION_HEADER]: "{{.SESSION_ID}}" },
         },
         instructions: catalog.servers[name]?.instructions ?? "",
@@ -158,7 +160,8 @@ export function writeEvalConfig(
   const claimed = new Set(defaultTypes);
   for (const c of overridden) {
     if (claimed.has(c.alert_type)) {
-      throw new Error(
+      throw new HarnessError(
+        "chain_conflict",
         `case ${c.id}: its chain override needs an alert type no other case uses (${c.alert_type})`,
       );
     }

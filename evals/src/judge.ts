@@ -7,6 +7,7 @@
 import type { LlmClient, LlmConfig } from "@tarsy/llm-client";
 import { z } from "zod";
 import type { Finding } from "./case.ts";
+import { HarnessError } from "./errors.ts";
 
 export const VerdictSchema = z.object({
   finding: z.string(),
@@ -108,7 +109,8 @@ ${list(input.forbidden) || "(none)"}`;
 export function parseVerdicts(text: string): z.infer<typeof LlmVerdictsSchema> {
   const start = text.indexOf("{");
   const end = text.lastIndexOf("}");
-  if (start === -1 || end <= start) throw new Error("the judge answered no JSON object");
+  if (start === -1 || end <= start)
+    throw new HarnessError("judge_failed", "the judge answered no JSON object");
   return LlmVerdictsSchema.parse(JSON.parse(text.slice(start, end + 1)));
 }
 
@@ -128,7 +130,8 @@ export function createLlmJudge(client: LlmClient, config: LlmConfig): Judge {
         config,
       })) {
         if (chunk.type === "text") text += chunk.content;
-        if (chunk.type === "error") throw new Error(`judge LLM error: ${chunk.message}`);
+        if (chunk.type === "error")
+          throw new HarnessError("judge_failed", `judge LLM error: ${chunk.message}`);
       }
       const verdicts = parseVerdicts(text);
       // Verdicts are taken by position: a model that renames a finding still answers for it.

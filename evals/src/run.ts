@@ -14,6 +14,7 @@ import { type Stack, startStack } from "@tarsy/stack";
 import { createTarsyApi, type TarsyApi } from "./api.ts";
 import type { EvalCase } from "./case.ts";
 import { caseMarker, MARKER_FIELD, type ProviderChoice, writeEvalConfig } from "./config.ts";
+import { HarnessError } from "./errors.ts";
 import { createDeterministicJudge, createLlmJudge, type Judge, type Judgement } from "./judge.ts";
 import { startReplayServer, type ToolMiss } from "./replay-server.ts";
 import type { ServerCatalog } from "./servers.ts";
@@ -100,7 +101,7 @@ export function llmAddressOf(stack: Stack): string {
       // not a pino line
     }
   }
-  throw new Error("llm-service's port was not found in its log");
+  throw new HarnessError("llm_address_unknown", "llm-service's port was not found in its log");
 }
 
 function isTerminal(status: string): boolean {
@@ -134,11 +135,18 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
 
   let stack: Stack;
   try {
-    const config = writeEvalConfig(dir, options.cases, options.catalog, replay, options.provider, {
-      concurrency: options.concurrency,
-      maxIterations: options.maxIterations ?? 10,
-      sessionTimeout: "10m",
-    });
+    const config = writeEvalConfig(
+      dir,
+      options.cases,
+      options.catalog,
+      replay.urlOf,
+      options.provider,
+      {
+        concurrency: options.concurrency,
+        maxIterations: options.maxIterations ?? 10,
+        sessionTimeout: "10m",
+      },
+    );
     stack = await startStack({
       root: options.root,
       configDir: config.dir,
@@ -236,7 +244,8 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
       const deadline = Date.now() + (options.caseTimeoutMs ?? 11 * 60_000);
       let detail = await tarsy.session(sessionId);
       while (!isTerminal(detail.status)) {
-        if (Date.now() > deadline) throw new Error(`session ${sessionId} did not end in time`);
+        if (Date.now() > deadline)
+          throw new HarnessError("session_timeout", `session ${sessionId} did not end in time`);
         await new Promise((r) => setTimeout(r, 250));
         detail = await tarsy.session(sessionId);
       }

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CaseLoadError, loadCase, loadCases } from "../src/case.ts";
 import { parseCliArgs } from "../src/cli.ts";
-import { compileScript } from "../src/config.ts";
+import { compileScript, writeEvalConfig } from "../src/config.ts";
+import type { HarnessError } from "../src/errors.ts";
 import { createDeterministicJudge } from "../src/judge.ts";
 import { findRecording } from "../src/replay-server.ts";
 import { hasTool, loadServerCatalog } from "../src/servers.ts";
@@ -131,6 +132,37 @@ describe("case validation", () => {
     expect(String((err as Error).message)).toMatch(
       /tools\.jsonl line 2: .*exactly one of result and error/,
     );
+  });
+});
+
+describe("generated configuration", () => {
+  it("refuses a chain override on an alert type another case uses", () => {
+    const oom = cases.find((c) => c.id === "oom-crashloop");
+    if (!oom) throw new Error("oom-crashloop is missing");
+    const overriding = { ...oom, id: "own-chain", chain: { stages: [{ name: "s" }] } };
+    const dir = mkdtempSync(join(tmpdir(), "eval-config-"));
+    try {
+      expect(() =>
+        writeEvalConfig(
+          dir,
+          [oom, overriding],
+          catalog,
+          () => "http://127.0.0.1:1/mcp",
+          {
+            type: "scripted",
+            model: "m",
+          },
+          { concurrency: 1, maxIterations: 2, sessionTimeout: "1m" },
+        ),
+      ).toThrow(
+        expect.objectContaining({
+          code: "chain_conflict",
+          message: expect.stringContaining("own-chain"),
+        }) as HarnessError,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
