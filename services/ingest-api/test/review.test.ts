@@ -248,7 +248,7 @@ describe("the review workflow (authorization off)", () => {
     });
     expect((await activity(h, claimed)).map((a) => [a.actor, a.from_status, a.to_status])).toEqual([
       ["alice", "needs_review", "in_progress"],
-      ["bob", "in_progress", "in_progress"],
+      ["bob", "in_progress", "in_progress"], // wire-literal: review states (a reassignment)
     ]);
   });
 
