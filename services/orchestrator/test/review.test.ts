@@ -80,9 +80,7 @@ describe("the review state a session starts with when it ends (real Postgres and
 
     // A second end (a redelivery) never rewrites a review that has begun.
     await applyReviewAction(t.db.prisma, id, { action: "claim", actor: "alice" });
-    const again = await t.db.prisma.$transaction((tx) =>
-      initializeReview(tx, id, "completed", new Date()),
-    );
+    const again = await initializeReview(t.db.prisma, id, "completed", new Date());
     expect(again).toBe(false);
     expect((await reviewOf(t.db, id)).assignee).toBe("alice");
   });
