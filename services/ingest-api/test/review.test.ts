@@ -1,3 +1,4 @@
+import { newApiToken } from "@tarsy/authz";
 import {
   AuditListResponseSchema,
   type ReviewActivityResponse,
@@ -12,7 +13,7 @@ import {
   type UpdateReviewResponse,
   UpdateReviewResponseSchema,
 } from "@tarsy/contracts";
-import { softDeleteSession } from "@tarsy/db";
+import { createApiToken, softDeleteSession } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { finishSession, seedSession, startSession } from "./seed.ts";
 import {
@@ -550,5 +551,31 @@ describe("the review workflow (authorization on)", () => {
     expect(olga?.reason).toBe("review claim: 1/2 applied");
     const vera = entries.find((e) => e.actor === "vera");
     expect(vera?.reason).toBe("review unclaim: 0/1 applied");
+  });
+  it("with an API token the actor is the token (token:<name>), in the result, the history and the event", async () => {
+    const id = await ended(h, "completed", { project: "team-a" });
+    const { token, hash } = newApiToken();
+    await createApiToken(h.db.prisma, {
+      name: "triage-bot",
+      tokenHash: hash,
+      project: "team-a",
+      role: "operator-a",
+      createdBy: "test",
+      expiresAt: null,
+    });
+    const bearer = { authorization: `Bearer ${token}` };
+    const res = await review(h, { session_ids: [id], action: "acknowledge" }, bearer);
+    expect(res.body.results[0]).toMatchObject({
+      success: true,
+      review: { review_status: "reviewed", assignee: "token:triage-bot", quality_rating: null },
+    });
+    expect((await activity(h, id, bearer)).map((a) => [a.actor, a.action])).toEqual([
+      ["token:triage-bot", "claim"],
+      ["token:triage-bot", "acknowledge"],
+    ]);
+    const [event] = await reviewEvents(h, SESSIONS_EVENTS_SUBJECT, id).then((e) =>
+      e.filter((x) => x.actor !== "system"),
+    );
+    expect(event).toMatchObject({ actor: "token:triage-bot", review_status: "reviewed" });
   });
 });
