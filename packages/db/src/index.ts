@@ -95,6 +95,7 @@ export type {
   OutboxMessage,
   Prisma,
   RunbookSource,
+  SessionReviewActivity,
   Stage,
   StageKind,
   TimelineEvent,
@@ -162,6 +163,19 @@ export {
   runRetention,
   softDeleteSessionsBefore,
 } from "./retention.ts";
+export {
+  applyReviewAction,
+  initializeReview,
+  listReviewActivity,
+  listTriageGroup,
+  type ReviewChange,
+  type ReviewResult,
+  reviewStateOf,
+  SYSTEM_REVIEW_ACTOR,
+  type TriageFilter,
+  type TriageGroupKey,
+  type TriagePage,
+} from "./reviews.ts";
 export {
   createScore,
   finishScore,
