@@ -88,6 +88,7 @@ ALTER TABLE "session_scores" ADD CONSTRAINT "session_scores_stage_id_fkey" FOREI
 ALTER TABLE "session_review_activities" ADD CONSTRAINT "session_review_activities_session_id_fkey" FOREIGN KEY ("session_id") REFERENCES "alert_sessions"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 
+-- tarsy:custom
 -- At most one score in progress per session: a second request conflicts (409).
 CREATE UNIQUE INDEX "session_scores_one_in_progress" ON "session_scores"("session_id") WHERE "status" = 'in_progress';
 
