@@ -13,6 +13,7 @@ import {
   containersOf,
   EXTERNAL_SECRETS,
   forEachOverlay,
+  OVERLAYS,
   rendered,
   SERVICES,
 } from "./support/manifests.ts";
@@ -120,6 +121,21 @@ forEachOverlay((objects) => {
     }
   });
 
+  it("gives the Alertmanager webhook credentials from a required Secret (authorization is on)", () => {
+    // With authorization on, a webhook without credentials refuses every notification: the
+    // pod must not start without them, and no other container needs them.
+    for (const obj of workloads(objects)) {
+      for (const c of containersOf(obj)) {
+        const has = "ALERTMANAGER_BEARER_TOKEN" in effectiveEnv(c, objects, false);
+        expect(has, `${obj.metadata.name}/${c.name}`).toBe(obj.metadata.name === "ingest-api");
+      }
+    }
+    const api = podSpec(find(objects, "Deployment", "ingest-api")).containers[0] as Container;
+    expect(api.env?.find((e) => e.name === "ALERTMANAGER_BEARER_TOKEN")?.valueFrom).toEqual({
+      secretKeyRef: { name: "tarsy-alertmanager", key: "ALERTMANAGER_BEARER_TOKEN" },
+    });
+  });
+
   it("runs migrations as a Job from the migrate image, with the database Secret", () => {
     const job = find(objects, "Job", "tarsy-migrate");
     const c = podSpec(job).containers[0] as Container;
@@ -154,6 +170,49 @@ describe("the cluster configuration", () => {
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("authorization in the cluster", () => {
+  it("is on in every overlay, with a policy that parses and names its IdP groups", async () => {
+    const { loadConfig, parsePolicy } = (await import(
+      resolve(ROOT, "packages/config/src/index.ts")
+    )) as typeof import("../../packages/config/src/index.ts");
+    for (const overlay of OVERLAYS) {
+      const data = find(rendered[overlay], "ConfigMap", "tarsy-config").data as Record<
+        string,
+        string
+      >;
+      const dir = mkdtempSync(join(tmpdir(), "tarsy-config-"));
+      try {
+        for (const [name, text] of Object.entries(data)) writeFileSync(join(dir, name), text);
+        const { authorization } = loadConfig({
+          configDir: dir,
+          env: { GOOGLE_API_KEY: "set-in-the-secret" },
+        }).config;
+        expect(authorization.enabled, overlay).toBe(true);
+        expect(authorization.policy.trim(), overlay).not.toBe("");
+        const { rules, problems } = parsePolicy(authorization.policy, authorization.projects);
+        expect(problems, overlay).toEqual([]);
+        // docs/operations.md "Authorization" tells the operator which groups to map.
+        const groups = rules.flatMap((r) => (r.kind === "g" ? [r.member] : []));
+        expect(groups, overlay).toEqual(["tarsy-admins", "tarsy-users"]);
+        expect(
+          rules.some((r) => r.kind === "p" && r.effect === "allow"),
+          overlay,
+        ).toBe(true);
+        // No open door: nobody gets a role without a policy line, the webhook is not opened.
+        expect(authorization.policy_default, overlay).toBe("");
+        expect(authorization.alertmanager.allow_unauthenticated, overlay).toBe(false);
+        expect(authorization.trusted_proxies.length, overlay).toBeGreaterThan(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    const docs = readFileSync(resolve(ROOT, "docs/operations.md"), "utf8");
+    for (const word of ["tarsy-admins", "tarsy-users", "trusted_proxies", "tarsy-alertmanager"]) {
+      expect(docs).toContain(word);
     }
   });
 });

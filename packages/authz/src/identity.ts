@@ -129,16 +129,19 @@ export function createIdentityResolver(deps: IdentityDeps) {
       : cookieToken(facts.header("cookie"));
     if (apiToken) return fromToken(apiToken);
 
-    const user =
+    // One proxy's headers, never a mix: oauth2-proxy sets its X-Forwarded-* but passes other
+    // headers through, so a signed-in user's own X-Remote-Group must not add groups.
+    const forwardedUser =
       facts.header("x-forwarded-user")?.trim() ||
       facts.header("x-forwarded-email")?.trim() ||
-      facts.header("x-forwarded-preferred-username")?.trim() ||
-      facts.header("x-remote-user")?.trim();
+      facts.header("x-forwarded-preferred-username")?.trim();
+    const user = forwardedUser || facts.header("x-remote-user")?.trim();
     if (user) {
-      const groups = [
-        ...list(facts.header(`x-forwarded-${config.scopes.toLowerCase()}`)),
-        ...list(facts.header("x-remote-group")),
-      ].filter((g, i, all) => all.indexOf(g) === i);
+      const groups = (
+        forwardedUser
+          ? list(facts.header(`x-forwarded-${config.scopes.toLowerCase()}`))
+          : list(facts.header("x-remote-group"))
+      ).filter((g, i, all) => all.indexOf(g) === i);
       const email = facts.header("x-forwarded-email")?.trim();
       const userToken = facts.header("x-forwarded-access-token")?.trim() || bearer;
       return {

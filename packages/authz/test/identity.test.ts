@@ -83,6 +83,20 @@ describe("identity", () => {
     ).toMatchObject({ user: "system:sa:ci", groups: ["a", "b"], source: "proxy" });
   });
 
+  it("takes one proxy's headers: behind oauth2-proxy, X-Remote-User and -Group add nothing", async () => {
+    const { resolve } = rig();
+    expect(
+      await resolve(
+        facts("10.1.2.3", {
+          "x-forwarded-user": "alice",
+          "x-forwarded-groups": "team-sre",
+          "x-remote-user": "system:admin",
+          "x-remote-group": "platform-admins",
+        }),
+      ),
+    ).toMatchObject({ user: "alice", groups: ["team-sre"], source: "proxy" });
+  });
+
   it("refuses identity headers from anywhere else, on or off", async () => {
     for (const enabled of [true, false]) {
       const { resolve } = rig({}, { enabled });

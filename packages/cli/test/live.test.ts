@@ -187,8 +187,10 @@ describe("tarsy against the running system", () => {
     expect(sinceLines.every((l) => l.timestamp >= last.timestamp)).toBe(true);
     expect(sinceLines.length).toBeLessThan(lines.length);
 
-    // Without --session: the lifecycle of all sessions.
-    const sessions = jsonLines((await tarsy(["events", "replay"], { env: sys.env })).stdout);
+    // --all-projects: the lifecycle of all sessions.
+    const sessions = jsonLines(
+      (await tarsy(["events", "replay", "--all-projects"], { env: sys.env })).stdout,
+    );
     expect(
       sessions.some((l) => l.event.session_id === sessionId && l.event.status === "completed"),
     ).toBe(true);

@@ -58,6 +58,11 @@ export const AuthorizationSchema = z.strictObject({
       project: Project.optional(),
       /** An alert label naming the project (it must be one the receiver may create in). */
       project_label: z.string().min(1).optional(),
+      /**
+       * Accept notifications without credentials while authorization is on. Off by default:
+       * without ALERTMANAGER_BEARER_TOKEN / BASIC_* (or an API token) the webhook answers 401.
+       */
+      allow_unauthenticated: z.boolean().optional(),
     })
     .optional(),
   /** The longest a submitting user's token is kept for per-user MCP credentials. */
@@ -76,7 +81,13 @@ export interface AuthorizationConfig {
   default_project: string;
   policy: string;
   trusted_proxies: string[];
-  alertmanager: { identity: string; project: string; project_label?: string };
+  alertmanager: {
+    identity: string;
+    project: string;
+    project_label?: string;
+    /** The webhook takes notifications without credentials (default false: 401). */
+    allow_unauthenticated?: boolean;
+  };
   user_token_ttl_ms: number;
 }
 
@@ -113,6 +124,7 @@ export function toAuthorization(
       identity: raw.alertmanager?.identity ?? base.alertmanager.identity,
       project: raw.alertmanager?.project ?? defaultProject ?? base.alertmanager.project,
       ...(raw.alertmanager?.project_label ? { project_label: raw.alertmanager.project_label } : {}),
+      allow_unauthenticated: raw.alertmanager?.allow_unauthenticated ?? false,
     },
     user_token_ttl_ms: raw.user_token_ttl ?? base.user_token_ttl_ms,
   };

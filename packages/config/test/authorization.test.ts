@@ -59,6 +59,27 @@ describe("authorization in tarsy.yaml", () => {
     expect(rules[3]).toMatchObject({ action: "delete", effect: "deny", line: 6 });
   });
 
+  it("keeps the Alertmanager webhook closed without credentials unless allow_unauthenticated", () => {
+    expect(load({ tarsy: POLICY }).config.authorization.alertmanager.allow_unauthenticated).toBe(
+      false,
+    );
+    const opened = POLICY.replace(
+      "project_label: tarsy_project }",
+      "project_label: tarsy_project, allow_unauthenticated: true }",
+    );
+    expect(opened).not.toBe(POLICY);
+    expect(load({ tarsy: opened }).config.authorization.alertmanager.allow_unauthenticated).toBe(
+      true,
+    );
+    const issues = loadIssues({
+      tarsy: POLICY.replace(
+        "project_label: tarsy_project }",
+        "allow_unauthenticated: yes-please }",
+      ),
+    });
+    expect(issues.map((i) => i.path)).toEqual(["authorization.alertmanager.allow_unauthenticated"]);
+  });
+
   it("names the file and the path of a trusted proxy that is no address", () => {
     const issues = loadIssues({
       tarsy: `

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect } from "vitest";
-import { getSessionProjects, softDeleteSession } from "../src/index.ts";
+import { appendAudit, getSessionProjects, listAudit, softDeleteSession } from "../src/index.ts";
 import { forceSessionProject } from "../src/testing.ts";
 import { newSession } from "./fixtures.ts";
 import { dbTest as test } from "./support.ts";
@@ -32,5 +32,33 @@ describe("session projects", () => {
     });
     expect(await getSessionProjects(db.prisma, [])).toEqual(new Map());
     expect(await getSessionProjects(db.prisma, ["x"])).toEqual(new Map());
+  });
+});
+
+describe("the audit log", () => {
+  test("is append-only: UPDATE, DELETE and TRUNCATE are refused by the database", async ({
+    db,
+  }) => {
+    await appendAudit(db.prisma, {
+      actor: "adam",
+      identitySource: "proxy",
+      action: "cancel",
+      outcome: "allowed",
+      method: "POST",
+      path: "/api/v1/sessions/x/cancel",
+      status: 202,
+      remoteAddr: "10.1.2.3",
+    });
+    const [row] = await listAudit(db.prisma, { limit: 1 });
+    expect(row).toMatchObject({ actor: "adam", remoteAddr: "10.1.2.3" });
+    for (const sql of [
+      `UPDATE audit_log SET actor = 'mallory'`,
+      `DELETE FROM audit_log`,
+      `TRUNCATE audit_log`,
+    ]) {
+      await expect(db.prisma.$executeRawUnsafe(sql), sql).rejects.toThrow(/append-only/);
+    }
+    const rows = await listAudit(db.prisma, { limit: 10 });
+    expect(rows.map((r) => [r.id, r.actor])).toEqual([[row?.id, "adam"]]);
   });
 });

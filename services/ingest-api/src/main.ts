@@ -12,6 +12,7 @@ import { createRunbookClient, runbookSettingsFromConfig } from "@tarsy/runbooks"
 import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { createAccessControl } from "./access.ts";
 import { createApp } from "./app.ts";
+import { receiverStartWarning } from "./authz/receiver.ts";
 import { startBackgroundRelay } from "./delivery.ts";
 import type { AlertmanagerAuth, IngestResources } from "./deps.ts";
 import { DEFAULT_SETTINGS } from "./deps.ts";
@@ -93,6 +94,10 @@ await runService(
         : {}),
     };
     warnWithoutTokenKey(deps, logger);
+    const receiverWarning = receiverStartWarning(deps);
+    if (receiverWarning) {
+      logger.warn({ path: "authorization.alertmanager" }, receiverWarning);
+    }
     const relay = startBackgroundRelay(deps, env.OUTBOX_RELAY_INTERVAL_MS);
     const server = createHttpServer({
       fetch: createApp(deps).fetch,

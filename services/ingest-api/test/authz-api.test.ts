@@ -39,9 +39,14 @@ const alert = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** The webhook's own credentials: with authorization on, it refuses notifications without. */
+const WEBHOOK_TOKEN = "am-webhook-secret-0123456789";
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ configDir: AUTHZ_CONFIG_DIR });
+  h = await startHarness({
+    configDir: AUTHZ_CONFIG_DIR,
+    settings: { alertmanager: { auth: { kind: "bearer", token: WEBHOOK_TOKEN } } },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -188,23 +193,23 @@ describe("Alertmanager projects", () => {
     }
     return body;
   };
-  const send = (body: unknown, headers: Record<string, string> = {}) =>
-    request<{ sessions_created: { project: string }[]; alerts_skipped: { reason: string }[] }>(
-      `${h.url}/api/v1/alerts/alertmanager`,
-      { body, headers },
-    );
+  const send = (body: unknown, headers: Record<string, string> = bearer(WEBHOOK_TOKEN)) =>
+    request<{
+      sessions_created: { project: string }[];
+      alerts_skipped: { reason: string }[];
+      error?: { code: string };
+    }>(`${h.url}/api/v1/alerts/alertmanager`, { body, headers });
 
   it("maps the label's project, the receiver's own, refuses a forbidden or unknown one, takes an API token", async () => {
     const own = await send(hook());
     expect(own.body.sessions_created.map((s) => s.project)).toEqual(["team-a", "team-a"]);
     const labelled = await send(hook("team-b"));
     expect(labelled.body.sessions_created.map((s) => s.project)).toEqual(["team-b", "team-b"]);
+    // A project the receiver may not create in refuses the notification whole, storing nothing.
+    const before = (await listSessions(h.db.prisma)).total;
     const forbidden = await send(hook("team-c"));
-    expect(forbidden.body.sessions_created).toEqual([]);
-    expect(forbidden.body.alerts_skipped.map((s) => s.reason)).toEqual([
-      "forbidden_project",
-      "forbidden_project",
-    ]);
+    expect([forbidden.status, forbidden.body.error?.code]).toEqual([403, "forbidden"]);
+    expect((await listSessions(h.db.prisma)).total).toBe(before);
     const unknown = await send(hook("nope"));
     expect(unknown.body.alerts_skipped.map((s) => s.reason)).toEqual([
       "unknown_project",

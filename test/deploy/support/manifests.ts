@@ -77,6 +77,7 @@ export const STRANGER: TrafficSource = {
 };
 /** Secrets an operator creates (docs/operations.md); everything else must be rendered. */
 export const EXTERNAL_SECRETS = [
+  "tarsy-alertmanager",
   "tarsy-database",
   "tarsy-llm-api-keys",
   "tarsy-nats",

@@ -4,14 +4,16 @@ import { SESSIONS_EVENTS_SUBJECT, sessionEventsSubject } from "@tarsy/contracts"
 import { withBus } from "../bus.ts";
 import { type Command, EXIT, HELP_OPTION, UsageError } from "../command.ts";
 
-const USAGE = `Usage: tarsy events replay [--session ID] [--from-seq N | --since TIME] [--limit N] [--follow]
+const USAGE = `Usage: tarsy events replay (--session ID | --all-projects) [--from-seq N | --since TIME] [--limit N] [--follow]
 
 Reads the TARSY_EVENTS JetStream stream directly over NATS and prints one JSON line per
-event: {"seq", "subject", "timestamp", "event"}, in stream-sequence order. Without
---session it reads the lifecycle events of all sessions (events.sessions).
+event: {"seq", "subject", "timestamp", "event"}, in stream-sequence order. An operator
+tool: it needs the NATS credentials and is outside the API's authorization (every project's
+events are readable), so run it as an administrator only.
 
 Options:
   -s, --session ID     one session's events (events.session.<ID>)
+      --all-projects   the lifecycle events of all sessions, of every project (events.sessions)
       --from-seq N     start at stream sequence N (inclusive; default: the first)
       --since TIME     start at events stored at or after TIME (ISO 8601)
   -n, --limit N        print at most N events (default 1000 without --follow)
@@ -36,6 +38,7 @@ function line(record: EventRecord): string {
 
 const OPTIONS = {
   session: { type: "string", short: "s" },
+  "all-projects": { type: "boolean" },
   "from-seq": { type: "string" },
   since: { type: "string" },
   limit: { type: "string", short: "n" },
@@ -58,6 +61,14 @@ export const eventsReplayCommand: Command = {
     if (values.help) {
       io.out(USAGE);
       return EXIT.ok;
+    }
+    if (values.session === undefined && !values["all-projects"]) {
+      throw new UsageError(
+        "give --session ID, or --all-projects to read the sessions of every project (NATS is outside the API's authorization)",
+      );
+    }
+    if (values.session !== undefined && values["all-projects"]) {
+      throw new UsageError("give --session or --all-projects, not both");
     }
     const fromSeq = positiveInt(values["from-seq"], "--from-seq", 1);
     const limit = positiveInt(values.limit, "--limit", 1);

@@ -14,11 +14,20 @@ export interface ReceiverCaller {
 }
 
 export interface Receiver {
-  /** The webhook's own credentials, or an API token as its bearer (401 otherwise). */
+  /**
+   * The webhook's own credentials, or an API token as its bearer (401 otherwise, audited).
+   * While authorization is on, a webhook without credentials refuses every notification but
+   * an API token's, unless `authorization.alertmanager.allow_unauthenticated` opens it.
+   */
   authenticate: MiddlewareHandler;
   of(c: Context): ReceiverCaller;
   /** An alert's project: its label's (`project_label`), else the receiver's or the token's. */
   place(caller: ReceiverCaller, labels: Record<string, string>): Placement;
+  /**
+   * 403 (audited), before anything is stored, when a label names a known project the caller
+   * may not `create` in: the whole notification is refused, as a flood past the cap is.
+   */
+  refuseForbidden(c: Context, caller: ReceiverCaller, labelSets: Record<string, string>[]): void;
   /** One audit entry for the notification, one denial per refused project. */
   audit(c: Context, caller: ReceiverCaller, result: AlertmanagerIntakeResponse): void;
 }
@@ -49,25 +58,67 @@ export function receiverOf(deps: IngestResources, webhookAuth: MiddlewareHandler
       }
       return next();
     }
-    c.set(CALLER as never, { identity: receiverIdentity(config), address } as never);
-    return webhookAuth(c, next);
+    const identity = receiverIdentity(config);
+    c.set(CALLER as never, { identity, address } as never);
+    const refuse = (err: HttpError): HttpError => {
+      if (authorizer.enabled) {
+        noteAudit(c, { action: "create", reason: err.message });
+        recordAudit(deps, c, undefined, address, "denied", err.status);
+      }
+      return err;
+    };
+    const unauthenticated =
+      deps.settings.alertmanager.auth.kind === "none" &&
+      config.alertmanager.allow_unauthenticated !== true;
+    if (authorizer.enabled && unauthenticated) {
+      c.header("WWW-Authenticate", "Bearer");
+      throw refuse(
+        new HttpError(
+          401,
+          "unauthorized",
+          "the Alertmanager webhook takes no unauthenticated notifications while authorization is on: send an API token, or configure ALERTMANAGER_BEARER_TOKEN (or ALERTMANAGER_BASIC_USER/PASSWORD)",
+        ),
+      );
+    }
+    try {
+      return await webhookAuth(c, next);
+    } catch (err) {
+      throw err instanceof HttpError && err.status === 401 ? refuse(err) : err;
+    }
+  };
+  const place = (caller: ReceiverCaller, labels: Record<string, string>): Placement => {
+    const label = config.alertmanager.project_label;
+    const named = label ? labels[label]?.trim() || undefined : undefined;
+    const own =
+      caller.identity.source === "token" && caller.identity.token
+        ? caller.identity.token.project
+        : config.alertmanager.project;
+    const project = named ?? own;
+    if (!authorizer.projects.includes(project)) return { project, refused: "unknown_project" };
+    if (!authorizer.can(caller.identity, "create", project)) {
+      return { project, refused: "forbidden_project" };
+    }
+    return { project };
   };
   return {
     authenticate,
     of: (c) => c.get(CALLER as never) as ReceiverCaller,
-    place(caller, labels) {
-      const label = config.alertmanager.project_label;
-      const named = label ? labels[label]?.trim() || undefined : undefined;
-      const own =
-        caller.identity.source === "token" && caller.identity.token
-          ? caller.identity.token.project
-          : config.alertmanager.project;
-      const project = named ?? own;
-      if (!authorizer.projects.includes(project)) return { project, refused: "unknown_project" };
-      if (!authorizer.can(caller.identity, "create", project)) {
-        return { project, refused: "forbidden_project" };
-      }
-      return { project };
+    place,
+    refuseForbidden(c, caller, labelSets) {
+      if (!authorizer.enabled) return;
+      const forbidden = [
+        ...new Set(
+          labelSets
+            .map((labels) => place(caller, labels))
+            .filter((p) => p.refused === "forbidden_project")
+            .map((p) => p.project),
+        ),
+      ];
+      if (forbidden.length === 0) return;
+      const message = `${caller.identity.user} may not create sessions in project ${forbidden.join(", ")}; nothing was stored`;
+      noteAudit(c, { action: "create", project: forbidden.join(","), reason: message });
+      recordAudit(deps, c, caller.identity, caller.address, "denied", 403);
+      throw new HttpError(403, "forbidden", message, { projects: forbidden });
     },
     audit(c, caller, result) {
       if (!authorizer.enabled) return;
@@ -92,4 +143,19 @@ export function receiverOf(deps: IngestResources, webhookAuth: MiddlewareHandler
       recordAudit(deps, c, caller.identity, caller.address, "allowed", 200);
     },
   };
+}
+
+/**
+ * What start-up should warn about the webhook while authorization is on: it has no
+ * credentials, so it is either open by the operator's choice or refuses every notification
+ * that carries no API token. Undefined when there is nothing to say.
+ */
+export function receiverStartWarning(
+  deps: Pick<IngestResources, "config" | "settings">,
+): string | undefined {
+  const { enabled, alertmanager } = deps.config.authorization;
+  if (!enabled || deps.settings.alertmanager.auth.kind !== "none") return undefined;
+  return alertmanager.allow_unauthenticated
+    ? `authorization.alertmanager.allow_unauthenticated is set: anyone who reaches ingest-api can submit Alertmanager notifications as ${alertmanager.identity}; set ALERTMANAGER_BEARER_TOKEN (or ALERTMANAGER_BASIC_USER/PASSWORD) instead`
+    : "authorization is on and the Alertmanager webhook has no credentials: it refuses every notification without an API token (401); set ALERTMANAGER_BEARER_TOKEN (or ALERTMANAGER_BASIC_USER/PASSWORD)";
 }

@@ -22,6 +22,10 @@ export function alertmanagerRoutes(deps: IngestResources, received: AlertsReceiv
       precheck: (value) => capAlerts(value, deps.settings.alertmanager.maxAlerts),
     });
     const who = receiver.of(c);
+    receiver.refuseForbidden(c, who, [
+      ...hook.alerts.map((a) => a.labels),
+      { ...hook.commonLabels, ...hook.groupLabels },
+    ]);
     const author =
       who.identity.source === "token"
         ? who.identity.user
