@@ -1,18 +1,23 @@
 /**
- * Scoring (issue #21): the LLM judge of a finished session, through every service. A chain's
+ * Scoring and review (issue #21). Scoring: the LLM judge of a finished session, through every service. A chain's
  * `scoring.enabled` scores each completed session in an "Evaluation & Learning" stage after
  * the chain; `POST /sessions/:id/score` scores any ended session on demand. The judge's turns
- * come from testdata/scoring/llm-script.yaml, one judge agent per behaviour.
+ * come from testdata/scoring/llm-script.yaml, one judge agent per behaviour. Review: the
+ * team's workflow over ended sessions, watched on the relay's sessions channel.
  */
 import { resolve } from "node:path";
 import type {
   LLMInteractionDetail,
+  ReviewActivityResponse,
+  ReviewStatusEvent,
   ScoreSessionResponse,
   SessionDetail,
   SessionListResponse,
   SessionScore,
   SessionStatistics,
   TraceListResponse,
+  TriageGroupResponse,
+  UpdateReviewResponse,
 } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -249,5 +254,117 @@ describe("Scoring", () => {
     const unknown = await postScore("00000000-0000-4000-8000-000000000000");
     expect(unknown.status).toBe(404);
     await waitStatus(sys, id, ["completed"], 60_000);
+  });
+});
+
+describe("Review", () => {
+  const patch = (body: Record<string, unknown>, user = "alice@example.com") =>
+    sys.api<UpdateReviewResponse>("/api/v1/sessions/review", {
+      method: "PATCH",
+      headers: { "x-forwarded-user": user },
+      body: JSON.stringify(body),
+    });
+  /** Resolves with the next `review.status` of the session matching `predicate`. */
+  const reviewEvent = async (
+    id: string,
+    predicate: (e: ReviewStatusEvent) => boolean,
+  ): Promise<ReviewStatusEvent> => {
+    const frame = await ws.waitFor(
+      (f) =>
+        "id" in f &&
+        f.channel === "sessions" &&
+        f.payload.type === "review.status" &&
+        f.payload.session_id === id &&
+        predicate(f.payload),
+      10_000,
+    );
+    return (frame as { payload: ReviewStatusEvent }).payload;
+  };
+  const activity = async (id: string) =>
+    (await get<ReviewActivityResponse>(`/api/v1/sessions/${id}/review-activity`)).activities;
+  const inGroup = async (group: string, id: string) =>
+    (
+      await get<TriageGroupResponse>(`/api/v1/sessions/triage/${group}?page_size=200`)
+    ).sessions.some((s) => s.id === id);
+
+  it("a completed session needs review (announced by the system); claim, then complete with a rating: stored, announced, logged, triaged", async () => {
+    const id = await completed("Manual");
+    await reviewEvent(id, (e) => e.review_status === "needs_review" && e.actor === "system");
+    expect(await inGroup("needs_review", id)).toBe(true);
+
+    expect((await patch({ session_ids: [id], action: "claim" })).body.results).toEqual([
+      expect.objectContaining({ session_id: id, success: true }),
+    ]);
+    await reviewEvent(id, (e) => e.review_status === "in_progress");
+    expect(await inGroup("in_progress", id)).toBe(true);
+
+    const done = await patch({
+      session_ids: [id],
+      action: "complete",
+      quality_rating: "accurate",
+      action_taken: "Raised the memory limit to 3Gi.",
+    });
+    expect(done.body.results[0]).toMatchObject({ success: true });
+    const event = await reviewEvent(id, (e) => e.review_status === "reviewed");
+    expect(event).toMatchObject({
+      assignee: "alice@example.com",
+      quality_rating: "accurate",
+      action_taken: "Raised the memory limit to 3Gi.",
+      actor: "alice@example.com",
+    });
+    expect(await get<SessionDetail>(`/api/v1/sessions/${id}`)).toMatchObject({
+      review_status: "reviewed",
+      quality_rating: "accurate",
+      action_taken: "Raised the memory limit to 3Gi.",
+    });
+    expect((await activity(id)).map((a) => [a.action, a.from_status, a.to_status])).toEqual([
+      ["claim", "needs_review", "in_progress"],
+      ["complete", "in_progress", "reviewed"],
+    ]);
+    expect(await inGroup("reviewed", id)).toBe(true);
+  });
+
+  it("acknowledged, then rated, then acknowledged again: the rating comes and goes, each step logged", async () => {
+    const id = await completed("Manual");
+    await reviewEvent(id, (e) => e.review_status === "needs_review");
+    await patch({ session_ids: [id], action: "acknowledge" }, "bob@example.com");
+    await reviewEvent(id, (e) => e.review_status === "reviewed" && e.actor === "bob@example.com");
+    expect(await get<SessionDetail>(`/api/v1/sessions/${id}`)).toMatchObject({
+      review_status: "reviewed",
+      quality_rating: null,
+      assignee: "bob@example.com",
+    });
+    await patch({ session_ids: [id], action: "complete", quality_rating: "inaccurate" });
+    await reviewEvent(id, (e) => e.quality_rating === "inaccurate");
+    await patch({ session_ids: [id], action: "acknowledge" });
+    const cleared = await until(
+      async () => {
+        const d = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+        return d.quality_rating === null ? d : null;
+      },
+      10_000,
+      "the rating to be cleared",
+    );
+    expect(cleared.review_status).toBe("reviewed");
+    expect((await activity(id)).map((a) => [a.action, a.quality_rating])).toEqual([
+      ["claim", null],
+      ["acknowledge", null],
+      ["complete", "inaccurate"],
+      ["acknowledge", null],
+    ]);
+  });
+
+  it("a cancelled session is reviewed by the system, without a rating, and shows in the reviewed group", async () => {
+    const id = await submitAlert(sys, "Slow");
+    await waitStatus(sys, id, ["in_progress"], 30_000);
+    const cancel = await sys.api(`/api/v1/sessions/${id}/cancel`, {
+      method: "POST",
+      headers: { "x-forwarded-user": "alice@example.com" },
+    });
+    expect(cancel.status).toBe(202);
+    await waitStatus(sys, id, ["cancelled"], 30_000);
+    const event = await reviewEvent(id, (e) => e.review_status === "reviewed");
+    expect(event).toMatchObject({ actor: "system", quality_rating: null, assignee: null });
+    expect(await inGroup("reviewed", id)).toBe(true);
   });
 });

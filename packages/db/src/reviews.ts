@@ -159,6 +159,15 @@ function planOf(change: ReviewChange, current: Snapshot, now: Date): Plan | stri
         steps: [{ action: "claim", from: "needs_review", to: "in_progress" }, done],
       };
     }
+    if (status === "reviewed") {
+      // The Go TARSy's upgrades and downgrades: rate an acknowledged session (complete), or
+      // take a rating back (acknowledge clears it). The session stays reviewed.
+      return {
+        expect,
+        set: { reviewedAt: now, ...(action === "complete" ? fields : { qualityRating: null }) },
+        steps: [{ action, from: "reviewed", to: "reviewed" }],
+      };
+    }
     return `cannot ${action} a session that is ${status}`;
   };
   switch (change.action) {

@@ -222,10 +222,6 @@ describe("the review workflow (authorization off)", () => {
     expect(await conflictOf(claimed, { action: "claim" }, "alice")).toContain("already claimed");
     expect(await conflictOf(reviewed, { action: "claim" })).toContain("reviewed");
     expect(await conflictOf(reviewed, { action: "unclaim" })).toContain("reviewed");
-    expect(
-      await conflictOf(reviewed, { action: "complete", quality_rating: "accurate" }),
-    ).toContain("reviewed");
-    expect(await conflictOf(reviewed, { action: "acknowledge" })).toContain("reviewed");
     expect(await conflictOf(running, { action: "claim" })).toContain("still being investigated");
     expect(await conflictOf(running, { action: "acknowledge" })).toContain(
       "still being investigated",
