@@ -105,6 +105,12 @@ export const UpdateReviewRequestSchema = z
     quality_rating: QualityRatingSchema.optional(),
     action_taken: z.string().max(10_000).optional(),
     investigation_feedback: z.string().max(10_000).optional(),
+    /**
+     * `claim` only: take over a session someone else has in progress (the Go TARSy's
+     * reassignment, which its dashboard confirms first). Without it such a claim is a
+     * conflict, so of two reviewers racing for one session exactly one wins.
+     */
+    reassign: z.boolean().optional(),
   })
   .refine((r) => r.action !== "complete" || r.quality_rating !== undefined, {
     message: "quality_rating is required for complete",

@@ -93,6 +93,7 @@ export type {
   OutboxMessage,
   Prisma,
   RunbookSource,
+  SessionReviewActivity,
   Stage,
   StageKind,
   TimelineEvent,
@@ -160,6 +161,19 @@ export {
   runRetention,
   softDeleteSessionsBefore,
 } from "./retention.ts";
+export {
+  applyReviewAction,
+  initializeReview,
+  listReviewActivity,
+  listTriageGroup,
+  type ReviewChange,
+  type ReviewResult,
+  reviewStateOf,
+  SYSTEM_REVIEW_ACTOR,
+  type TriageFilter,
+  type TriageGroupKey,
+  type TriagePage,
+} from "./reviews.ts";
 export {
   type CostSums,
   EMPTY_SESSION_STATS,

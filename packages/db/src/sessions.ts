@@ -3,6 +3,7 @@
  * status transitions, the session row lock and the session's runbook.
  */
 import {
+  type ReviewStatus,
   RUNNING_SESSION_STATUSES,
   type SessionStatus,
   TERMINAL_SESSION_STATUSES,
@@ -19,6 +20,7 @@ import type {
   Stage,
 } from "./generated/prisma/client.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
+import { initializeReview } from "./reviews.ts";
 import { toModel } from "./rows.ts";
 import {
   getOneSessionStats,
@@ -112,6 +114,10 @@ export interface SessionListFilter {
   readonly projects?: readonly string[];
   /** Case-insensitive substring of alert data, final analysis or executive summary. */
   readonly search?: string;
+  /** Only sessions in these review states. */
+  readonly reviewStatus?: readonly ReviewStatus[];
+  /** Exact assignee. */
+  readonly assignee?: string;
   readonly createdFrom?: Date;
   readonly createdTo?: Date;
   /** Default `createdAt`; ties (and null start/completion times, last) fall back to newest first. */
@@ -151,6 +157,10 @@ export async function listSessions(
     ...(filter.alertType === undefined ? {} : { alertType: filter.alertType }),
     ...(filter.chainId === undefined ? {} : { chainId: filter.chainId }),
     ...projectWhere(filter.projects),
+    ...(filter.reviewStatus === undefined
+      ? {}
+      : { reviewStatus: { in: [...filter.reviewStatus] } }),
+    ...(filter.assignee === undefined ? {} : { assignee: filter.assignee }),
     ...(filter.createdFrom === undefined && filter.createdTo === undefined
       ? {}
       : { createdAt: { gte: filter.createdFrom, lte: filter.createdTo } }),
@@ -304,13 +314,24 @@ export async function transitionSessionStatus(
   to: SessionStatus,
   set: SessionUpdate = {},
 ): Promise<boolean> {
-  // A session that ends forgets its user's token in the same update.
-  const wipe = TERMINAL_SESSION_STATUSES.includes(to) ? WIPED_USER_TOKEN : {};
-  const { count } = await client.alertSession.updateMany({
-    where: { id, deletedAt: null, status: { in: [...from] } },
-    data: { ...set, ...wipe, status: to },
+  const ends = TERMINAL_SESSION_STATUSES.includes(to);
+  // A session that ends forgets its user's token in the same update…
+  const wipe = ends ? WIPED_USER_TOKEN : {};
+  const transition = async (tx: DbClient) => {
+    const { count } = await tx.alertSession.updateMany({
+      where: { id, deletedAt: null, status: { in: [...from] } },
+      data: { ...set, ...wipe, status: to },
+    });
+    return count === 1;
+  };
+  if (!ends) return transition(client);
+  // …and enters the review workflow in the same transaction, whichever path ended it.
+  return inTransaction(client, async (tx) => {
+    if (!(await transition(tx))) return false;
+    const at = set.completedAt instanceof Date ? set.completedAt : new Date();
+    await initializeReview(tx, id, to, at);
+    return true;
   });
-  return count === 1;
 }
 
 /** Best-effort live progress for the session list. */

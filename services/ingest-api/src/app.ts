@@ -13,6 +13,7 @@ import { accessRoutes } from "./routes/access.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { reviewRoutes } from "./routes/review.ts";
 import { runbookRoutes } from "./routes/runbooks.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
@@ -71,6 +72,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", sessionRoutes(deps));
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
+  app.route("/api/v1/sessions", reviewRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));

@@ -31,6 +31,7 @@ import {
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { accessPaths } from "./openapi-access.ts";
+import { reviewPaths } from "./openapi-review.ts";
 
 /** The OpenAPI 3.1 document of the API, generated from the contracts' zod schemas. */
 
@@ -299,6 +300,7 @@ export function buildOpenApi(version: string): Json {
         get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
       },
       ...accessPaths(),
+      ...reviewPaths(),
     },
     components: {
       securitySchemes: {

@@ -86,6 +86,8 @@ function expected(rule: RouteRule, path: string, caller: Caller): Expected {
   switch (rule.kind) {
     case "identified":
     case "list":
+    // Bulk review answers 200 with a per-session result (forbidden, not_found) for each.
+    case "sessions":
       return "allowed";
     case "session":
       return allows(rule.action) ? "allowed" : 403;
@@ -104,7 +106,11 @@ function requestFor(method: string, path: string): { url: string; body?: unknown
   const url = path
     .replace(":id", path.startsWith("/api/v1/tokens") ? crypto.randomUUID() : sessionA)
     .replace(":interactionId", crypto.randomUUID())
+    .replace(":group", "needs_review")
     .replace(/^\/\*$/, "/index.html");
+  if (method === "PATCH" && path === "/api/v1/sessions/review") {
+    return { url, body: { session_ids: [sessionA], action: "claim" } };
+  }
   if (method !== "POST") return { url };
   if (path === "/api/v1/alerts/alertmanager") {
     return { url, body: JSON.parse(readFileSync(FIXTURE_WEBHOOK, "utf8")) };

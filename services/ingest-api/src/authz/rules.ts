@@ -14,6 +14,11 @@ export type RouteRule =
   | { kind: "list" }
   /** One session (`:id`): 404 outside the caller's projects, 403 when the action is not theirs. */
   | { kind: "session"; action: AuthzAction }
+  /**
+   * Sessions named in the body (bulk review): any identified caller; the route checks the
+   * action on each session's project and answers per session (`not_found` outside theirs).
+   */
+  | { kind: "sessions"; action: AuthzAction }
   /** Submit: `create` in the project the body names (checked by the route once it is read). */
   | { kind: "submit" }
   /**
@@ -27,7 +32,7 @@ export type RouteRule =
   | { kind: "receiver" };
 
 export interface RouteEntry {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   rule: RouteRule;
 }
@@ -61,6 +66,13 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   post("/api/v1/sessions/:id/cancel", session("cancel")),
   { method: "DELETE", path: "/api/v1/sessions/:id", rule: session("delete") },
   post("/api/v1/sessions/:id/chat/messages", session("update")),
+  {
+    method: "PATCH",
+    path: "/api/v1/sessions/review",
+    rule: { kind: "sessions", action: "update" },
+  },
+  get("/api/v1/sessions/:id/review-activity", session("get")),
+  get("/api/v1/sessions/triage/:group", LIST),
   get("/api/v1/system/warnings", IDENTIFIED),
   get("/api/v1/system/mcp-servers", IDENTIFIED),
   get("/api/v1/system/alert-types", IDENTIFIED),
@@ -79,6 +91,7 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
 export function actionOf(rule: RouteRule): AuthzAction {
   switch (rule.kind) {
     case "session":
+    case "sessions":
       return rule.action;
     case "submit":
     case "receiver":

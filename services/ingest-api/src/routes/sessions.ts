@@ -57,6 +57,8 @@ export function sessionRoutes(deps: IngestResources): Hono {
       chainId: q.chain_id,
       projects: visibleProjects(deps, c, q.project),
       search: q.search,
+      reviewStatus: q.review_status,
+      assignee: q.assignee,
       createdFrom: q.from ? new Date(q.from) : undefined,
       createdTo: q.to ? new Date(q.to) : undefined,
       sortBy: SORT_COLUMNS[q.sort_by],
