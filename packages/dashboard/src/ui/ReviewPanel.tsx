@@ -35,7 +35,9 @@ const ACTION_WORDS: Record<ReviewActivity["action"], string> = {
 
 function activityText(a: ReviewActivity): string {
   const to = REVIEW_STATUS_LABELS[a.to_status].toLowerCase();
-  const rating = a.quality_rating ? ` as ${RATING_LABELS[a.quality_rating].toLowerCase()}` : "";
+  const rated = a.action === "complete" || a.action === "update_feedback";
+  const rating =
+    rated && a.quality_rating ? ` as ${RATING_LABELS[a.quality_rating].toLowerCase()}` : "";
   return `${a.actor} ${ACTION_WORDS[a.action]}${rating} → ${to}`;
 }
 

@@ -139,9 +139,7 @@ export function SessionPage(props: { sessionId: string }) {
         </Alert>
       ) : null}
 
-      {terminal ? (
-        <ScoreCard detail={detail} mayScore={can(access, REVIEW_PERMISSION, detail.project)} />
-      ) : null}
+      <ScoreCard detail={detail} mayScore={can(access, REVIEW_PERMISSION, detail.project)} />
       <ReviewPanel detail={detail} mayReview={can(access, REVIEW_PERMISSION, detail.project)} />
 
       {detail.chat_enabled && terminal ? (

@@ -17,6 +17,7 @@ import {
   TableRow,
   ToggleButton,
   ToggleButtonGroup,
+  Tooltip,
   Typography,
 } from "@mui/material";
 import type { SessionSummary, TriageGroup, UpdateReviewRequest } from "@tarsy/contracts";
@@ -99,14 +100,16 @@ function TriageRow(props: {
                 <Button size="small" disabled={busy} onClick={() => act({ action: "claim" })}>
                   Claim
                 </Button>
-                <Button
-                  size="small"
-                  disabled={busy}
-                  onClick={() => actions.acknowledge(s)}
-                  aria-label={`Acknowledge ${name}`}
-                >
-                  Ack
-                </Button>
+                <Tooltip title="Acknowledge: reviewed, without a rating">
+                  <Button
+                    size="small"
+                    disabled={busy}
+                    onClick={() => actions.acknowledge(s)}
+                    aria-label={`Ack ${name}`}
+                  >
+                    Ack
+                  </Button>
+                </Tooltip>
               </>
             ) : null}
             {group === "in_progress" ? (
