@@ -21,6 +21,7 @@ export const DEFAULT_ALERT_TYPE = "kubernetes";
 export const DEFAULT_CHAT_AGENT = "ChatAgent";
 export const DEFAULT_SYNTHESIS_AGENT = "SynthesisAgent";
 export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
+export const SCORING_AGENT = "ScoringAgent";
 
 export const DEFAULT_RUNBOOK = `# Generic troubleshooting guide
 
@@ -162,6 +163,12 @@ Focus on the alert, not on comparing the investigators.`,
     {
       name: EXEC_SUMMARY_AGENT,
       description: "Writes the short executive summary of a finished session",
+      mcp_servers: [],
+      builtin: true,
+    },
+    {
+      name: SCORING_AGENT,
+      description: "Judges a finished investigation: a 0-100 score and tool improvements",
       mcp_servers: [],
       builtin: true,
     },

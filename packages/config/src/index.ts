@@ -21,6 +21,7 @@ export {
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_SYNTHESIS_AGENT,
   EXEC_SUMMARY_AGENT,
+  SCORING_AGENT,
 } from "./builtins.ts";
 export {
   findChainForAlertType,
@@ -68,11 +69,13 @@ export {
   getLlmProvider,
   getStage,
   isBackendCompatible,
+  isScoringEnabled,
   type ResolvedAgentConfig,
   type ResolvedExecutiveSummaryConfig,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
+  resolveScoringConfig,
   resolveSynthesisConfig,
 } from "./resolve.ts";
 export {

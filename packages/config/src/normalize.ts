@@ -117,6 +117,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
     }),
     stages,
     chat: raw.chat ? defined(raw.chat) : { enabled: true },
+    ...(raw.scoring && { scoring: defined(raw.scoring) }),
     builtin: false,
   };
 }
@@ -157,6 +158,7 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       alert_masking: raw.alert_masking,
       iteration_timeout_ms: raw.iteration_timeout,
       fallback_providers: raw.fallback_providers,
+      scoring: raw.scoring && defined(raw.scoring),
     }),
   };
 }

@@ -3,6 +3,7 @@ import {
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_SYNTHESIS_AGENT,
   EXEC_SUMMARY_AGENT,
+  SCORING_AGENT,
 } from "./builtins.ts";
 import { ChatDisabledError, UnknownReferenceError } from "./errors.ts";
 import {
@@ -327,6 +328,53 @@ export function resolveExecutiveSummaryConfig(
     llm_provider: provider,
     llm_backend: backend,
     fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+  };
+}
+
+/** Whether a chain's completed sessions are scored automatically: chain → defaults → off. */
+export function isScoringEnabled(config: TarsyConfig, chain: ChainConfig): boolean {
+  return chain.scoring?.enabled ?? config.defaults.scoring?.enabled ?? false;
+}
+
+/**
+ * The scoring judge (the Go TARSy's ResolveScoringConfig): agent chain `scoring.agent` →
+ * `defaults.scoring.agent` → ScoringAgent; provider chain scoring → defaults scoring → chain →
+ * defaults; backend chain scoring → defaults scoring → chain → agent → defaults; MCP servers
+ * (whose tools the judge is told the investigation had) chain scoring → chain → the chain's
+ * stage servers. The judge itself calls no tools.
+ */
+export function resolveScoringConfig(config: TarsyConfig, chain: ChainConfig): ResolvedAgentConfig {
+  const scoring = chain.scoring ?? {};
+  const base = config.defaults.scoring ?? {};
+  const context = `chain "${chain.id}" scoring`;
+  const agent = getAgent(config, scoring.agent ?? base.agent ?? SCORING_AGENT, context);
+  const providerName =
+    scoring.llm_provider ?? base.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  let backend = pickBackend([scoring, base, chain, agent, config.defaults], provider);
+  if (!isBackendCompatible(backend, provider.type, provider.model)) {
+    backend = defaultBackendFor(provider.type);
+  }
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: backend,
+    max_iterations:
+      scoring.max_iterations ??
+      base.max_iterations ??
+      chain.max_iterations ??
+      agent.max_iterations ??
+      config.defaults.max_iterations,
+    iteration_timeout_ms: config.defaults.iteration_timeout_ms,
+    mcp_servers: nonEmpty(scoring.mcp_servers) ??
+      nonEmpty(base.mcp_servers) ??
+      nonEmpty(chain.mcp_servers) ?? [...aggregateChainMcpServers(config, chain)],
+    fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
+    requires_native_tools: false,
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),

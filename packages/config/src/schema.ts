@@ -245,6 +245,16 @@ const ChatSchema = z.strictObject({
   max_iterations: PositiveInt.optional(),
 });
 
+/** The LLM judge of finished sessions (the Go TARSy's `scoring`), on a chain or in defaults. */
+const ScoringSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  agent: Name.optional(),
+  llm_backend: Backend.optional(),
+  llm_provider: Name.optional(),
+  mcp_servers: NameList.optional(),
+  max_iterations: PositiveInt.optional(),
+});
+
 export const ChainSchema = z.strictObject({
   alert_types: z.array(Name).min(1, "must list at least one alert type"),
   description: z.string().optional(),
@@ -256,6 +266,7 @@ export const ChainSchema = z.strictObject({
   mcp_servers: NameList.optional(),
   stages: z.array(StageSchema).min(1, "must have at least one stage"),
   chat: ChatSchema.optional(),
+  scoring: ScoringSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
 });
 export type RawChain = z.output<typeof ChainSchema>;
@@ -298,6 +309,7 @@ export const DefaultsSchema = z.strictObject({
     .optional(),
   iteration_timeout: DurationSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
+  scoring: ScoringSchema.optional(),
 });
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 

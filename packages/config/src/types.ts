@@ -160,6 +160,17 @@ export interface ChatConfig {
   max_iterations?: number;
 }
 
+/** The judge of finished sessions: on a chain, over `defaults.scoring`. */
+export interface ScoringConfig {
+  /** Score each completed session automatically (on demand works either way). */
+  enabled?: boolean;
+  agent?: string;
+  llm_backend?: LlmBackend;
+  llm_provider?: string;
+  mcp_servers?: string[];
+  max_iterations?: number;
+}
+
 export interface ChainConfig {
   id: string;
   alert_types: string[];
@@ -172,6 +183,7 @@ export interface ChainConfig {
   mcp_servers?: string[];
   stages: StageConfig[];
   chat: ChatConfig;
+  scoring?: ScoringConfig;
   fallback_providers?: FallbackProviderEntry[];
   builtin: boolean;
 }
@@ -218,6 +230,7 @@ export interface DefaultsConfig {
   /** Per-iteration LLM call timeout (default 120 s). */
   iteration_timeout_ms: number;
   fallback_providers?: FallbackProviderEntry[];
+  scoring?: ScoringConfig;
 }
 
 export interface QueueConfig {

@@ -14,7 +14,6 @@ export interface UnsupportedKey {
   issue: number;
 }
 
-const SCORING = "scores each finished session with an LLM judge (quality score and notes)";
 const MEMORY =
   "investigation memory: lessons extracted from scored sessions, injected into later prompts";
 const SUB_AGENTS = "sub-agents an orchestrator agent may dispatch (names, or refs with overrides)";
@@ -27,8 +26,6 @@ const LABEL_MAP =
   "selects the label_maps catalog entry used to label sessions (watch, action, noise)";
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
-  { path: "defaults.scoring", does: SCORING, issue: 21 },
-  { path: "agent_chains.*.scoring", does: SCORING, issue: 21 },
   { path: "memory", does: MEMORY, issue: 24 },
   { path: "defaults.memory", does: MEMORY, issue: 24 },
   { path: "agents.*.sub_agents", does: SUB_AGENTS, issue: 24 },

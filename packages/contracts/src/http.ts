@@ -25,6 +25,10 @@ export const HttpErrorCodeSchema = z.enum([
   "cost_estimation_disabled",
   /** The session is still running (409): it can be deleted once it ends. */
   "session_active",
+  /** Scoring needs an ended session (409). */
+  "session_not_terminal",
+  /** The session is being scored already (409). */
+  "scoring_in_progress",
   "payload_too_large",
   "unsupported_media_type",
   /** Request line (URL) and headers together exceed the server's limit (431). */

@@ -7,7 +7,9 @@ export type DbErrorCode =
   | "session_not_found"
   | "chat_turn_active"
   | "chat_unavailable"
-  | "invalid_outbox_payload";
+  | "invalid_outbox_payload"
+  | "session_not_terminal"
+  | "scoring_in_progress";
 
 export abstract class DbError extends Error {
   abstract readonly code: DbErrorCode;
@@ -87,4 +89,23 @@ export class ChatUnavailableError extends DbError {
 
 export class InvalidOutboxPayloadError extends DbError {
   readonly code = "invalid_outbox_payload" as const;
+}
+
+/** Scoring needs an ended session (HTTP 409 at the API). */
+export class ScoringUnavailableError extends DbError {
+  readonly code = "session_not_terminal" as const;
+  constructor(
+    readonly sessionId: string,
+    readonly status: string,
+  ) {
+    super(`Session ${sessionId} is ${status}; scoring needs an ended session`);
+  }
+}
+
+/** The session already has a score in progress (HTTP 409 at the API). */
+export class ScoringInProgressError extends DbError {
+  readonly code = "scoring_in_progress" as const;
+  constructor(readonly sessionId: string) {
+    super(`Session ${sessionId} is already being scored`);
+  }
 }

@@ -57,6 +57,8 @@ export {
   MigrationFailedError,
   MigrationsDirInvalidError,
   MigrationUnfinishedError,
+  ScoringInProgressError,
+  ScoringUnavailableError,
   SessionNotFoundError,
 } from "./errors.ts";
 export {
@@ -175,6 +177,20 @@ export {
   type TriagePage,
 } from "./reviews.ts";
 export {
+  createScore,
+  finishScore,
+  getLatestScore,
+  getScore,
+  getScoreByStage,
+  linkScoreStage,
+  listSessionAvailableTools,
+  recordScoreResult,
+  requestScore,
+  SCORING_STAGE_NAME,
+  type ScoreResult,
+  type SessionScore,
+} from "./scores.ts";
+export {
   type CostSums,
   EMPTY_SESSION_STATS,
   getOneSessionStats,
@@ -218,6 +234,7 @@ export {
   getStage,
   getStageWithExecutions,
   listSessionStages,
+  nextStageIndex,
   type StageInput,
   type StageUpdate,
   type StageWithExecutions,

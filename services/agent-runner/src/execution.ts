@@ -10,11 +10,11 @@ import type { MaskingService } from "@tarsy/masking";
 import { createMetrics, secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
+import { runScoring } from "./controllers/scoring.ts";
 import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
 import {
   abortReasonOf,
   ExecutionAbortedError,
-  ExecutionConfigError,
   ExecutionNotFoundError,
   ExecutionTakenOverError,
 } from "./errors.ts";
@@ -148,7 +148,7 @@ async function runController(run: RunContext): Promise<ControllerResult> {
     case "executive_summary":
       return runExecutiveSummary(run);
     case "scoring":
-      throw new ExecutionConfigError("scoring is not built yet");
+      return runScoring(run);
   }
 }
 

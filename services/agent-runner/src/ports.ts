@@ -1,5 +1,6 @@
 import type {
   ExecutionKind,
+  FailureTag,
   LLMInteractionType,
   MessageRole,
   TimelineEventStatus,
@@ -131,6 +132,15 @@ export interface ExecutionOutcome {
   usage: TokenUsage;
 }
 
+/** What the scoring judge concluded (`session_scores`). */
+export interface ScoreResult {
+  totalScore: number;
+  scoreAnalysis: string;
+  toolImprovementReport: string;
+  failureTags: readonly FailureTag[];
+  promptHash: string;
+}
+
 /** Postgres in production; every write is progressive (as the loop goes). */
 export interface RunnerStore {
   /** Allocates the session-wide sequence number and inserts the event. */
@@ -159,6 +169,8 @@ export interface RunnerStore {
     },
   ): Promise<void>;
   recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
+  /** The judge's result, on the scoring run of `stageId` (while it is in progress). */
+  recordScoreResult(stageId: string, result: ScoreResult): Promise<void>;
 
   loadExecution(executionId: string): Promise<ExecutionRecord | null>;
   /**

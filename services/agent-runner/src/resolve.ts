@@ -7,6 +7,7 @@ import {
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
   resolveMcpSelection,
+  resolveScoringConfig,
   resolveSynthesisConfig,
   type TarsyConfig,
 } from "@tarsy/config";
@@ -113,7 +114,7 @@ function resolveFor(
       };
     }
     case "scoring":
-      throw new ExecutionConfigError("scoring is not built yet");
+      return resolveScoringConfig(config, chain);
   }
 }
 

@@ -16,6 +16,7 @@ import {
   recordExecutionFallback,
   recordLLMInteraction,
   recordMCPInteraction,
+  recordScoreResult,
   startExecution,
   type TimelineEvent,
 } from "@tarsy/db";
@@ -195,6 +196,10 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
     },
 
     heartbeat: (executionId, attempt) => heartbeatExecution(prisma, executionId, attempt),
+
+    async recordScoreResult(stageId, result) {
+      await recordScoreResult(prisma, stageId, result);
+    },
 
     finishExecution: (executionId, attempt, outcome) =>
       finishExecutionAttempt(prisma, executionId, attempt, outcome.status, {

@@ -15,6 +15,7 @@ import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { reviewRoutes } from "./routes/review.ts";
 import { runbookRoutes } from "./routes/runbooks.ts";
+import { scoreRoutes } from "./routes/scores.ts";
 import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
@@ -73,6 +74,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/sessions", reviewRoutes(deps));
+  app.route("/api/v1/sessions", scoreRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));

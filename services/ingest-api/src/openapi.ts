@@ -16,10 +16,12 @@ import {
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
   RunbooksResponseSchema,
+  ScoreSessionResponseSchema,
   SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
+  SessionScoreSchema,
   SessionStatisticsSchema,
   SessionStatusResponseSchema,
   SystemConfigResponseSchema,
@@ -225,6 +227,28 @@ export function buildOpenApi(version: string): Json {
             409: error("session not finished, chat disabled, or a message is being answered"),
             415: error("Content-Type is not application/json"),
             503: E503,
+          },
+        },
+      },
+      "/api/v1/sessions/{id}/score": {
+        post: {
+          summary: "Score an ended session now with the LLM judge (whatever scoring.enabled says)",
+          parameters: session,
+          responses: {
+            ...ok(202, "scoring started", ScoreSessionResponseSchema),
+            404: E404,
+            409: error(
+              "the session has not ended (session_not_terminal) or is being scored (scoring_in_progress)",
+            ),
+          },
+        },
+        get: {
+          summary:
+            "The session's latest score: its status, 0-100 score, analysis, failure tags and tool report",
+          parameters: session,
+          responses: {
+            ...ok(200, "the latest scoring run", SessionScoreSchema),
+            404: error("no such session, or it was never scored"),
           },
         },
       },

@@ -73,6 +73,8 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   },
   get("/api/v1/sessions/:id/review-activity", session("get")),
   get("/api/v1/sessions/triage/:group", LIST),
+  post("/api/v1/sessions/:id/score", session("update")),
+  get("/api/v1/sessions/:id/score", session("get")),
   get("/api/v1/system/warnings", IDENTIFIED),
   get("/api/v1/system/mcp-servers", IDENTIFIED),
   get("/api/v1/system/alert-types", IDENTIFIED),

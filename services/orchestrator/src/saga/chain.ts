@@ -39,6 +39,7 @@ import { buildStageContext, type StageResult } from "../context/stage-context.ts
 import { aggregateError, aggregateStatus } from "./aggregate.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
+import { startAutoScore } from "./scoring.ts";
 
 export const SYNTHESIS_SUFFIX = " - Synthesis";
 type StageRow = Stage & { executions: AgentExecution[] };
@@ -326,6 +327,7 @@ async function summarizeOrComplete(
     await queueSessionStatus(tx, session, "completed", now, { currentStage: null });
     deps.metrics.sessionEnded(session, "completed", now);
     deps.logger.info({ session_id: session.id }, "session completed");
+    await startAutoScore(deps, tx, session, chain);
   }
   return { sessionTerminal: applied };
 }

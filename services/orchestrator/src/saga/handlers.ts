@@ -13,7 +13,7 @@ import { stepChain } from "./chain.ts";
 import { finishChatStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
-import { startRequestedScore } from "./scoring.ts";
+import { finishScoring, startRequestedScore } from "./scoring.ts";
 import { withSession } from "./session-lock.ts";
 
 /**
@@ -61,6 +61,16 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         await refreshSessionTokens(tx, message.session_id);
         if (message.kind === "chat") {
           if (message.stage_id) await finishChatStage(locked, tx, message.stage_id);
+          return;
+        }
+        if (message.kind === "scoring") {
+          // Fail-open: the judge's outcome never touches the session's own status.
+          if (message.stage_id) {
+            await finishScoring(locked, tx, message.stage_id, {
+              status: message.status,
+              errorMessage: message.error,
+            });
+          }
           return;
         }
         sessionTerminal = (await stepChain(locked, tx, session)).sessionTerminal;

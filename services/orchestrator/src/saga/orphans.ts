@@ -3,7 +3,7 @@ import { isRowId, SessionNotFoundError } from "@tarsy/db";
 import type { SagaDeps } from "./deps.ts";
 
 /** What a work message named that does not exist. */
-export type MissingKind = "session" | "execution" | "stage" | "chat_message";
+export type MissingKind = "session" | "execution" | "stage" | "chat_message" | "score";
 
 /**
  * A valid work message names a session, execution, stage or chat message that does not exist
@@ -27,6 +27,7 @@ const ID_FIELDS: Record<string, MissingKind> = {
   stage_id: "stage",
   chat_id: "chat_message",
   message_id: "chat_message",
+  score_id: "score",
 };
 
 /**
