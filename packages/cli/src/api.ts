@@ -4,7 +4,7 @@ import type { CliEnv } from "./env.ts";
 import { ApiRequestError, BadResponseError, UnreachableError } from "./errors.ts";
 
 export interface ApiCall<T extends z.ZodType> {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   body?: unknown;
   schema: T;

@@ -57,25 +57,27 @@ function queueReviewStatus(
  * Gives a session that just ended its initial review state, with its `review.status` event
  * (actor `system`): `needs_review`, or `reviewed` without rating or assignee for a cancelled
  * one. Only while `review_status` is still null, so a redelivered end never rewrites it.
- * Call inside the transaction that ended the session.
+ * Call inside the transaction that ended the session (`transitionSessionStatus` does).
  */
-export async function initializeReview(
-  tx: Tx,
+export function initializeReview(
+  client: DbClient,
   id: string,
   ended: SessionStatus,
   at: Date,
 ): Promise<boolean> {
-  const cancelled = ended === "cancelled";
-  const { count } = await tx.alertSession.updateMany({
-    where: { id, reviewStatus: null },
-    data: cancelled
-      ? { reviewStatus: "reviewed", reviewedAt: at }
-      : { reviewStatus: "needs_review" },
+  return inTransaction(client, async (tx) => {
+    const { count } = await tx.alertSession.updateMany({
+      where: { id, reviewStatus: null },
+      data:
+        ended === "cancelled"
+          ? { reviewStatus: "reviewed", reviewedAt: at }
+          : { reviewStatus: "needs_review" },
+    });
+    if (count === 0) return false;
+    const session = await tx.alertSession.findUniqueOrThrow({ where: { id } });
+    await queueReviewStatus(tx, session, SYSTEM_REVIEW_ACTOR, at);
+    return true;
   });
-  if (count === 0) return false;
-  const session = await tx.alertSession.findUniqueOrThrow({ where: { id } });
-  await queueReviewStatus(tx, session, SYSTEM_REVIEW_ACTOR, at);
-  return true;
 }
 
 export interface ReviewChange {

@@ -7,10 +7,12 @@ import { eventsReplayCommand } from "./events-replay.ts";
 import { sessionCancelCommand } from "./session-cancel.ts";
 import { sessionDeleteCommand } from "./session-delete.ts";
 import { sessionListCommand } from "./session-list.ts";
+import { sessionReviewCommand } from "./session-review.ts";
 import { sessionShowCommand } from "./session-show.ts";
 import { sessionTraceCommand } from "./session-trace.ts";
 import { sessionWatchCommand } from "./session-watch.ts";
 import { tokenCreateCommand, tokenListCommand, tokenRevokeCommand } from "./token.ts";
+import { triageCommand } from "./triage.ts";
 import { usageCommand } from "./usage.ts";
 
 /** Every `tarsy` command. Add new ones here; the longest matching path wins. */
@@ -22,6 +24,8 @@ export const COMMANDS: readonly Command[] = [
   sessionTraceCommand,
   sessionCancelCommand,
   sessionDeleteCommand,
+  sessionReviewCommand,
+  triageCommand,
   chatCommand,
   eventsReplayCommand,
   dlqListCommand,

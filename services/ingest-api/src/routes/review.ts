@@ -66,6 +66,7 @@ export function reviewRoutes(deps: IngestResources): Hono {
         results.push(fail("not_found"));
         continue;
       }
+      if (body.session_ids.length === 1) noteAudit(c, { sessionId: id, project: session.project });
       if (authorizer.enabled && !authorizer.can(identity, "update", session.project, id)) {
         results.push(fail(`forbidden: you may not update sessions of project ${session.project}`));
         continue;
@@ -103,7 +104,6 @@ export function reviewRoutes(deps: IngestResources): Hono {
           return outcome satisfies never;
       }
     }
-    if (body.session_ids.length === 1) noteAudit(c, { sessionId: results[0]?.session_id });
     noteAudit(c, {
       reason: `review ${body.action}: ${results.filter((r) => r.success).length}/${results.length} applied`,
     });
