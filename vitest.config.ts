@@ -12,19 +12,21 @@ const repoRoot = import.meta.dirname;
 /**
  * Scheduling. The packages' and services' test files run two at a time: most of their time is
  * spent waiting on what they start (Postgres, NATS, service processes). The whole-system
- * scenarios and browser tests (test/) boot every service and Chromium each, so they run one at
- * a time after them; `pnpm start`'s own tests (packages/stack) boot the stack a user gets, on
- * the shared NATS with the default prefix, so they run last and alone.
+ * scenarios and browser tests (test/) and the evaluation harness (evals/) boot every service (and
+ * Chromium) each, so they run one at a time after them; `pnpm start`'s own tests (packages/stack)
+ * boot the stack a user gets, on the shared NATS with the default prefix, so they run last and
+ * alone.
  */
 const GROUPS: Record<string, { maxWorkers: number; sequence: { groupOrder: number } }> = {
   test: { maxWorkers: 1, sequence: { groupOrder: 1 } },
+  evals: { maxWorkers: 1, sequence: { groupOrder: 1 } },
   "packages/stack": { maxWorkers: 1, sequence: { groupOrder: 2 } },
 };
 const DEFAULT_GROUP = { maxWorkers: 2, sequence: { groupOrder: 0 } };
 
 const projectDirs = ["packages", "services"]
   .flatMap((group) => readdirSync(join(repoRoot, group)).map((name) => `${group}/${name}`))
-  .concat(["llm-service", "test"])
+  .concat(["llm-service", "test", "evals"])
   .filter((dir) => existsSync(join(repoRoot, dir, "package.json")));
 
 export default defineConfig({

@@ -67,7 +67,7 @@ describe("tarsy config check", () => {
     );
     expect(run.stdout).toContain("       - KubernetesAgent-3: google-default (google-native)");
     expect(run.stdout).toContain("    chat: disabled");
-    expect(run.stdout).toContain("Agents (6):");
+    expect(run.stdout).toContain("Agents (7):");
     expect(run.stdout).toContain("MCP servers (4):");
     expect(run.stdout).toContain(
       "  cli-mcp-server: disabled (enabled: false); http: https://cli-mcp-server:8443/mcp;",
@@ -107,7 +107,7 @@ describe("tarsy config check", () => {
 defaults:
   llm_provider: google-default
   compose_provider: google-default
-  scoring: { enabled: true }
+  fallback_list: fast
   memory: { enabled: false }
 `,
     );
@@ -118,7 +118,7 @@ defaults:
     expect(lenient.stderr).toBe("");
     expect(lenient.stdout).toContain("Not supported yet (3 settings of the Go TARSy, ignored):");
     expect(lenient.stdout).toContain(
-      `  unsupported: ${file}: defaults.scoring: scores each finished session with an LLM judge (quality score and notes) (#21)`,
+      `  unsupported: ${file}: defaults.fallback_list: selects a named list from fallback_lists as this level's fallback walk (#31)`,
     );
     expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
     expect(lenient.stdout).toMatch(
@@ -172,7 +172,7 @@ defaults:
       `
 defaults:
   max_iterations: -2
-  scoring: { enabled: true }
+  memory: { enabled: true }
 mcp_servers:
   broken:
     transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
@@ -202,7 +202,7 @@ agent_chains:
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
-    expect(run.stdout).toContain(`unsupported: ${file}: defaults.scoring: scores each finished`);
+    expect(run.stdout).toContain(`unsupported: ${file}: defaults.memory: investigation memory`);
     expect(run.stdout).toContain(
       `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
     );

@@ -146,6 +146,19 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
       }
     });
     checkChat(chain, file, base);
+    if (chain.scoring) {
+      const scoring: Segment[] = [...base, "scoring"];
+      checkAgent(file, [...scoring, "agent"], chain.scoring.agent);
+      checkProvider(file, [...scoring, "llm_provider"], chain.scoring.llm_provider);
+      checkServers(file, [...scoring, "mcp_servers"], chain.scoring.mcp_servers);
+    }
+  }
+  const defaultScoring = config.defaults.scoring;
+  if (defaultScoring) {
+    const scoring: Segment[] = ["defaults", "scoring"];
+    checkAgent(sources.defaults, [...scoring, "agent"], defaultScoring.agent);
+    checkProvider(sources.defaults, [...scoring, "llm_provider"], defaultScoring.llm_provider);
+    checkServers(sources.defaults, [...scoring, "mcp_servers"], defaultScoring.mcp_servers);
   }
 
   const defaultType = config.defaults.alert_type;

@@ -1,5 +1,6 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
 import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
+import { isScoringEnabled } from "./resolve.ts";
 import type { McpServerConfig, TarsyConfig } from "./types.ts";
 
 /** A URL without credentials, query or fragment (they can carry keys); null if unparsable. */
@@ -75,6 +76,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       alert_types: chain.alert_types,
       llm_provider: chain.llm_provider ?? defaults.llm_provider,
       chat_enabled: chain.chat.enabled,
+      scoring_enabled: isScoringEnabled(config, chain),
       builtin: chain.builtin,
       stages: chain.stages.map((stage) => ({
         name: stage.name,

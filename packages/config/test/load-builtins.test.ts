@@ -12,6 +12,7 @@ describe("built-ins", () => {
       "ChatAgent",
       "SynthesisAgent",
       "ExecSummaryAgent",
+      "ScoringAgent",
     ]);
     expect([...config.llmProviders.keys()]).toEqual([
       "google-default",

@@ -4,7 +4,12 @@
  */
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, resolveMcpSelection } from "../src/index.ts";
+import {
+  isScoringEnabled,
+  loadConfig,
+  resolveMcpSelection,
+  resolveScoringConfig,
+} from "../src/index.ts";
 import { loadIssues } from "./helpers.ts";
 
 const GO = resolve(import.meta.dirname, "go-tarsy");
@@ -21,9 +26,16 @@ describe("the Go TARSy's configuration shapes", () => {
       warnings.filter((w) => w.unsupported).map((w) => [w.path, w.unsupported?.issue]),
     ).toEqual([
       ["defaults.compose_provider", 31],
-      ["defaults.scoring", 21],
       ["defaults.memory", 24],
     ]);
+    // defaults.scoring is acted on: every chain's completed sessions are scored.
+    const chain = config.chains.get("kubernetes-agent-chain");
+    if (!chain) throw new Error("the built-in chain is missing");
+    expect(isScoringEnabled(config, chain)).toBe(true);
+    expect(resolveScoringConfig(config, chain)).toMatchObject({
+      agent_name: "ScoringAgent",
+      llm_provider_name: "google-default",
+    });
   });
 
   it("full example: every construct loads, missing variables are warnings, not errors", () => {
@@ -88,10 +100,13 @@ describe("the Go TARSy's configuration shapes", () => {
         "system.prompt_caching",
         "agents.Orchestrator.type",
         "agents.Orchestrator.sub_agents",
-        "agent_chains.kubernetes-pod-crashloop.scoring",
         "llm_providers.claude-sonnet.reasoning_effort",
       ]),
     );
+    // Scoring is acted on: the chain's `scoring.enabled` is read.
+    expect(unsupported.filter((path) => path.endsWith("scoring"))).toEqual([]);
+    const crashloop = config.chains.get("kubernetes-pod-crashloop");
+    expect(crashloop?.scoring).toEqual({ enabled: true });
     expect(warnings.filter((w) => w.message.includes("is not a known setting"))).toEqual([]);
     // Slack, cost estimation and retention are acted on: read, not listed.
     for (const key of ["system.slack", "system.cost_estimation", "system.retention"]) {

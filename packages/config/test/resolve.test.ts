@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   ChainNotFoundError,
   ChatDisabledError,
+  isScoringEnabled,
   listAlertTypes,
   planStage,
   resolveAgentConfig,
   resolveChainForAlertType,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
+  resolveScoringConfig,
   resolveSuccessPolicy,
   resolveSynthesisConfig,
   UnknownReferenceError,
@@ -285,6 +287,81 @@ describe("executive summary provider", () => {
     expect(resolveExecutiveSummaryConfig(config, chainOf(config, "chain-backend"))).toMatchObject({
       llm_provider_name: "summary-xai",
       llm_backend: "langchain",
+    });
+  });
+});
+
+describe("scoring judge", () => {
+  const judged = (tarsy: string) =>
+    load(
+      {
+        tarsy,
+        providers: `
+llm_providers:
+  judge-provider: { type: anthropic, model: claude-judge }
+  chain-provider: { type: openai, model: gpt-chain }
+`,
+      },
+      { GOOGLE_API_KEY: "k", ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" },
+    ).config;
+  const CHAINS = `
+agent_chains:
+  plain:
+    alert_types: [plain]
+    llm_provider: chain-provider
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+  judged:
+    alert_types: [judged]
+    scoring: { enabled: true, agent: MyJudge, llm_provider: judge-provider, max_iterations: 2 }
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+  off:
+    alert_types: [off]
+    scoring: { enabled: false }
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+agents:
+  MyJudge: { custom_instructions: "Be strict." }
+`;
+
+  it("is off unless the chain or defaults.scoring enables it; the chain wins", () => {
+    const config = judged(`defaults:\n  scoring: { enabled: true }\n${CHAINS}`);
+    const chain = (id: string) => {
+      const found = config.chains.get(id);
+      if (!found) throw new Error(id);
+      return found;
+    };
+    expect(isScoringEnabled(config, chain("plain"))).toBe(true);
+    expect(isScoringEnabled(config, chain("judged"))).toBe(true);
+    expect(isScoringEnabled(config, chain("off"))).toBe(false);
+    const noDefaults = judged(CHAINS);
+    expect(isScoringEnabled(noDefaults, chain("plain"))).toBe(false);
+  });
+
+  it("resolves agent, provider and iterations: chain scoring → defaults.scoring → chain → defaults", () => {
+    const config = judged(
+      `defaults:\n  scoring: { agent: ScoringAgent, llm_provider: judge-provider }\n${CHAINS}`,
+    );
+    const plain = config.chains.get("plain");
+    const mine = config.chains.get("judged");
+    if (!plain || !mine) throw new Error("chains missing");
+    expect(resolveScoringConfig(config, mine)).toMatchObject({
+      agent_name: "MyJudge",
+      llm_provider_name: "judge-provider",
+      llm_backend: "langchain",
+      max_iterations: 2,
+      custom_instructions: "Be strict.",
+    });
+    expect(resolveScoringConfig(config, plain)).toMatchObject({
+      agent_name: "ScoringAgent",
+      llm_provider_name: "judge-provider",
+    });
+    const bare = judged(CHAINS);
+    const bareChain = bare.chains.get("plain");
+    if (!bareChain) throw new Error("chain missing");
+    expect(resolveScoringConfig(bare, bareChain)).toMatchObject({
+      agent_name: "ScoringAgent",
+      llm_provider_name: "chain-provider",
+      // The judge is told which tools the chain's agents had.
+      mcp_servers: ["kubernetes-server"],
     });
   });
 });

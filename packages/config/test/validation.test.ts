@@ -39,6 +39,10 @@ agent_chains:
     chat:
       agent: NoSuchChatAgent
       mcp_servers: [phantom]
+    scoring:
+      enabled: true
+      agent: NoSuchJudge
+      llm_provider: no-such-judge-provider
 `,
     });
     expect(issues).toEqual([
@@ -86,6 +90,16 @@ agent_chains:
         file: "tarsy.yaml",
         path: "agent_chains.c.chat.mcp_servers[0]",
         message: 'unknown MCP server "phantom"',
+      },
+      {
+        file: "tarsy.yaml",
+        path: "agent_chains.c.scoring.agent",
+        message: 'unknown agent "NoSuchJudge"',
+      },
+      {
+        file: "tarsy.yaml",
+        path: "agent_chains.c.scoring.llm_provider",
+        message: 'unknown LLM provider "no-such-judge-provider"',
       },
     ]);
   });

@@ -281,6 +281,8 @@ export const SystemConfigResponseSchema = z.object({
       /** The chain's provider, or the default one when it names none. */
       llm_provider: z.string(),
       chat_enabled: z.boolean(),
+      /** Completed sessions are scored automatically (chain → defaults.scoring). */
+      scoring_enabled: z.boolean(),
       builtin: z.boolean(),
       stages: z.array(
         z.object({

@@ -143,6 +143,7 @@ describe("GET /api/v1/system/config", () => {
       description: "Vault sealed",
       llm_provider: "keyed-proxy",
       chat_enabled: true,
+      scoring_enabled: false,
       builtin: false,
       stages: [{ name: "investigate", agents: ["VaultAgent"], replicas: 1 }],
     });

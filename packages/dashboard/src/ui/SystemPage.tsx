@@ -136,7 +136,10 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
         <Typography variant="h3" gutterBottom>
           Chains
         </Typography>
-        <DataTable label="Chains" head={["Chain", "Alert types", "Stages", "LLM provider", "Chat"]}>
+        <DataTable
+          label="Chains"
+          head={["Chain", "Alert types", "Stages", "LLM provider", "Chat", "Scoring"]}
+        >
           {config.chains.map((c) => (
             <TableRow key={c.id} sx={{ verticalAlign: "top" }}>
               <TableCell>
@@ -159,6 +162,7 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
               </TableCell>
               <TableCell>{c.llm_provider}</TableCell>
               <TableCell>{c.chat_enabled ? "on" : "off"}</TableCell>
+              <TableCell>{c.scoring_enabled ? "on" : "off"}</TableCell>
             </TableRow>
           ))}
         </DataTable>
