@@ -16,8 +16,14 @@ export interface AxeViolation {
  */
 export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
   // Colours mid-transition (a theme just switched, a label moving) are not what a reader sees.
+  // A spinner's animation never ends: only the finite ones are waited for.
   await page.evaluate(() =>
-    Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
+    Promise.all(
+      document
+        .getAnimations()
+        .filter((a) => a.effect?.getComputedTiming().iterations !== Infinity)
+        .map((a) => a.finished.catch(() => undefined)),
+    ),
   );
   await page.addScriptTag({ path: AXE_SOURCE });
   const violations = await page.evaluate(async () => {

@@ -5,11 +5,14 @@
  */
 import type {
   ExecutionStatus,
+  FailureTag,
+  ScoringStatus,
   SessionStatus,
   TimelineEventStatus,
   TimelineEventType,
 } from "@tarsy/contracts";
-import type { DbClient } from "./client.ts";
+import { type DbClient, inTransaction } from "./client.ts";
+import { initializeReview } from "./reviews.ts";
 
 export interface StoredRowCounts {
   readonly sessions: number;
@@ -214,4 +217,50 @@ export async function forceSessionEnd(
 export async function storedSessionDeletions(client: DbClient): Promise<Map<string, Date | null>> {
   const rows = await client.alertSession.findMany({ select: { id: true, deletedAt: true } });
   return new Map(rows.map((r) => [r.id, r.deletedAt]));
+}
+
+/**
+ * Gives forged ended sessions (from `insertSessionRows`) the review state a real end gives
+ * them, with its `review.status` outbox event.
+ */
+export async function initializeForgedReviews(
+  client: DbClient,
+  ids: readonly string[],
+  ended: SessionStatus = "completed",
+): Promise<void> {
+  for (const id of ids) {
+    await inTransaction(client, (tx) => initializeReview(tx, id, ended, new Date()));
+  }
+}
+
+/** A stored score of a session as the judge would leave it (no scoring stage ran). */
+export async function insertSessionScoreRow(
+  client: DbClient,
+  row: {
+    sessionId: string;
+    status: ScoringStatus;
+    totalScore?: number;
+    scoreAnalysis?: string;
+    toolImprovementReport?: string;
+    failureTags?: FailureTag[];
+    errorMessage?: string;
+    triggeredBy?: string;
+  },
+): Promise<string> {
+  const done = row.status !== "in_progress";
+  const created = await client.sessionScore.create({
+    data: {
+      sessionId: row.sessionId,
+      status: row.status,
+      totalScore: row.totalScore ?? null,
+      scoreAnalysis: row.scoreAnalysis ?? null,
+      toolImprovementReport: row.toolImprovementReport ?? null,
+      ...(row.failureTags ? { failureTags: row.failureTags } : {}),
+      errorMessage: row.errorMessage ?? null,
+      promptHash: "0".repeat(64),
+      scoreTriggeredBy: row.triggeredBy ?? "auto",
+      completedAt: done ? new Date() : null,
+    },
+  });
+  return created.id;
 }

@@ -11,14 +11,21 @@ import {
   LLMInteractionDetailSchema,
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
+  ReviewActivityResponseSchema,
   RunbooksResponseSchema,
+  ScoreSessionResponseSchema,
   SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
+  SessionScoreSchema,
   SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
+  type TriageGroup,
+  TriageGroupResponseSchema,
+  type UpdateReviewRequest,
+  UpdateReviewResponseSchema,
   UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
 import type { z } from "zod";
@@ -65,6 +72,18 @@ export interface ApiClient {
   authMe(): Promise<z.infer<typeof AuthMeResponseSchema>>;
   /** LLM usage and estimated cost over the state's range (the caller's visible projects). */
   usageSummary(state: UsageState): Promise<z.infer<typeof UsageSummaryResponseSchema>>;
+  /** Asks the judge to score an ended session (409 while it runs or is being scored). */
+  scoreSession(id: string): Promise<z.infer<typeof ScoreSessionResponseSchema>>;
+  /** The session's latest score (404 `score_not_found` when it was never scored). */
+  sessionScore(id: string): Promise<z.infer<typeof SessionScoreSchema>>;
+  /** One review action on up to 50 sessions; each succeeds or fails alone. */
+  updateReview(body: UpdateReviewRequest): Promise<z.infer<typeof UpdateReviewResponseSchema>>;
+  reviewActivity(id: string): Promise<z.infer<typeof ReviewActivityResponseSchema>>;
+  /** A page of one triage group; `assignee` "" means unassigned, undefined everyone. */
+  triageGroup(
+    group: TriageGroup,
+    query: { page: number; page_size: number; assignee?: string | undefined },
+  ): Promise<z.infer<typeof TriageGroupResponseSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -130,5 +149,21 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     authMe: () => call(AuthMeResponseSchema, "/auth/me"),
     usageSummary: (state) =>
       call(UsageSummaryResponseSchema, `/usage/summary?${usageQueryString(state)}`),
+    scoreSession: (id) => call(ScoreSessionResponseSchema, `${sid(id)}/score`, { method: "POST" }),
+    sessionScore: (id) => call(SessionScoreSchema, `${sid(id)}/score`),
+    updateReview: (body) =>
+      call(UpdateReviewResponseSchema, "/sessions/review", {
+        method: "PATCH",
+        body: JSON.stringify(body),
+      }),
+    reviewActivity: (id) => call(ReviewActivityResponseSchema, `${sid(id)}/review-activity`),
+    triageGroup: (group, query) => {
+      const q = new URLSearchParams({
+        page: String(query.page),
+        page_size: String(query.page_size),
+      });
+      if (query.assignee !== undefined) q.set("assignee", query.assignee);
+      return call(TriageGroupResponseSchema, `/sessions/triage/${group}?${q}`);
+    },
   };
 }

@@ -27,6 +27,18 @@ describe("list URL state", () => {
     expect(formatListState(DEFAULT_LIST_STATE)).toBe("");
   });
 
+  it("keeps the review filters in the URL and sends them to the API", () => {
+    const state = parseListState("?review_status=needs_review,bogus,in_progress&assignee=alice");
+    expect(state).toMatchObject({
+      review_status: ["needs_review", "in_progress"],
+      assignee: "alice",
+    });
+    expect(formatListState(state)).toBe("review_status=needs_review%2Cin_progress&assignee=alice");
+    const api = new URLSearchParams(listQueryString(state));
+    expect(api.get("review_status")).toBe("needs_review,in_progress");
+    expect(api.get("assignee")).toBe("alice");
+  });
+
   it("ignores invalid values and keeps short searches out of the API query", () => {
     const state = parseListState(
       "?status=bogus,pending&sort_by=nope&page=-2&page_size=9999&search=ab",

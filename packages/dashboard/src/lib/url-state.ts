@@ -1,4 +1,6 @@
 import {
+  type ReviewStatus,
+  ReviewStatusSchema,
   type SessionSortField,
   SessionSortFieldSchema,
   type SessionStatus,
@@ -23,6 +25,10 @@ export interface ListState {
   chain_id: string;
   /** One project's sessions (empty: every project the caller may see). */
   project: string;
+  /** Review states (empty: any). */
+  review_status: ReviewStatus[];
+  /** One reviewer's sessions (empty: anyone's). */
+  assignee: string;
   search: string;
   /** A relative range; when set, `from`/`to` (a custom range) are not used. */
   range: TimeRangePreset | "";
@@ -39,6 +45,8 @@ export const DEFAULT_LIST_STATE: ListState = {
   alert_type: "",
   chain_id: "",
   project: "",
+  review_status: [],
+  assignee: "",
   search: "",
   range: "",
   from: "",
@@ -61,6 +69,10 @@ export function parseListState(search: string): ListState {
     .split(",")
     .map((s) => SessionStatusSchema.safeParse(s.trim()))
     .flatMap((r) => (r.success ? [r.data] : []));
+  const reviewStatus = (q.get("review_status") ?? "")
+    .split(",")
+    .map((s) => ReviewStatusSchema.safeParse(s.trim()))
+    .flatMap((r) => (r.success ? [r.data] : []));
   const sortBy = SessionSortFieldSchema.safeParse(q.get("sort_by"));
   const range = q.get("range");
   return {
@@ -68,6 +80,8 @@ export function parseListState(search: string): ListState {
     alert_type: q.get("alert_type") ?? "",
     chain_id: q.get("chain_id") ?? "",
     project: q.get("project") ?? "",
+    review_status: reviewStatus,
+    assignee: q.get("assignee") ?? "",
     search: q.get("search") ?? "",
     range: isPreset(range) ? range : "",
     from: isPreset(range) ? "" : (q.get("from") ?? ""),
@@ -83,10 +97,12 @@ export function parseListState(search: string): ListState {
 export function formatListState(state: ListState): string {
   const q = new URLSearchParams();
   if (state.status.length) q.set("status", state.status.join(","));
+  if (state.review_status.length) q.set("review_status", state.review_status.join(","));
   for (const key of [
     "alert_type",
     "chain_id",
     "project",
+    "assignee",
     "search",
     "range",
     "from",
@@ -112,6 +128,8 @@ export function listQueryString(state: ListState, now: number = Date.now()): str
   if (state.alert_type) q.set("alert_type", state.alert_type);
   if (state.chain_id) q.set("chain_id", state.chain_id);
   if (state.project) q.set("project", state.project);
+  if (state.review_status.length) q.set("review_status", state.review_status.join(","));
+  if (state.assignee) q.set("assignee", state.assignee);
   if (state.search.trim().length >= 3) q.set("search", state.search.trim());
   if (state.range) {
     q.set("from", new Date(now - TIME_RANGE_PRESETS[state.range]).toISOString());

@@ -17,6 +17,7 @@ const SessionPage = lazy(() =>
 const TracePage = lazy(() => import("./TracePage.tsx").then((m) => ({ default: m.TracePage })));
 const SubmitPage = lazy(() => import("./SubmitPage.tsx").then((m) => ({ default: m.SubmitPage })));
 const SystemPage = lazy(() => import("./SystemPage.tsx").then((m) => ({ default: m.SystemPage })));
+const TriagePage = lazy(() => import("./TriagePage.tsx").then((m) => ({ default: m.TriagePage })));
 // The chart library is only in this page's chunk.
 const UsagePage = lazy(() => import("./UsagePage.tsx").then((m) => ({ default: m.UsagePage })));
 
@@ -32,6 +33,10 @@ function SessionRoute() {
 function TraceRoute() {
   const id = useParams().id ?? "";
   return <TracePage sessionId={id} search={useLocation().search} />;
+}
+
+function TriageRoute() {
+  return <TriagePage search={useLocation().search} />;
 }
 
 function UsageRoute() {
@@ -92,6 +97,7 @@ const routes: RouteObject[] = [
           { path: "sessions", Component: SessionsRoute },
           { path: "sessions/:id", Component: SessionRoute },
           { path: "sessions/:id/trace", Component: TraceRoute },
+          { path: "triage", Component: TriageRoute },
           { path: "submit", Component: SubmitPage },
           { path: "usage", Component: UsageRoute },
           { path: "system", Component: SystemPage },

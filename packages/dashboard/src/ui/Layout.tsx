@@ -220,6 +220,7 @@ const NAV: {
   action?: AuthzActionName;
 }[] = [
   { to: "/", label: "Sessions", match: (p: string) => p === "/" || p.startsWith("/sessions") },
+  { to: "/triage", label: "Triage", match: (p: string) => p === "/triage" },
   {
     to: "/submit",
     label: "Submit alert",

@@ -11,8 +11,14 @@ import {
   ToggleButton,
   ToggleButtonGroup,
 } from "@mui/material";
-import { type SessionStatus, SessionStatusSchema } from "@tarsy/contracts";
+import {
+  type ReviewStatus,
+  ReviewStatusSchema,
+  type SessionStatus,
+  SessionStatusSchema,
+} from "@tarsy/contracts";
 import { useEffect, useState } from "react";
+import { REVIEW_STATUS_LABELS } from "../lib/review.ts";
 import { type ListState, TIME_RANGE_PRESETS, type TimeRangePreset } from "../lib/url-state.ts";
 import { NATIVE_SELECT } from "./fields.ts";
 
@@ -55,6 +61,12 @@ export function SessionFilters(props: {
   const toggleStatus = (s: SessionStatus) =>
     update({
       status: state.status.includes(s) ? state.status.filter((x) => x !== s) : [...state.status, s],
+    });
+  const toggleReview = (s: ReviewStatus) =>
+    update({
+      review_status: state.review_status.includes(s)
+        ? state.review_status.filter((x) => x !== s)
+        : [...state.review_status, s],
     });
   return (
     <Paper
@@ -157,6 +169,24 @@ export function SessionFilters(props: {
                 />
               }
               label={s.replace("_", " ")}
+            />
+          ))}
+        </FormGroup>
+      </FormControl>
+      <FormControl component="fieldset" sx={{ mt: 1, ml: { md: 3 } }}>
+        <FormLabel component="legend">Review</FormLabel>
+        <FormGroup row>
+          {ReviewStatusSchema.options.map((s) => (
+            <FormControlLabel
+              key={s}
+              control={
+                <Checkbox
+                  size="small"
+                  checked={state.review_status.includes(s)}
+                  onChange={() => toggleReview(s)}
+                />
+              }
+              label={REVIEW_STATUS_LABELS[s]}
             />
           ))}
         </FormGroup>

@@ -8,6 +8,7 @@ import Typography from "@mui/material/Typography";
 import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { useMemo } from "react";
 import { can } from "../lib/access.ts";
+import { REVIEW_PERMISSION } from "../lib/review.ts";
 import { timelineItems } from "../lib/timeline.ts";
 import { ChatPanel } from "./ChatPanel.tsx";
 import { CopyButton } from "./CopyButton.tsx";
@@ -15,6 +16,8 @@ import { useAccess } from "./context.tsx";
 import { ErrorCard } from "./ErrorCard.tsx";
 import { prettyData } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
+import { ReviewPanel } from "./ReviewPanel.tsx";
+import { ScoreCard } from "./ScoreCard.tsx";
 import {
   AlertData,
   CancelButton,
@@ -50,14 +53,25 @@ export function SessionPage(props: { sessionId: string }) {
   const { detail, timeline, error, deleted, reload } = useLiveSession(props.sessionId);
   const access = useAccess();
   const items = useMemo(() => timelineItems(timeline), [timeline]);
-  const stages = useMemo(() => detail?.stages.filter((s) => s.kind !== "chat") ?? [], [detail]);
+  // Chat stages have their panel; the scoring stage ("Evaluation & Learning") is the Score card.
+  const stages = useMemo(
+    () => detail?.stages.filter((s) => s.kind !== "chat" && s.kind !== "scoring") ?? [],
+    [detail],
+  );
   const chatStageIds = useMemo(
     () => new Set(detail?.stages.filter((s) => s.kind === "chat").map((s) => s.id)),
     [detail],
   );
+  const scoringStageIds = useMemo(
+    () => new Set(detail?.stages.filter((s) => s.kind === "scoring").map((s) => s.id)),
+    [detail],
+  );
   const mainItems = useMemo(
-    () => items.filter((i) => !i.stage_id || !chatStageIds.has(i.stage_id)),
-    [items, chatStageIds],
+    () =>
+      items.filter(
+        (i) => !i.stage_id || !(chatStageIds.has(i.stage_id) || scoringStageIds.has(i.stage_id)),
+      ),
+    [items, chatStageIds, scoringStageIds],
   );
   const alertCode = useMemo(() => (detail ? prettyData(detail.alert_data) : ""), [detail]);
   if (deleted) {
@@ -124,6 +138,9 @@ export function SessionPage(props: { sessionId: string }) {
           Executive summary unavailable: {detail.executive_summary_error}
         </Alert>
       ) : null}
+
+      <ScoreCard detail={detail} mayScore={can(access, REVIEW_PERMISSION, detail.project)} />
+      <ReviewPanel detail={detail} mayReview={can(access, REVIEW_PERMISSION, detail.project)} />
 
       {detail.chat_enabled && terminal ? (
         <ChatPanel

@@ -1,4 +1,5 @@
 import {
+  Checkbox,
   Link as MuiLink,
   Paper,
   Table,
@@ -17,6 +18,7 @@ import type { ListState } from "../lib/url-state.ts";
 import { CostText } from "./CostText.tsx";
 import { useServices } from "./context.tsx";
 import { formatDuration, formatTime } from "./format.ts";
+import { ReviewCell, ScoreChip } from "./Review.tsx";
 import { StatusChip } from "./StatusChip.tsx";
 
 type SortField = ListState["sort_by"];
@@ -75,23 +77,51 @@ const components: TableComponents<SessionSummary> = {
 };
 
 const COLUMNS: { label: string; sort?: SortField; width?: string }[] = [
-  { label: "Status", sort: "status", width: "11%" },
-  { label: "Alert type", sort: "alert_type", width: "18%" },
-  { label: "Chain", width: "15%" },
-  { label: "Project", width: "12%" },
-  { label: "Created", sort: "created_at", width: "17%" },
-  { label: "Duration", width: "9%" },
-  { label: "Tokens", width: "9%" },
-  { label: "Cost", width: "9%" },
+  { label: "Status", sort: "status", width: "9%" },
+  { label: "Alert type", sort: "alert_type", width: "14%" },
+  { label: "Chain", width: "11%" },
+  { label: "Project", width: "9%" },
+  { label: "Created", sort: "created_at", width: "14%" },
+  { label: "Duration", width: "7%" },
+  { label: "Tokens", width: "7%" },
+  { label: "Cost", width: "7%" },
+  { label: "Score", width: "6%" },
+  { label: "Review", width: "16%" },
 ];
+
+/** The rows picked for a bulk review action (absent: the caller may review nothing). */
+export interface Selection {
+  selected: ReadonlySet<string>;
+  toggle: (id: string) => void;
+  /** Selects every shown row, or none when all are selected. */
+  toggleAll: () => void;
+}
 
 /**
  * One row's cells. Memoised on the session object: the virtualiser renders its visible range
  * again on every scroll step, and only the rows that came into view should do any work.
  */
-const SessionCells = memo(function SessionCells({ session: s }: { session: SessionSummary }) {
+const SessionCells = memo(function SessionCells({
+  session: s,
+  selected,
+  toggle,
+}: {
+  session: SessionSummary;
+  selected: boolean | null;
+  toggle: ((id: string) => void) | undefined;
+}) {
   return (
     <>
+      {selected !== null ? (
+        <TableCell padding="checkbox">
+          <Checkbox
+            size="small"
+            checked={selected}
+            onChange={() => toggle?.(s.id)}
+            slotProps={{ input: { "aria-label": `Select ${s.alert_type} ${s.id.slice(0, 8)}` } }}
+          />
+        </TableCell>
+      ) : null}
       <TableCell>
         <StatusChip status={s.status} />
       </TableCell>
@@ -110,6 +140,12 @@ const SessionCells = memo(function SessionCells({ session: s }: { session: Sessi
       <TableCell>
         <CostText cost={s.cost} />
       </TableCell>
+      <TableCell>
+        <ScoreChip score={s.latest_score} status={s.scoring_status} />
+      </TableCell>
+      <TableCell>
+        <ReviewCell review={s} />
+      </TableCell>
     </>
   );
 });
@@ -120,10 +156,25 @@ export function SessionTable(props: {
   busy: boolean;
   state: ListState;
   sortBy: (field: SortField) => void;
+  selection?: Selection | undefined;
 }) {
-  const { state } = props;
+  const { state, selection } = props;
+  const all =
+    props.sessions.length > 0 && props.sessions.every((s) => selection?.selected.has(s.id));
+  const some = props.sessions.some((s) => selection?.selected.has(s.id));
   const header = () => (
     <TableRow sx={{ bgcolor: "background.paper" }}>
+      {selection ? (
+        <TableCell padding="checkbox" sx={{ width: "4%" }}>
+          <Checkbox
+            size="small"
+            checked={all}
+            indeterminate={some && !all}
+            onChange={selection.toggleAll}
+            slotProps={{ input: { "aria-label": "Select all shown sessions" } }}
+          />
+        </TableCell>
+      ) : null}
       {COLUMNS.map((c) => {
         const active = c.sort !== undefined && state.sort_by === c.sort;
         const sort = c.sort;
@@ -157,7 +208,13 @@ export function SessionTable(props: {
         components={components}
         fixedHeaderContent={header}
         computeItemKey={(_, s) => s.id}
-        itemContent={(_, s) => <SessionCells session={s} />}
+        itemContent={(_, s) => (
+          <SessionCells
+            session={s}
+            selected={selection ? selection.selected.has(s.id) : null}
+            toggle={selection?.toggle}
+          />
+        )}
       />
     </Paper>
   );

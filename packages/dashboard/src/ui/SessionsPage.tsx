@@ -1,8 +1,10 @@
 import { Alert, TablePagination, Typography } from "@mui/material";
 import { useState } from "react";
-import { visibleProjects } from "../lib/access.ts";
+import { projectsWith, visibleProjects } from "../lib/access.ts";
+import { REVIEW_PERMISSION } from "../lib/review.ts";
 import { formatListState, type ListState, parseListState } from "../lib/url-state.ts";
 import { ActiveSessions } from "./ActiveSessions.tsx";
+import { BulkReviewBar } from "./BulkReview.tsx";
 import { useAccess, useLoad, useServices } from "./context.tsx";
 import { useChannel, useThrottled } from "./hooks.ts";
 import { navigate } from "./router.tsx";
@@ -37,6 +39,7 @@ export function SessionsPage(props: { search: string }) {
     onOverflow: refresh,
     onConfirmed: refresh,
   });
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
   const shown = <T extends { id: string }>(sessions: readonly T[]): T[] =>
     sessions.filter((s) => !deleted.has(s.id));
 
@@ -52,6 +55,24 @@ export function SessionsPage(props: { search: string }) {
     });
 
   const pagination = list.data?.pagination;
+  const sessions = shown(list.data?.sessions ?? []);
+  // Bulk review is offered to a caller who may review somewhere (the API decides per session).
+  const mayReview = projectsWith(access, REVIEW_PERMISSION).length > 0;
+  const selection = mayReview
+    ? {
+        selected,
+        toggle: (id: string) =>
+          setSelected((cur) => {
+            const next = new Set(cur);
+            if (!next.delete(id)) next.add(id);
+            return next;
+          }),
+        toggleAll: () =>
+          setSelected((cur) =>
+            sessions.every((s) => cur.has(s.id)) ? new Set() : new Set(sessions.map((s) => s.id)),
+          ),
+      }
+    : undefined;
   return (
     <section>
       <Typography variant="h1" gutterBottom>
@@ -76,11 +97,20 @@ export function SessionsPage(props: { search: string }) {
           Could not load sessions: {list.error.message}
         </Alert>
       ) : null}
+      {mayReview ? (
+        <BulkReviewBar
+          selected={selected}
+          sessions={sessions}
+          clear={() => setSelected(new Set())}
+          onDone={list.reload}
+        />
+      ) : null}
       <SessionTable
-        sessions={shown(list.data?.sessions ?? [])}
+        sessions={sessions}
         busy={!list.data}
         state={state}
         sortBy={sortBy}
+        selection={selection}
       />
       {list.data && list.data.sessions.length === 0 ? (
         <Typography color="text.secondary" sx={{ p: 2 }}>
