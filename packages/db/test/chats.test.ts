@@ -76,6 +76,8 @@ describe("chats", () => {
     const outbox = await db.prisma.outboxMessage.findMany({ orderBy: { id: "asc" } });
     expect(outbox.map((o) => o.messageKey)).toEqual([
       "sessionSubmitted",
+      // The session's end put it in the review queue.
+      "reviewStatus",
       "chatCreated",
       "chatUserMessage",
       "chatSubmitted",

@@ -82,6 +82,8 @@ describe("session aggregates", () => {
         failedStages: 0,
         hasParallelStages: true,
         chatMessageCount: 0,
+        latestScore: null,
+        scoringStatus: null,
       });
     }
 
@@ -95,6 +97,44 @@ describe("session aggregates", () => {
     const found = await getSessionDetail(detail.client, page20.items[0]?.id ?? "");
     expect(found?.stats.llmInteractionCount).toBe(1);
     expect(detail.counter.queries).toBeLessThanOrEqual(5);
+  });
+
+  test("latest_score is the newest completed score; scoring_status the newest run's", async ({
+    db,
+  }) => {
+    const [scored = "", rescoring = "", failed = ""] = await Promise.all(
+      ["a", "b", "c"].map(async (t) => {
+        const { session } = await createSession(db.prisma, {
+          alertData: t,
+          alertType: "kubernetes",
+          chainId: "k8s-chain",
+        });
+        return session.id;
+      }),
+    );
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 26, 12, minute));
+    const score = (sessionId: string, minute: number, status: string, totalScore: number | null) =>
+      db.prisma.sessionScore.create({
+        data: {
+          sessionId,
+          status: status as "completed",
+          totalScore,
+          promptHash: "h",
+          scoreTriggeredBy: "auto",
+          startedAt: at(minute),
+          completedAt: status === "in_progress" ? null : at(minute + 1),
+        },
+      });
+    await score(scored, 1, "completed", 40);
+    await score(scored, 5, "completed", 80);
+    await score(rescoring, 1, "completed", 65);
+    await score(rescoring, 5, "in_progress", null);
+    await score(failed, 1, "failed", null);
+    const stats = await getSessionStats(db.prisma, [scored, rescoring, failed]);
+    expect(stats.get(scored)).toMatchObject({ latestScore: 80, scoringStatus: "completed" });
+    // A re-score running: the last completed score stays shown, the status says it runs.
+    expect(stats.get(rescoring)).toMatchObject({ latestScore: 65, scoringStatus: "in_progress" });
+    expect(stats.get(failed)).toMatchObject({ latestScore: null, scoringStatus: "failed" });
   });
 
   test("unknown ids get zeros and an empty list asks nothing", async ({ db }) => {
