@@ -163,6 +163,8 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
       "verify:completed",
       "verify - Synthesis:started",
       "verify - Synthesis:completed",
+      // The session's end puts it in the team's review queue.
+      "review.status",
     ]);
   });
 
