@@ -24,6 +24,17 @@ const ADMIN = as("root-admin", "admins");
  * headers, each browser context sends its user's. The page offers only what `/auth/me` says
  * the caller may do in each session's project; the API enforces it either way.
  */
+
+/** The list's Project column (0-based), found by its header: the columns before it vary. */
+async function projectColumn(page: Page): Promise<number> {
+  const heads = (await page.locator("thead tr").first().locator("th").allTextContents()).map((t) =>
+    t.trim(),
+  );
+  const index = heads.indexOf("Project");
+  if (index < 0) throw new Error(`no Project column in ${JSON.stringify(heads)}`);
+  return index;
+}
+
 describe("authorization in the dashboard", () => {
   let rig: DashboardRig;
   let viewer: Page;
@@ -110,8 +121,11 @@ describe("authorization in the dashboard", () => {
     await page.goto(rig.url("/"));
     const cells = row(page, submitted).locator("td");
     await cells.first().waitFor();
-    expect(await cells.nth(3).textContent()).toBe("payments");
-    expect(await row(page, heldInPlatform).locator("td").nth(3).textContent()).toBe("platform");
+    const projectAt = await projectColumn(page);
+    expect(await cells.nth(projectAt).textContent()).toBe("payments");
+    expect(await row(page, heldInPlatform).locator("td").nth(projectAt).textContent()).toBe(
+      "platform",
+    );
   }, 60_000);
 
   it("narrows the list to one project with the project filter, kept in the URL", async () => {
@@ -129,7 +143,10 @@ describe("authorization in the dashboard", () => {
     await filter.selectOption("platform");
     await page.waitForURL(/[?&]project=platform(&|$)/);
     await row(page, submitted).waitFor({ state: "detached" });
-    const projects = await page.locator("tr[data-session-id] td:nth-child(4)").allTextContents();
+    const column = (await projectColumn(page)) + 1;
+    const projects = await page
+      .locator(`tr[data-session-id] td:nth-child(${column})`)
+      .allTextContents();
     expect(projects).toEqual(["platform"]);
     expect(await row(page, heldInPlatform).count()).toBe(1);
 

@@ -91,6 +91,11 @@ describe("the dashboard by keyboard", () => {
       await to(nav.getByRole("link", { name: "Sessions" }));
       expect(await here().getAttribute("aria-current")).toBe("page");
       await press("Tab");
+      await expectFocus(nav.getByRole("link", { name: "Triage" }));
+      await press("Enter");
+      await page.getByRole("heading", { name: "Triage", level: 1 }).waitFor();
+      expect(path()).toBe("/triage");
+      await press("Tab");
       await expectFocus(nav.getByRole("link", { name: "Submit alert" }));
       await press("Enter");
       await page.getByRole("heading", { name: "Submit an alert" }).waitFor();

@@ -348,6 +348,7 @@ describe("e2e: Metrics", () => {
     expect([...seen.keys()].sort()).toEqual([
       "chat.created",
       "chat.user_message",
+      "review.status",
       "session.status",
       "stage.status",
       "timeline_event.completed",

@@ -170,7 +170,7 @@ export function buildOpenApi(version: string): Json {
       "/api/v1/sessions/{id}/summary": {
         get: {
           summary:
-            "Session statistics (the Go TARSy's summary): interactions, tokens, duration, stage counts; total_score and scoring_status are null (no scoring yet)",
+            "Session statistics (the Go TARSy's summary): interactions, tokens, duration, stage counts; the latest score (total_score) and scoring_status",
           parameters: session,
           responses: { ...ok(200, "the statistics", SessionStatisticsSchema), 404: E404 },
         },
