@@ -1,7 +1,6 @@
 import type { ApiTokenInfo, AuditEntryResponse } from "@tarsy/contracts";
 import type { ApiToken, AuditEntry } from "@tarsy/db";
-
-const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+import { iso } from "./present.ts";
 
 /** A token's metadata: never the token or its hash. */
 export function presentToken(t: ApiToken): ApiTokenInfo {

@@ -2,6 +2,7 @@ import type {
   CostTotals,
   ReviewState,
   SessionDetail,
+  SessionScore,
   SessionStatistics,
   SessionStatusResponse,
   SessionSummary,
@@ -17,6 +18,7 @@ import type {
   LLMInteraction,
   MCPInteraction,
   SessionCostBreakdown,
+  SessionScore as SessionScoreRow,
   SessionStats,
   SessionTrace,
   Stage,
@@ -26,7 +28,7 @@ import { NO_COST } from "@tarsy/db";
 
 /** Rows → API bodies (snake_case, ISO timestamps). */
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+export const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
 /** USD sums keep 10 decimals: far below a cent, free of floating-point noise. */
 const roundUsd = (usd: number): number => Math.round(usd * 1e10) / 1e10;
@@ -297,5 +299,26 @@ export function presentTrace(trace: SessionTrace): TraceListResponse {
       })),
     })),
     session_interactions: trace.sessionInteractions.map(presentLlmItem),
+  };
+}
+
+/** `GET /sessions/:id/score`: a scoring run. */
+export function presentScore(row: SessionScoreRow): SessionScore {
+  return {
+    id: row.id,
+    session_id: row.sessionId,
+    stage_id: row.stageId,
+    status: row.status,
+    total_score: row.totalScore,
+    score_analysis: row.scoreAnalysis,
+    tool_improvement_report: row.toolImprovementReport,
+    failure_tags: Array.isArray(row.failureTags)
+      ? (row.failureTags as SessionScore["failure_tags"])
+      : null,
+    prompt_hash: row.promptHash,
+    score_triggered_by: row.scoreTriggeredBy,
+    error_message: row.errorMessage,
+    started_at: row.startedAt.toISOString(),
+    completed_at: iso(row.completedAt),
   };
 }

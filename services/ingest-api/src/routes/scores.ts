@@ -1,4 +1,4 @@
-import type { ScoreSessionResponse, SessionScore } from "@tarsy/contracts";
+import type { ScoreSessionResponse } from "@tarsy/contracts";
 import {
   getLatestScore,
   getSession,
@@ -12,29 +12,8 @@ import { Hono } from "hono";
 import { deliverNow } from "../delivery.ts";
 import type { IngestResources } from "../deps.ts";
 import { HttpError, notFound } from "../errors.ts";
+import { presentScore } from "../present.ts";
 import { authorOf, pathId } from "../request.ts";
-
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
-
-export function presentScore(row: SessionScoreRow): SessionScore {
-  return {
-    id: row.id,
-    session_id: row.sessionId,
-    stage_id: row.stageId,
-    status: row.status,
-    total_score: row.totalScore,
-    score_analysis: row.scoreAnalysis,
-    tool_improvement_report: row.toolImprovementReport,
-    failure_tags: Array.isArray(row.failureTags)
-      ? (row.failureTags as SessionScore["failure_tags"])
-      : null,
-    prompt_hash: row.promptHash,
-    score_triggered_by: row.scoreTriggeredBy,
-    error_message: row.errorMessage,
-    started_at: row.startedAt.toISOString(),
-    completed_at: iso(row.completedAt),
-  };
-}
 
 /**
  * `POST /api/v1/sessions/:id/score` (score an ended session now, whatever the chain's

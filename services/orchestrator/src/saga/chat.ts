@@ -157,8 +157,15 @@ async function openAndFail(
   deps.metrics.stageEnded(stage, "failed", now);
 }
 
-/** A chat execution finished: its stage takes the execution's status. */
-export async function finishChatStage(deps: SagaDeps, tx: Tx, stageId: string): Promise<void> {
+/**
+ * The one execution of a single-agent stage (a chat answer, the scoring judge) finished: the
+ * stage takes its status; a chat stage also marks its chat active.
+ */
+export async function finishSingleAgentStage(
+  deps: SagaDeps,
+  tx: Tx,
+  stageId: string,
+): Promise<void> {
   const stage = await getStageWithExecutions(tx, stageId);
   if (!stage || (stage.status !== "pending" && stage.status !== "active")) return;
   const execution = stage.executions[0];

@@ -10,7 +10,7 @@ import {
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
-import { finishChatStage, startChatTurn } from "./chat.ts";
+import { finishSingleAgentStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
 import { finishScoring, startRequestedScore } from "./scoring.ts";
@@ -60,7 +60,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         );
         await refreshSessionTokens(tx, message.session_id);
         if (message.kind === "chat") {
-          if (message.stage_id) await finishChatStage(locked, tx, message.stage_id);
+          if (message.stage_id) await finishSingleAgentStage(locked, tx, message.stage_id);
           return;
         }
         if (message.kind === "scoring") {

@@ -33,7 +33,7 @@ import {
   transitionStageStatus,
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
-import { finishChatStage } from "./chat.ts";
+import { finishSingleAgentStage } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 import { OrphanedWorkError } from "./orphans.ts";
@@ -146,7 +146,7 @@ export async function finishScoring(
   stageId: string,
   execution: Pick<AgentExecution, "status" | "errorMessage">,
 ): Promise<void> {
-  await finishChatStage(deps, tx, stageId);
+  await finishSingleAgentStage(deps, tx, stageId);
   const score = await getScoreByStage(tx, stageId);
   if (!score) return;
   const succeeded = execution.status === "completed";
