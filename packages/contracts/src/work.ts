@@ -78,6 +78,12 @@ export const ExecutionRequestedSchema = z.object({
   /** Chat turn being answered, for kind `chat`. */
   chat: z.object({ chat_id: IdSchema, message_id: IdSchema, question: z.string() }).optional(),
   deadline_at: TimestampSchema.optional(),
+  /**
+   * Which limit `deadline_at` is, as the execution's error says it when the runner stops it
+   * there ("session timed out after 20s (queue.session_timeout)"), so that the runner and the
+   * orchestrator's own deadline check write the same reason whichever comes first.
+   */
+  deadline_reason: z.string().min(1).optional(),
   requested_at: TimestampSchema,
 });
 export type ExecutionRequested = z.infer<typeof ExecutionRequestedSchema>;

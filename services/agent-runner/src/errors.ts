@@ -28,15 +28,20 @@ export type AbortReason = "cancelled" | "timed_out" | "shutdown" | "superseded";
 /** The reason of an execution's AbortSignal. */
 export class ExecutionAbortedError extends RunnerError {
   readonly code = "execution_aborted" as const;
-  constructor(readonly reason: AbortReason) {
+  constructor(
+    readonly reason: AbortReason,
+    /** Says which limit ran out, for a timeout. */
+    detail?: string,
+  ) {
     super(
-      reason === "cancelled"
-        ? "execution cancelled"
-        : reason === "timed_out"
-          ? "execution timed out"
-          : reason === "superseded"
-            ? "execution superseded by a newer attempt"
-            : "runner shutting down; execution handed back",
+      detail ??
+        (reason === "cancelled"
+          ? "execution cancelled"
+          : reason === "timed_out"
+            ? "execution timed out"
+            : reason === "superseded"
+              ? "execution superseded by a newer attempt"
+              : "runner shutting down; execution handed back"),
     );
   }
 }

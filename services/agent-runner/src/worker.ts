@@ -61,7 +61,8 @@ export async function startWorker(
           const ms = Date.parse(request.deadline_at) - Date.now();
           timers.push(
             setTimeout(
-              () => controller.abort(new ExecutionAbortedError("timed_out")),
+              () =>
+                controller.abort(new ExecutionAbortedError("timed_out", request.deadline_reason)),
               Math.max(0, ms),
             ),
           );

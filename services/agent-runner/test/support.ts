@@ -363,6 +363,7 @@ export async function seedExecution(
     context?: string;
     question?: string;
     deadlineAt?: Date;
+    deadlineReason?: string;
     runbookUrl?: string;
     /** A further stage of this session (a chat turn after the investigation), at `stageIndex`. */
     session?: { id: string; stageIndex: number };
@@ -427,6 +428,7 @@ export async function seedExecution(
       chat: { chat_id: session.id, message_id: session.id, question: options.question ?? "?" },
     }),
     ...(options.deadlineAt && { deadline_at: options.deadlineAt.toISOString() }),
+    ...(options.deadlineReason && { deadline_reason: options.deadlineReason }),
     requested_at: now,
     executions: executions.map((e) => e.id),
   };

@@ -73,7 +73,27 @@ describe("runner worker", () => {
     expect(worker.active()).toBe(0);
   });
 
-  test("the session deadline times the execution out", async () => {
+  test("the session deadline times the execution out, saying which limit ran out", async () => {
+    const { env, llm, finished } = await setup([slowText("a long answer that takes a while")]);
+    const worker = await startWorker(runnerDeps(env, llm.client, noTools), {
+      concurrency: 1,
+      shutdownGraceMs: 1_000,
+    });
+    stops.push(() => worker.stop());
+    // The orchestrator's deadline check writes the same words when it comes first.
+    const why = "session timed out after 20s (queue.session_timeout)";
+    const request = await seedExecution(env, {
+      deadlineAt: new Date(Date.now() + 1_500),
+      deadlineReason: why,
+    });
+    await env.bus.publish("executionRequested", strip(request));
+    const done = await waitFor("finished", () => finished.list[0]);
+    expect(done).toMatchObject({ status: "timed_out", error: why });
+    const execution = await getExecution(env.db.prisma, request.execution_id);
+    expect(execution?.errorMessage).toBe(why);
+  });
+
+  test("a deadline without a reason still times the execution out", async () => {
     const { env, llm, finished } = await setup([slowText("a long answer that takes a while")]);
     const worker = await startWorker(runnerDeps(env, llm.client, noTools), {
       concurrency: 1,

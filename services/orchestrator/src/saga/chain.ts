@@ -40,6 +40,7 @@ import { aggregateError, aggregateStatus } from "./aggregate.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
 import { startAutoScore } from "./scoring.ts";
+import { sessionTimeoutReason } from "./timeouts.ts";
 
 export const SYNTHESIS_SUFFIX = " - Synthesis";
 type StageRow = Stage & { executions: AgentExecution[] };
@@ -175,7 +176,12 @@ async function requestExecutions(
       agent_name: execution.agentName,
       agent_index: execution.agentIndex,
       ...(context ? { context } : {}),
-      ...(session.deadlineAt ? { deadline_at: session.deadlineAt.toISOString() } : {}),
+      ...(session.deadlineAt
+        ? {
+            deadline_at: session.deadlineAt.toISOString(),
+            deadline_reason: sessionTimeoutReason(deps.config),
+          }
+        : {}),
       requested_at: now,
     });
   }

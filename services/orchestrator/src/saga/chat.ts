@@ -23,6 +23,7 @@ import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 import { OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
+import { chatTimeoutReason } from "./timeouts.ts";
 
 /**
  * Answers a chat message: a chat stage with one chat-agent execution, a `user_question`
@@ -115,6 +116,7 @@ export async function startChatTurn(deps: SagaDeps, message: ChatSubmitted): Pro
           question: userMessage.content,
         },
         deadline_at: deadline.toISOString(),
+        deadline_reason: chatTimeoutReason(locked.config),
         requested_at: now.toISOString(),
       });
     }

@@ -1,5 +1,4 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { formatDuration } from "@tarsy/config";
 import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
 import {
   getSessionExecution,
@@ -15,6 +14,7 @@ import type { SagaDeps } from "./deps.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
 import { finishScoring, startRequestedScore } from "./scoring.ts";
 import { withSession } from "./session-lock.ts";
+import { chatTimeoutReason, sessionTimeoutReason } from "./timeouts.ts";
 
 /**
  * The orchestrator's handler for every work message addressed to it. Each first checks that
@@ -97,8 +97,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         return;
       }
       if (message.scope === "session") {
-        const limit = formatDuration(deps.config.queue.session_timeout_ms);
-        const why = `session timed out after ${limit} (queue.session_timeout)`;
+        const why = sessionTimeoutReason(deps.config);
         await stopSession(deps, message.session_id, "timed_out", why, {
           session: true,
         });
@@ -107,8 +106,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           const stage = await getSessionStage(deps.db, message.session_id, message.stage_id);
           if (!stage) throw new OrphanedWorkError("stage", message.stage_id);
         }
-        const limit = formatDuration(deps.config.queue.chat_timeout_ms);
-        const why = `chat turn timed out after ${limit} (queue.chat_timeout)`;
+        const why = chatTimeoutReason(deps.config);
         await stopSession(deps, message.session_id, "timed_out", why, {
           session: false,
           chatStageId: message.stage_id ?? "any",

@@ -38,6 +38,7 @@ import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 import { OrphanedWorkError } from "./orphans.ts";
 import { withSession } from "./session-lock.ts";
+import { scoringTimeoutReason } from "./timeouts.ts";
 
 /** How long the judge may take (the Go TARSy's scoring timeout). */
 export const SCORING_TIMEOUT_MS = 10 * 60_000;
@@ -129,6 +130,7 @@ async function openScoring(
       agent_index: execution.agentIndex,
       context,
       deadline_at: new Date(now.getTime() + SCORING_TIMEOUT_MS).toISOString(),
+      deadline_reason: scoringTimeoutReason(SCORING_TIMEOUT_MS),
       requested_at: now.toISOString(),
     });
   }
