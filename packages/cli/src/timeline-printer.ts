@@ -13,6 +13,7 @@ const LABELS: Record<TimelineEventType, string> = {
   google_search_result: "search result",
   url_context_result: "url context",
   provider_fallback: "provider fallback",
+  skill_loaded: "skill loaded",
 };
 
 interface StreamState {

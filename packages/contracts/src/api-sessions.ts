@@ -14,6 +14,7 @@ import {
   MessageRoleSchema,
   ParallelTypeSchema,
   SessionStatusSchema,
+  StageKindSchema,
   SuccessPolicySchema,
   TimelineEventStatusSchema,
   TimelineEventTypeSchema,
@@ -242,7 +243,7 @@ export const StageDetailSchema = z.object({
   id: IdSchema,
   stage_name: z.string(),
   stage_index: z.number().int(),
-  kind: z.enum(["investigation", "synthesis", "chat", "scoring"]),
+  kind: StageKindSchema,
   status: ExecutionStatusSchema,
   parallel_type: ParallelTypeSchema.nullable(),
   success_policy: SuccessPolicySchema.nullable(),
@@ -250,6 +251,8 @@ export const StageDetailSchema = z.object({
   chat_id: IdSchema.nullable(),
   chat_user_message_id: IdSchema.nullable(),
   error_message: z.string().nullable(),
+  /** Action stages: whether the agents acted (their YES/NO line); null for other stages. */
+  actions_executed: z.boolean().nullable(),
   /** Sums over the stage's executions. */
   token_usage: TokenTotalsSchema,
   /** Every LLM interaction of the stage (its executions' and the stage's own). */

@@ -71,6 +71,10 @@ export const StageEventStatusSchema = z.enum([
 ]);
 export type StageEventStatus = z.infer<typeof StageEventStatusSchema>;
 
+/** What a stage is for; `action` when every agent of the stage is an action agent. */
+export const StageKindSchema = z.enum(["investigation", "synthesis", "chat", "scoring", "action"]);
+export type StageKind = z.infer<typeof StageKindSchema>;
+
 export const ParallelTypeSchema = z.enum(["multi_agent", "replica"]);
 export type ParallelType = z.infer<typeof ParallelTypeSchema>;
 
@@ -84,6 +88,7 @@ export const ExecutionKindSchema = z.enum([
   "chat",
   "executive_summary",
   "scoring",
+  "action",
 ]);
 export type ExecutionKind = z.infer<typeof ExecutionKindSchema>;
 
@@ -100,6 +105,7 @@ export const TimelineEventTypeSchema = z.enum([
   "google_search_result",
   "url_context_result",
   "provider_fallback",
+  "skill_loaded",
 ]);
 export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
 

@@ -208,6 +208,8 @@ export {
   SessionStatusSchema,
   type StageEventStatus,
   StageEventStatusSchema,
+  type StageKind,
+  StageKindSchema,
   type StageStatus,
   StageStatusSchema,
   type SuccessPolicy,

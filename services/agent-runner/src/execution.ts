@@ -139,6 +139,7 @@ async function listTools(run: RunContext) {
 async function runController(run: RunContext): Promise<ControllerResult> {
   switch (run.exec.kind) {
     case "investigation":
+    case "action":
     case "chat": {
       const { scope, tools } = await listTools(run);
       return runFunctionCalling(run, tools, scope);

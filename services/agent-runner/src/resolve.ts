@@ -97,6 +97,7 @@ function resolveFor(
 ): ResolvedAgentConfig {
   switch (request.kind) {
     case "investigation":
+    case "action":
       return resolveInvestigation(config, chain, record);
     case "synthesis":
       if (!record.stage) throw new ExecutionConfigError(`synthesis ${record.id} has no stage`);

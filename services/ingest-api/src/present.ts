@@ -180,6 +180,7 @@ export function presentDetail(
       chat_id: stage.chatId,
       chat_user_message_id: stage.chatUserMessageId,
       error_message: stage.errorMessage,
+      actions_executed: stage.actionsExecuted,
       token_usage: stageTokens(stage.executions),
       cost: presentCost(costs.byStage.get(stage.id)),
       started_at: iso(stage.startedAt),

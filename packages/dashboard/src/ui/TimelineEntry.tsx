@@ -28,6 +28,7 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   google_search_result: "Search result",
   url_context_result: "URL context",
   provider_fallback: "Provider fallback",
+  skill_loaded: "Skill loaded",
 };
 
 /** Longer texts of other kinds start collapsed. */
