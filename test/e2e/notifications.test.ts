@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import {
   NotificationWebhookPayloadSchema,
   type SessionDetail,
+  type SessionNotificationsResponse,
+  SessionNotificationsResponseSchema,
   TERMINAL_SESSION_STATUSES,
   WEBHOOK_HEADERS,
 } from "@tarsy/contracts";
@@ -13,7 +15,6 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from "@tarsy/testkit";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveLogs, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT, until } from "./support.ts";
@@ -31,7 +32,6 @@ describe("e2e: Notifications", () => {
   let sys: E2E;
   let slack: FakeSlack;
   let hook: WebhookReceiver;
-  let sql: postgres.Sql;
   const api = <T>(path: string, init?: RequestInit) => sys.api<T>(path, init);
 
   const postsOf = (sessionId: string) =>
@@ -45,6 +45,14 @@ describe("e2e: Notifications", () => {
     (post?.blocks ?? []).flatMap((b) => (b as { elements?: { url?: string }[] }).elements ?? [])[0];
   const hooksOf = (sessionId: string) =>
     hook.requests.filter((r) => JSON.parse(r.body).session_id === sessionId);
+  /** What the session's Notifications API says (checked against its schema). */
+  const deliveriesOf = async (sessionId: string) => {
+    const res = await api<SessionNotificationsResponse>(
+      `/api/v1/sessions/${sessionId}/notifications`,
+    );
+    expect(res.status).toBe(200);
+    return SessionNotificationsResponseSchema.parse(res.body).deliveries;
+  };
   /** Waits for `count` Slack posts about the session (its notifications are sent after it ends). */
   const waitPosts = (sessionId: string, count: number) =>
     until(
@@ -67,12 +75,10 @@ describe("e2e: Notifications", () => {
         NOTIFIER_RETRY_INITIAL_MS: "500",
       },
     });
-    sql = postgres(sys.database.url, { max: 1, onnotice: () => {} });
   }, 180_000);
 
   afterAll(async () => {
     saveLogs(sys, "notifications");
-    await sql?.end();
     await sys?.stop();
     await slack?.close();
     await hook?.close();
@@ -146,7 +152,35 @@ describe("e2e: Notifications", () => {
       executive_summary: "Disk full on node-3: rotate /var/log.",
       final_analysis: expect.stringContaining("/var/log is full"),
     });
+
+    // The session's API says who was told: each target, each event, sent at the first try.
+    const told = await until(
+      async () => {
+        const all = await deliveriesOf(id);
+        return all.length === 4 && all.every((d) => d.status === "sent") ? all : undefined;
+      },
+      30_000,
+      "four sent deliveries",
+    );
+    expect(told.map((d) => `${d.target} ${d.event}`).sort()).toEqual([
+      "slack completed",
+      "slack started",
+      "webhook:0 completed",
+      "webhook:0 started",
+    ]);
+    for (const d of told) {
+      expect(d).toMatchObject({ attempts: 1, last_error: null });
+      expect(Date.parse(d.sent_at ?? "")).toBeGreaterThanOrEqual(Date.parse(d.created_at));
+    }
   }, 150_000);
+
+  it("the notifications of an unknown session are a 404", async () => {
+    const res = await api<{ error: { code: string } }>(
+      "/api/v1/sessions/00000000-0000-4000-8000-000000000000/notifications",
+    );
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("not_found");
+  });
 
   it("a REST alert with slack_message_fingerprint that fails: the error in its thread", async () => {
     const alert = slack.seed(CHANNEL, { text: "Checkout is down (ticket INC-9001)" });
@@ -186,18 +220,22 @@ describe("e2e: Notifications", () => {
     const id = res.body.session_id;
     const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
     expect(done.status).toBe("completed");
-    // The notifier has failed at least twice and keeps the delivery for a retry.
+    // The notifier has failed at least twice and keeps the delivery for a retry; the session's
+    // API shows it waiting, with the reason.
     const pending = await until(
       async () => {
-        const rows = await sql<{ attempts: number; status: string; last_error: string }[]>`
-        SELECT attempts, status, last_error FROM notification_deliveries
-        WHERE session_id = ${id} AND target = 'slack'`;
-        return rows[0] && rows[0].attempts >= 2 ? rows[0] : undefined;
+        const slackOne = (await deliveriesOf(id)).find((d) => d.target === "slack");
+        return slackOne && slackOne.attempts >= 2 ? slackOne : undefined;
       },
       30_000,
       "two failed attempts",
     );
-    expect(pending).toMatchObject({ status: "sending", last_error: "Slack answered HTTP 503" });
+    expect(pending).toMatchObject({
+      event: "completed",
+      status: "sending",
+      last_error: "Slack answered HTTP 503",
+      sent_at: null,
+    });
     expect(postsOf(id)).toEqual([]);
 
     slack.down = null;
@@ -205,9 +243,15 @@ describe("e2e: Notifications", () => {
     // No fingerprint: no start message, the outcome goes to the channel.
     expect(posted?.thread_ts).toBeUndefined();
     expect(texts(posted)[0]).toBe(":white_check_mark: *Analysis Complete*");
-    const [row] = await sql<{ status: string }[]>`
-      SELECT status FROM notification_deliveries WHERE session_id = ${id} AND target = 'slack'`;
-    expect(row?.status).toBe("sent");
+    const sent = await until(
+      async () => {
+        const slackOne = (await deliveriesOf(id)).find((d) => d.target === "slack");
+        return slackOne?.status === "sent" ? slackOne : undefined;
+      },
+      30_000,
+      "the Slack delivery to be marked sent",
+    );
+    expect(sent.last_error).toBeNull();
     expect(postsOf(id)).toHaveLength(1);
   }, 150_000);
 });

@@ -294,8 +294,13 @@ export {
   SystemWarningSchema,
 } from "./mcp.ts";
 export {
+  type NotificationDelivery,
+  NotificationDeliverySchema,
+  NotificationDeliveryStatusSchema,
   type NotificationWebhookPayload,
   NotificationWebhookPayloadSchema,
+  type SessionNotificationsResponse,
+  SessionNotificationsResponseSchema,
   WEBHOOK_HEADERS,
 } from "./notifications.ts";
 export { FetchableUrlSchema, unsafeUrlReason } from "./url.ts";

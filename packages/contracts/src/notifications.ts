@@ -41,3 +41,29 @@ export const WEBHOOK_HEADERS = {
   timestamp: "x-tarsy-timestamp",
   signature: "x-tarsy-signature",
 } as const;
+
+/** Where a delivery stands: being sent (or waiting to be tried again), sent, or given up. */
+export const NotificationDeliveryStatusSchema = z.enum(["sending", "sent", "failed"]);
+
+/** One notification of a session to one target (`GET /api/v1/sessions/:id/notifications`). */
+export const NotificationDeliverySchema = z.object({
+  id: IdSchema,
+  /** `slack`, or `webhook:<n>`: the n-th of `system.notifications.webhooks`, 0-based. */
+  target: z.string(),
+  event: NotificationEventSchema,
+  status: NotificationDeliveryStatusSchema,
+  /** Attempts made so far. */
+  attempts: z.number().int().nonnegative(),
+  /** Why the last attempt failed (kept while it is retried; null once sent). */
+  last_error: z.string().nullable(),
+  created_at: TimestampSchema,
+  sent_at: TimestampSchema.nullable(),
+});
+export type NotificationDelivery = z.infer<typeof NotificationDeliverySchema>;
+
+export const SessionNotificationsResponseSchema = z.object({
+  session_id: IdSchema,
+  /** Oldest first. */
+  deliveries: z.array(NotificationDeliverySchema),
+});
+export type SessionNotificationsResponse = z.infer<typeof SessionNotificationsResponseSchema>;

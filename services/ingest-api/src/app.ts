@@ -13,6 +13,7 @@ import { accessRoutes } from "./routes/access.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
 import { reviewRoutes } from "./routes/review.ts";
 import { runbookRoutes } from "./routes/runbooks.ts";
 import { scoreRoutes } from "./routes/scores.ts";
@@ -74,6 +75,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", traceRoutes(deps));
   app.route("/api/v1/sessions", chatRoutes(deps));
   app.route("/api/v1/sessions", scoreRoutes(deps));
+  app.route("/api/v1/sessions", notificationRoutes(deps));
   app.route("/api/v1/sessions", reviewRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));

@@ -1,13 +1,15 @@
-import type {
-  CostTotals,
-  ReviewState,
-  SessionDetail,
-  SessionScore,
-  SessionStatistics,
-  SessionStatusResponse,
-  SessionSummary,
-  TimelineResponse,
-  TraceListResponse,
+import {
+  type CostTotals,
+  type NotificationDelivery,
+  NotificationEventSchema,
+  type ReviewState,
+  type SessionDetail,
+  type SessionScore,
+  type SessionStatistics,
+  type SessionStatusResponse,
+  type SessionSummary,
+  type TimelineResponse,
+  type TraceListResponse,
 } from "@tarsy/contracts";
 import type {
   AgentExecution,
@@ -17,6 +19,7 @@ import type {
   CostSums,
   LLMInteraction,
   MCPInteraction,
+  NotificationDelivery as NotificationDeliveryRow,
   SessionCostBreakdown,
   SessionScore as SessionScoreRow,
   SessionStats,
@@ -321,5 +324,19 @@ export function presentScore(row: SessionScoreRow): SessionScore {
     error_message: row.errorMessage,
     started_at: row.startedAt.toISOString(),
     completed_at: iso(row.completedAt),
+  };
+}
+
+/** `GET /sessions/:id/notifications`: one delivery. */
+export function presentDelivery(row: NotificationDeliveryRow): NotificationDelivery {
+  return {
+    id: row.id,
+    target: row.target,
+    event: NotificationEventSchema.parse(row.event),
+    status: row.status,
+    attempts: row.attempts,
+    last_error: row.lastError,
+    created_at: row.createdAt.toISOString(),
+    sent_at: iso(row.sentAt),
   };
 }

@@ -17,6 +17,7 @@ import {
   SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
+  SessionNotificationsResponseSchema,
   SessionScoreSchema,
   SystemConfigResponseSchema,
   SystemWarningsResponseSchema,
@@ -76,6 +77,8 @@ export interface ApiClient {
   scoreSession(id: string): Promise<z.infer<typeof ScoreSessionResponseSchema>>;
   /** The session's latest score (404 `score_not_found` when it was never scored). */
   sessionScore(id: string): Promise<z.infer<typeof SessionScoreSchema>>;
+  /** Each Slack and webhook delivery of the session, oldest first. */
+  sessionNotifications(id: string): Promise<z.infer<typeof SessionNotificationsResponseSchema>>;
   /** One review action on up to 50 sessions; each succeeds or fails alone. */
   updateReview(body: UpdateReviewRequest): Promise<z.infer<typeof UpdateReviewResponseSchema>>;
   reviewActivity(id: string): Promise<z.infer<typeof ReviewActivityResponseSchema>>;
@@ -151,6 +154,8 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
       call(UsageSummaryResponseSchema, `/usage/summary?${usageQueryString(state)}`),
     scoreSession: (id) => call(ScoreSessionResponseSchema, `${sid(id)}/score`, { method: "POST" }),
     sessionScore: (id) => call(SessionScoreSchema, `${sid(id)}/score`),
+    sessionNotifications: (id) =>
+      call(SessionNotificationsResponseSchema, `${sid(id)}/notifications`),
     updateReview: (body) =>
       call(UpdateReviewResponseSchema, "/sessions/review", {
         method: "PATCH",

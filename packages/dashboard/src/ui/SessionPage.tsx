@@ -16,6 +16,7 @@ import { useAccess } from "./context.tsx";
 import { ErrorCard } from "./ErrorCard.tsx";
 import { prettyData } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
+import { NotificationsCard } from "./NotificationsCard.tsx";
 import { ReviewPanel } from "./ReviewPanel.tsx";
 import { ScoreCard } from "./ScoreCard.tsx";
 import {
@@ -141,6 +142,7 @@ export function SessionPage(props: { sessionId: string }) {
 
       <ScoreCard detail={detail} mayScore={can(access, REVIEW_PERMISSION, detail.project)} />
       <ReviewPanel detail={detail} mayReview={can(access, REVIEW_PERMISSION, detail.project)} />
+      <NotificationsCard detail={detail} />
 
       {detail.chat_enabled && terminal ? (
         <ChatPanel

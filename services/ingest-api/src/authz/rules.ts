@@ -68,6 +68,7 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   post("/api/v1/sessions/:id/chat/messages", session("update")),
   post("/api/v1/sessions/:id/score", session("update")),
   get("/api/v1/sessions/:id/score", session("get")),
+  get("/api/v1/sessions/:id/notifications", session("get")),
   {
     method: "PATCH",
     path: "/api/v1/sessions/review",
