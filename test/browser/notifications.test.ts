@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import {
   type FakeSlack,
   startFakeSlack,
@@ -7,11 +6,9 @@ import {
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
-import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
-import { ROOT, until } from "../e2e/support.ts";
+import { notificationsStack, submitAlert, waitStatus } from "../e2e/scenario-support.ts";
+import { until } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
-
-const CONFIG = resolve(ROOT, "test/e2e/testdata/notifications");
 
 /**
  * Whether Slack and the webhooks were told, on the session page: the e2e notifications config
@@ -26,18 +23,7 @@ describe("the session page's Notifications card", () => {
   beforeAll(async () => {
     slack = await startFakeSlack();
     hook = await startWebhookReceiver();
-    rig = await startDashboardRig({
-      configDir: CONFIG,
-      llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
-      env: {
-        FAKE_SLACK_URL: slack.url,
-        SLACK_BOT_TOKEN: slack.token,
-        FAKE_WEBHOOK_URL: hook.url,
-        WEBHOOK_SECRET: "browser-webhook-secret",
-        NOTIFIER_RETRY_INITIAL_MS: "500",
-        NOTIFIER_RETRY_MAX_MS: "1000",
-      },
-    });
+    rig = await startDashboardRig(notificationsStack(slack, hook, "browser-webhook-secret"));
   }, 300_000);
   afterAll(async () => {
     await rig?.stop();

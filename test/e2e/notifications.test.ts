@@ -1,5 +1,4 @@
 import { createHmac } from "node:crypto";
-import { resolve } from "node:path";
 import {
   NotificationWebhookPayloadSchema,
   type SessionDetail,
@@ -16,10 +15,9 @@ import {
   type WebhookReceiver,
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { saveLogs, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { notificationsStack, saveLogs, waitStatus } from "./scenario-support.ts";
+import { bootSystem, type E2E, until } from "./support.ts";
 
-const CONFIG = resolve(ROOT, "test/e2e/testdata/notifications");
 const CHANNEL = "C0ONCALL";
 const SECRET = "e2e-webhook-secret";
 const DASHBOARD = "https://tarsy.example.com";
@@ -64,17 +62,7 @@ describe("e2e: Notifications", () => {
   beforeAll(async () => {
     slack = await startFakeSlack();
     hook = await startWebhookReceiver();
-    sys = await bootSystem({
-      configDir: CONFIG,
-      llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
-      env: {
-        FAKE_SLACK_URL: slack.url,
-        SLACK_BOT_TOKEN: slack.token,
-        FAKE_WEBHOOK_URL: hook.url,
-        WEBHOOK_SECRET: SECRET,
-        NOTIFIER_RETRY_INITIAL_MS: "500",
-      },
-    });
+    sys = await bootSystem(notificationsStack(slack, hook, SECRET));
   }, 180_000);
 
   afterAll(async () => {

@@ -2,12 +2,31 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
-import type { TestClient } from "@tarsy/testkit";
+import type { FakeSlack, TestClient, WebhookReceiver } from "@tarsy/testkit";
 import { type E2E, ROOT, until } from "./support.ts";
 
 /** Config dirs of the scenarios (tarsy.yaml, llm-providers.yaml, llm-script.yaml). */
 export const SCENARIOS_DIR = resolve(ROOT, "test/e2e/testdata/scenarios");
 export const REPLICAS_DIR = resolve(ROOT, "test/e2e/testdata/replicas");
+const NOTIFICATIONS_DIR = resolve(ROOT, "test/e2e/testdata/notifications");
+
+/**
+ * The stack options of the notifications config: Slack is the loopback Web API `slack`, the
+ * webhook the loopback receiver `hook` (signed with `secret`), retries after half a second.
+ */
+export function notificationsStack(slack: FakeSlack, hook: WebhookReceiver, secret: string) {
+  return {
+    configDir: NOTIFICATIONS_DIR,
+    llmScriptPath: resolve(NOTIFICATIONS_DIR, "llm-script.yaml"),
+    env: {
+      FAKE_SLACK_URL: slack.url,
+      SLACK_BOT_TOKEN: slack.token,
+      FAKE_WEBHOOK_URL: hook.url,
+      WEBHOOK_SECRET: secret,
+      NOTIFIER_RETRY_INITIAL_MS: "500",
+    },
+  };
+}
 
 export interface Stage {
   id: string;
