@@ -1,19 +1,9 @@
-import {
-  Alert,
-  Card,
-  CardContent,
-  CardHeader,
-  Table,
-  TableBody,
-  TableCell,
-  TableHead,
-  TableRow,
-  Typography,
-} from "@mui/material";
+import { Alert, Table, TableBody, TableCell, TableHead, TableRow } from "@mui/material";
 import type { NotificationDelivery, SessionDetail } from "@tarsy/contracts";
 import { useEffect } from "react";
 import { useLoad, useServices } from "./context.tsx";
 import { formatTime } from "./format.ts";
+import { SectionCard } from "./SectionCard.tsx";
 import { type Tone, ToneChip } from "./StatusChip.tsx";
 
 /** While a delivery is still being tried, the card looks again this often. */
@@ -51,59 +41,42 @@ export function NotificationsCard(props: { detail: SessionDetail }) {
   }, [retrying]);
   if (deliveries.length === 0 && !load.error) return null;
   return (
-    <Card
-      variant="outlined"
-      component="section"
-      aria-labelledby="notifications-h"
-      sx={{ mt: 3 }}
-      data-testid="notifications-card"
-    >
-      <CardHeader
-        disableTypography
-        sx={{ pb: 0 }}
-        title={
-          <Typography variant="h6" component="h2" id="notifications-h">
-            Notifications
-          </Typography>
-        }
-      />
-      <CardContent>
-        {load.error ? (
-          <Alert severity="error">Could not load the notifications: {load.error.message}</Alert>
-        ) : (
-          <Table size="small" aria-labelledby="notifications-h">
-            <TableHead>
-              <TableRow>
-                <TableCell>Target</TableCell>
-                <TableCell>Event</TableCell>
-                <TableCell>Status</TableCell>
-                <TableCell align="right">Attempts</TableCell>
-                <TableCell>Sent, or why not</TableCell>
+    <SectionCard headingId="notifications-h" title="Notifications" data-testid="notifications-card">
+      {load.error ? (
+        <Alert severity="error">Could not load the notifications: {load.error.message}</Alert>
+      ) : (
+        <Table size="small" aria-labelledby="notifications-h">
+          <TableHead>
+            <TableRow>
+              <TableCell>Target</TableCell>
+              <TableCell>Event</TableCell>
+              <TableCell>Status</TableCell>
+              <TableCell align="right">Attempts</TableCell>
+              <TableCell>Sent, or why not</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {deliveries.map((x) => (
+              <TableRow key={x.id}>
+                <TableCell>{targetLabel(x.target)}</TableCell>
+                <TableCell>{x.event.replace("_", " ")}</TableCell>
+                <TableCell>
+                  <ToneChip
+                    label={
+                      x.status === "sending" && x.last_error ? "retrying" : STATUS[x.status].label
+                    }
+                    tone={STATUS[x.status].tone}
+                  />
+                </TableCell>
+                <TableCell align="right">{x.attempts}</TableCell>
+                <TableCell>
+                  {x.status === "sent" ? formatTime(x.sent_at) : (x.last_error ?? "—")}
+                </TableCell>
               </TableRow>
-            </TableHead>
-            <TableBody>
-              {deliveries.map((x) => (
-                <TableRow key={x.id}>
-                  <TableCell>{targetLabel(x.target)}</TableCell>
-                  <TableCell>{x.event.replace("_", " ")}</TableCell>
-                  <TableCell>
-                    <ToneChip
-                      label={
-                        x.status === "sending" && x.last_error ? "retrying" : STATUS[x.status].label
-                      }
-                      tone={STATUS[x.status].tone}
-                    />
-                  </TableCell>
-                  <TableCell align="right">{x.attempts}</TableCell>
-                  <TableCell>
-                    {x.status === "sent" ? formatTime(x.sent_at) : (x.last_error ?? "—")}
-                  </TableCell>
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        )}
-      </CardContent>
-    </Card>
+            ))}
+          </TableBody>
+        </Table>
+      )}
+    </SectionCard>
   );
 }

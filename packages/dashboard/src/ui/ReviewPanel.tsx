@@ -1,15 +1,4 @@
-import {
-  Alert,
-  Button,
-  Card,
-  CardContent,
-  CardHeader,
-  List,
-  ListItem,
-  ListItemText,
-  Stack,
-  Typography,
-} from "@mui/material";
+import { Alert, Button, List, ListItem, ListItemText, Stack, Typography } from "@mui/material";
 import type { ReviewActivity, SessionDetail, UpdateReviewRequest } from "@tarsy/contracts";
 import { useState } from "react";
 import { RATING_LABELS, REVIEW_STATUS_LABELS } from "../lib/review.ts";
@@ -23,6 +12,7 @@ import {
   ReviewStatusChip,
   useReviewRequest,
 } from "./Review.tsx";
+import { SectionCard } from "./SectionCard.tsx";
 
 const ACTION_WORDS: Record<ReviewActivity["action"], string> = {
   claim: "claimed",
@@ -67,142 +57,127 @@ export function ReviewPanel(props: { detail: SessionDetail; mayReview: boolean }
   };
   const status = d.review_status;
   return (
-    <Card
-      variant="outlined"
-      component="section"
-      aria-labelledby="review-h"
-      sx={{ mt: 3 }}
+    <SectionCard
+      headingId="review-h"
+      title="Review"
       data-testid="review-panel"
       data-review-status={status}
-    >
-      <CardHeader
-        disableTypography
-        sx={{ pb: 0 }}
-        title={
-          <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
-            <Typography variant="h6" component="h2" id="review-h">
-              Review
-            </Typography>
-            <ReviewStatusChip review={d} />
-            {d.quality_rating ? <RatingChip rating={d.quality_rating} /> : null}
+      chips={
+        <>
+          <ReviewStatusChip review={d} />
+          {d.quality_rating ? <RatingChip rating={d.quality_rating} /> : null}
+        </>
+      }
+      action={
+        props.mayReview ? (
+          <Stack direction="row" spacing={1}>
+            {status === "needs_review" ? (
+              <>
+                <Button disabled={busy} onClick={() => act({ action: "claim" })}>
+                  Claim
+                </Button>
+                <Button disabled={busy} onClick={() => act({ action: "acknowledge" })}>
+                  Acknowledge
+                </Button>
+              </>
+            ) : null}
+            {status === "in_progress" ? (
+              <Button disabled={busy} onClick={() => act({ action: "unclaim" })}>
+                Unclaim
+              </Button>
+            ) : null}
+            {status !== "reviewed" ? (
+              <Button variant="outlined" disabled={busy} onClick={() => setDialog("complete")}>
+                Complete…
+              </Button>
+            ) : (
+              <>
+                <Button disabled={busy} onClick={() => act({ action: "reopen" })}>
+                  Reopen
+                </Button>
+                <Button disabled={busy} onClick={() => setDialog("edit")}>
+                  Edit feedback
+                </Button>
+              </>
+            )}
           </Stack>
-        }
-        action={
-          props.mayReview ? (
-            <Stack direction="row" spacing={1}>
-              {status === "needs_review" ? (
-                <>
-                  <Button disabled={busy} onClick={() => act({ action: "claim" })}>
-                    Claim
-                  </Button>
-                  <Button disabled={busy} onClick={() => act({ action: "acknowledge" })}>
-                    Acknowledge
-                  </Button>
-                </>
-              ) : null}
-              {status === "in_progress" ? (
-                <Button disabled={busy} onClick={() => act({ action: "unclaim" })}>
-                  Unclaim
-                </Button>
-              ) : null}
-              {status !== "reviewed" ? (
-                <Button variant="outlined" disabled={busy} onClick={() => setDialog("complete")}>
-                  Complete…
-                </Button>
-              ) : (
-                <>
-                  <Button disabled={busy} onClick={() => act({ action: "reopen" })}>
-                    Reopen
-                  </Button>
-                  <Button disabled={busy} onClick={() => setDialog("edit")}>
-                    Edit feedback
-                  </Button>
-                </>
-              )}
-            </Stack>
-          ) : null
-        }
-      />
-      <CardContent>
-        {error ? (
-          <Alert severity="error" sx={{ mb: 2 }} onClose={() => setError(null)}>
-            {error}
-          </Alert>
-        ) : null}
-        <Stack
-          component="dl"
-          direction="row"
-          spacing={3}
-          useFlexGap
-          sx={{ flexWrap: "wrap", m: 0 }}
-        >
+        ) : null
+      }
+      after={
+        <FeedbackDialog
+          open={dialog !== null}
+          mode={dialog ?? "edit"}
+          initial={feedbackOf(d)}
+          onClose={() => setDialog(null)}
+          onSave={(f) =>
+            request({
+              session_ids: [d.id],
+              action: dialog === "complete" ? "complete" : "update_feedback",
+              ...feedbackFields(f),
+            }).then(() => undefined)
+          }
+        />
+      }
+    >
+      {error ? (
+        <Alert severity="error" sx={{ mb: 2 }} onClose={() => setError(null)}>
+          {error}
+        </Alert>
+      ) : null}
+      <Stack component="dl" direction="row" spacing={3} useFlexGap sx={{ flexWrap: "wrap", m: 0 }}>
+        <div>
+          <Typography component="dt" variant="body2" color="text.secondary">
+            Assignee
+          </Typography>
+          <Typography component="dd" sx={{ m: 0 }} data-testid="review-assignee">
+            {d.assignee ?? "unassigned"}
+          </Typography>
+        </div>
+        {d.reviewed_at ? (
           <div>
             <Typography component="dt" variant="body2" color="text.secondary">
-              Assignee
+              Reviewed
             </Typography>
-            <Typography component="dd" sx={{ m: 0 }} data-testid="review-assignee">
-              {d.assignee ?? "unassigned"}
+            <Typography component="dd" sx={{ m: 0 }}>
+              {formatTime(d.reviewed_at)}
             </Typography>
           </div>
-          {d.reviewed_at ? (
-            <div>
-              <Typography component="dt" variant="body2" color="text.secondary">
-                Reviewed
-              </Typography>
-              <Typography component="dd" sx={{ m: 0 }}>
-                {formatTime(d.reviewed_at)}
-              </Typography>
-            </div>
-          ) : null}
-        </Stack>
-        {d.action_taken ? (
-          <>
-            <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
-              Action taken
-            </Typography>
-            <Typography sx={{ whiteSpace: "pre-wrap" }}>{d.action_taken}</Typography>
-          </>
         ) : null}
-        {d.investigation_feedback ? (
-          <>
-            <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
-              Investigation feedback
-            </Typography>
-            <Typography sx={{ whiteSpace: "pre-wrap" }}>{d.investigation_feedback}</Typography>
-          </>
-        ) : null}
-        {activity.data?.activities.length ? (
-          <>
-            <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
-              Activity
-            </Typography>
-            <List
-              dense
-              aria-label="Review activity"
-              sx={{ borderLeft: 2, borderColor: "divider", ml: 1 }}
-            >
-              {activity.data.activities.map((a) => (
-                <ListItem key={a.id} data-action={a.action}>
-                  <ListItemText primary={activityText(a)} secondary={formatTime(a.created_at)} />
-                </ListItem>
-              ))}
-            </List>
-          </>
-        ) : null}
-      </CardContent>
-      <FeedbackDialog
-        open={dialog !== null}
-        mode={dialog ?? "edit"}
-        initial={feedbackOf(d)}
-        onClose={() => setDialog(null)}
-        onSave={(f) =>
-          request({
-            session_ids: [d.id],
-            action: dialog === "complete" ? "complete" : "update_feedback",
-            ...feedbackFields(f),
-          }).then(() => undefined)
-        }
-      />
-    </Card>
+      </Stack>
+      {d.action_taken ? (
+        <>
+          <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
+            Action taken
+          </Typography>
+          <Typography sx={{ whiteSpace: "pre-wrap" }}>{d.action_taken}</Typography>
+        </>
+      ) : null}
+      {d.investigation_feedback ? (
+        <>
+          <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
+            Investigation feedback
+          </Typography>
+          <Typography sx={{ whiteSpace: "pre-wrap" }}>{d.investigation_feedback}</Typography>
+        </>
+      ) : null}
+      {activity.data?.activities.length ? (
+        <>
+          <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
+            Activity
+          </Typography>
+          <List
+            dense
+            aria-label="Review activity"
+            sx={{ borderLeft: 2, borderColor: "divider", ml: 1 }}
+          >
+            {activity.data.activities.map((a) => (
+              <ListItem key={a.id} data-action={a.action}>
+                <ListItemText primary={activityText(a)} secondary={formatTime(a.created_at)} />
+              </ListItem>
+            ))}
+          </List>
+        </>
+      ) : null}
+    </SectionCard>
   );
 }

@@ -6,9 +6,6 @@ import {
   Alert,
   Box,
   Button,
-  Card,
-  CardContent,
-  CardHeader,
   CircularProgress,
   Stack,
   Tooltip,
@@ -22,6 +19,7 @@ import { useLoad, useServices } from "./context.tsx";
 import { formatTime } from "./format.ts";
 import { Markdown } from "./Markdown.tsx";
 import { ScoreChip } from "./Review.tsx";
+import { SectionCard } from "./SectionCard.tsx";
 import { ToneChip } from "./StatusChip.tsx";
 
 const TAG_HELP = new Map<string, string>(FAILURE_TAGS.map((t) => [t.term, t.description]));
@@ -78,111 +76,98 @@ export function ScoreCard(props: { detail: SessionDetail; mayScore: boolean }) {
     }
   };
   return (
-    <Card
-      variant="outlined"
-      component="section"
-      aria-labelledby="score-h"
-      sx={{ mt: 3 }}
+    <SectionCard
+      headingId="score-h"
+      title="Score"
       data-testid="score-card"
       data-scoring={status ?? "none"}
+      action={
+        props.mayScore ? (
+          <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
+            {blocker ? (
+              <Typography variant="body2" color="text.secondary" id="score-blocker">
+                {blocker}
+              </Typography>
+            ) : null}
+            <Button
+              variant="outlined"
+              disabled={blocker !== null}
+              onClick={post}
+              aria-describedby={blocker ? "score-blocker" : undefined}
+            >
+              {rescore ? "Re-score" : "Score now"}
+            </Button>
+          </Stack>
+        ) : null
+      }
     >
-      <CardHeader
-        disableTypography
-        sx={{ pb: 0 }}
-        title={
-          <Typography variant="h6" component="h2" id="score-h">
-            Score
-          </Typography>
-        }
-        action={
-          props.mayScore ? (
-            <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
-              {blocker ? (
-                <Typography variant="body2" color="text.secondary" id="score-blocker">
-                  {blocker}
-                </Typography>
-              ) : null}
-              <Button
-                variant="outlined"
-                disabled={blocker !== null}
-                onClick={post}
-                aria-describedby={blocker ? "score-blocker" : undefined}
-              >
-                {rescore ? "Re-score" : "Score now"}
-              </Button>
-            </Stack>
-          ) : null
-        }
-      />
-      <CardContent>
-        {error ? (
-          <Alert severity="error" sx={{ mb: 2 }} onClose={() => setError(null)}>
-            {error}
-          </Alert>
-        ) : null}
-        {score.error ? (
-          <Alert severity="error">Could not load the score: {score.error.message}</Alert>
-        ) : null}
-        {status === "in_progress" ? (
-          <Box sx={{ display: "flex", gap: 1, alignItems: "center" }} aria-busy="true">
-            <CircularProgress size={18} aria-hidden /> Evaluation & Learning is scoring the session…
-          </Box>
-        ) : null}
-        {s === null && status !== "in_progress" ? (
-          <Typography color="text.secondary">Not scored yet.</Typography>
-        ) : null}
-        {s && s.status === "failed" && status !== "in_progress" ? (
-          <Alert severity="error">Scoring failed: {s.error_message ?? "no reason given"}</Alert>
-        ) : null}
-        {s && s.status === "completed" && s.total_score !== null ? (
-          <>
-            <Stack direction="row" spacing={2} sx={{ alignItems: "baseline", mb: 1 }}>
-              <Typography variant="h4" component="p" data-testid="score-total">
-                {s.total_score}
-                <Typography component="span" color="text.secondary">
-                  /100
-                </Typography>
+      {error ? (
+        <Alert severity="error" sx={{ mb: 2 }} onClose={() => setError(null)}>
+          {error}
+        </Alert>
+      ) : null}
+      {score.error ? (
+        <Alert severity="error">Could not load the score: {score.error.message}</Alert>
+      ) : null}
+      {status === "in_progress" ? (
+        <Box sx={{ display: "flex", gap: 1, alignItems: "center" }} aria-busy="true">
+          <CircularProgress size={18} aria-hidden /> Evaluation & Learning is scoring the session…
+        </Box>
+      ) : null}
+      {s === null && status !== "in_progress" ? (
+        <Typography color="text.secondary">Not scored yet.</Typography>
+      ) : null}
+      {s && s.status === "failed" && status !== "in_progress" ? (
+        <Alert severity="error">Scoring failed: {s.error_message ?? "no reason given"}</Alert>
+      ) : null}
+      {s && s.status === "completed" && s.total_score !== null ? (
+        <>
+          <Stack direction="row" spacing={2} sx={{ alignItems: "baseline", mb: 1 }}>
+            <Typography variant="h4" component="p" data-testid="score-total">
+              {s.total_score}
+              <Typography component="span" color="text.secondary">
+                /100
               </Typography>
-              <ScoreChip score={s.total_score} status="completed" />
-              <Typography data-testid="score-band">
-                {BAND_LABELS[scoreBand(s.total_score)]}
-              </Typography>
-            </Stack>
-            {s.failure_tags?.length ? (
-              <Stack
-                component="ul"
-                direction="row"
-                spacing={0.5}
-                useFlexGap
-                sx={{ flexWrap: "wrap", mb: 2, p: 0, listStyle: "none" }}
-                aria-label="Failure tags"
-              >
-                {s.failure_tags.map((t) => (
-                  <Tooltip key={t} title={TAG_HELP.get(t) ?? ""}>
-                    <li data-tag={t}>
-                      <ToneChip tone="error" label={t.replaceAll("_", " ")} />
-                    </li>
-                  </Tooltip>
-                ))}
-              </Stack>
-            ) : null}
-            {s.score_analysis ? (
-              <ReportAccordion id="score-analysis" title="Score analysis" text={s.score_analysis} />
-            ) : null}
-            {s.tool_improvement_report ? (
-              <ReportAccordion
-                id="score-tools"
-                title="Tool improvement report"
-                text={s.tool_improvement_report}
-              />
-            ) : null}
-            <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
-              Scored {s.completed_at ? formatTime(s.completed_at) : ""} · triggered by{" "}
-              {s.score_triggered_by} · prompt {s.prompt_hash.slice(0, 8)}
             </Typography>
-          </>
-        ) : null}
-      </CardContent>
-    </Card>
+            <ScoreChip score={s.total_score} status="completed" />
+            <Typography data-testid="score-band">
+              {BAND_LABELS[scoreBand(s.total_score)]}
+            </Typography>
+          </Stack>
+          {s.failure_tags?.length ? (
+            <Stack
+              component="ul"
+              direction="row"
+              spacing={0.5}
+              useFlexGap
+              sx={{ flexWrap: "wrap", mb: 2, p: 0, listStyle: "none" }}
+              aria-label="Failure tags"
+            >
+              {s.failure_tags.map((t) => (
+                <Tooltip key={t} title={TAG_HELP.get(t) ?? ""}>
+                  <li data-tag={t}>
+                    <ToneChip tone="error" label={t.replaceAll("_", " ")} />
+                  </li>
+                </Tooltip>
+              ))}
+            </Stack>
+          ) : null}
+          {s.score_analysis ? (
+            <ReportAccordion id="score-analysis" title="Score analysis" text={s.score_analysis} />
+          ) : null}
+          {s.tool_improvement_report ? (
+            <ReportAccordion
+              id="score-tools"
+              title="Tool improvement report"
+              text={s.tool_improvement_report}
+            />
+          ) : null}
+          <Typography variant="body2" color="text.secondary" sx={{ mt: 1 }}>
+            Scored {s.completed_at ? formatTime(s.completed_at) : ""} · triggered by{" "}
+            {s.score_triggered_by} · prompt {s.prompt_hash.slice(0, 8)}
+          </Typography>
+        </>
+      ) : null}
+    </SectionCard>
   );
 }

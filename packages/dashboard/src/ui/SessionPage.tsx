@@ -1,8 +1,5 @@
 import Alert from "@mui/material/Alert";
 import Box from "@mui/material/Box";
-import Card from "@mui/material/Card";
-import CardContent from "@mui/material/CardContent";
-import CardHeader from "@mui/material/CardHeader";
 import CircularProgress from "@mui/material/CircularProgress";
 import Typography from "@mui/material/Typography";
 import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
@@ -19,6 +16,7 @@ import { Markdown } from "./Markdown.tsx";
 import { NotificationsCard } from "./NotificationsCard.tsx";
 import { ReviewPanel } from "./ReviewPanel.tsx";
 import { ScoreCard } from "./ScoreCard.tsx";
+import { SectionCard } from "./SectionCard.tsx";
 import {
   AlertData,
   CancelButton,
@@ -32,21 +30,13 @@ import { useLiveSession } from "./useSession.ts";
 /** The final analysis or the executive summary: markdown in a card, with a copy button. */
 function ResultCard(props: { id: string; title: string; text: string }) {
   return (
-    <Card variant="outlined" component="section" aria-labelledby={props.id} sx={{ mt: 3 }}>
-      <CardHeader
-        title={
-          <Typography variant="h6" component="h2" id={props.id}>
-            {props.title}
-          </Typography>
-        }
-        action={<CopyButton label={`Copy ${props.title.toLowerCase()}`} text={() => props.text} />}
-        disableTypography
-        sx={{ pb: 0 }}
-      />
-      <CardContent>
-        <Markdown text={props.text} />
-      </CardContent>
-    </Card>
+    <SectionCard
+      headingId={props.id}
+      title={props.title}
+      action={<CopyButton label={`Copy ${props.title.toLowerCase()}`} text={() => props.text} />}
+    >
+      <Markdown text={props.text} />
+    </SectionCard>
   );
 }
 
