@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import type {
   LLMInteractionDetail,
   SessionDetail,
+  SessionListResponse,
   TimelineResponse,
   TraceListResponse,
 } from "@tarsy/contracts";
@@ -117,6 +118,9 @@ describe("Action stages", () => {
     expect(actionSystem).toContain("Action Agent Safety Guidelines");
     expect(actionSystem).toContain("Prefer inaction over incorrect action");
     expect(await outcomes()).toEqual({ ...before, acted: before.acted + 1 });
+    // The session list says the session has an action stage.
+    const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Acts");
+    expect(list.sessions.map((s) => [s.id, s.has_action_stages])).toEqual([[session.id, true]]);
   });
 
   it("an action agent that declines: actions_executed false, counted as no_action", async () => {
@@ -153,5 +157,7 @@ describe("Action stages", () => {
       ["Remediator", "action", "completed"],
     ]);
     expect(await outcomes()).toEqual(before);
+    const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Mixed");
+    expect(list.sessions.map((s) => s.has_action_stages)).toEqual([false]);
   });
 });
