@@ -1,3 +1,4 @@
+export { agentTypeWarnings, resolveAgentType, stageKindFor } from "./agent-type.ts";
 export {
   AUTHZ_ACTIONS,
   AUTHZ_RESOURCE,
@@ -90,7 +91,10 @@ export {
   type StagePlan,
 } from "./stages.ts";
 export {
+  AGENT_TYPES,
   type AgentConfig,
+  type AgentType,
+  type AgentTypeSetting,
   type AlertMaskingDefaults,
   type ChainConfig,
   type ChatConfig,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
+import { agentTypeWarnings } from "./agent-type.ts";
 import {
   AuthorizationSchema,
   authorizationProblems,
@@ -310,6 +311,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.warnings.push(...apiKeyWarnings(config, options.env));
   state.warnings.push(...nativeToolFallbackWarnings(config));
   state.warnings.push(...disabledServerWarnings(config));
+  state.warnings.push(...agentTypeWarnings(config));
   // An empty required value whose variable is unset: say which variable.
   const issues = state.issues.map((issue) => {
     const variables = state.missingAt.get(`${issue.file}\u0000${issue.path}`);

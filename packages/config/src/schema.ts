@@ -8,6 +8,7 @@ import {
 } from "./masking-names.ts";
 import { McpAuthSchema } from "./mcp-auth.ts";
 import {
+  AGENT_TYPES,
   ITERATION_STRATEGIES,
   LLM_BACKENDS,
   LLM_PROVIDER_TYPES,
@@ -175,6 +176,9 @@ export const McpServerSchema = z.strictObject({
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 
+/** The Go TARSy's agent kinds (`type`); an unknown value is an error, as there. */
+const AgentTypeSchema = z.enum(AGENT_TYPES);
+
 export const AgentSchema = z.strictObject({
   description: z.string().optional(),
   mcp_servers: NameList.default([]),
@@ -183,6 +187,7 @@ export const AgentSchema = z.strictObject({
   iteration_strategy: Strategy.optional(),
   max_iterations: PositiveInt.optional(),
   native_tools: NativeToolsSchema.optional(),
+  type: AgentTypeSchema.optional(),
 });
 export type RawAgent = z.output<typeof AgentSchema>;
 
@@ -196,6 +201,7 @@ const StageAgentSchema = z.preprocess(
     max_iterations: PositiveInt.optional(),
     mcp_servers: NameList.optional(),
     fallback_providers: FallbackProvidersSchema.optional(),
+    type: AgentTypeSchema.optional(),
   }),
 );
 

@@ -1,5 +1,7 @@
+import { resolveAgentType, stageKindFor } from "./agent-type.ts";
 import { getStage, type ResolvedAgentConfig, resolveAgentConfig } from "./resolve.ts";
 import type {
+  AgentType,
   ChainConfig,
   StageAgentConfig,
   StageConfig,
@@ -15,11 +17,15 @@ export interface StageExecutionConfig {
   index: number;
   agent: StageAgentConfig;
   config: ResolvedAgentConfig;
+  /** `action` runs with the action safety guidelines (execution kind `action`). */
+  agent_type: AgentType;
 }
 
 export interface StagePlan {
   stage_index: number;
   stage_name: string;
+  /** `action` when every agent of the stage is an action agent, else `investigation`. */
+  kind: "action" | "investigation";
   /** `multi_agent` for several agents, `replica` for `replicas > 1`, null for one execution. */
   parallel_type: "multi_agent" | "replica" | null;
   success_policy: SuccessPolicy;
@@ -50,6 +56,7 @@ export function planStage(config: TarsyConfig, chain: ChainConfig, stageIndex: n
           index: n - 1,
           agent,
           config: { ...resolved, mcp_servers: [...resolved.mcp_servers] },
+          agent_type: resolveAgentType(config, agent),
         });
       }
     }
@@ -60,6 +67,7 @@ export function planStage(config: TarsyConfig, chain: ChainConfig, stageIndex: n
         index,
         agent,
         config: resolveAgentConfig(config, chain, stageIndex, agent),
+        agent_type: resolveAgentType(config, agent),
       });
     });
   }
@@ -68,6 +76,7 @@ export function planStage(config: TarsyConfig, chain: ChainConfig, stageIndex: n
   return {
     stage_index: stageIndex,
     stage_name: stage.name,
+    kind: stageKindFor(executions.map((e) => e.agent_type)),
     parallel_type: parallelType,
     success_policy: resolveSuccessPolicy(config, stage),
     executions,

@@ -23,6 +23,23 @@ export const ITERATION_STRATEGIES = [
 ] as const;
 export type IterationStrategy = (typeof ITERATION_STRATEGIES)[number];
 
+/**
+ * Agent kinds the Go TARSy's `type` accepts. `default` and `action` are acted on; the others
+ * (and an empty value) load and run as a default agent, with a warning for the named ones.
+ */
+export const AGENT_TYPES = [
+  "",
+  "default",
+  "action",
+  "orchestrator",
+  "synthesis",
+  "scoring",
+  "compose",
+] as const;
+export type AgentTypeSetting = (typeof AGENT_TYPES)[number];
+/** What an agent runs as: `action` adds the action safety guidelines to its prompt. */
+export type AgentType = "default" | "action";
+
 export const SUCCESS_POLICIES = ["all", "any"] as const;
 export type SuccessPolicy = (typeof SUCCESS_POLICIES)[number];
 
@@ -109,6 +126,8 @@ export interface AgentConfig {
   iteration_strategy?: IterationStrategy;
   max_iterations?: number;
   native_tools?: NativeToolsConfig;
+  /** `agents.<name>.type` as written (see AGENT_TYPES). */
+  type?: AgentTypeSetting;
   builtin: boolean;
 }
 
@@ -127,6 +146,8 @@ export interface StageAgentConfig {
   max_iterations?: number;
   mcp_servers?: string[];
   fallback_providers?: FallbackProviderEntry[];
+  /** `stages[].agents[].type`: wins over the agent definition's `type`. */
+  type?: AgentTypeSetting;
 }
 
 export interface SynthesisConfig {

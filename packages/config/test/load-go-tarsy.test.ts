@@ -98,11 +98,19 @@ describe("the Go TARSy's configuration shapes", () => {
       expect.arrayContaining([
         "fallback_lists",
         "system.prompt_caching",
-        "agents.Orchestrator.type",
         "agents.Orchestrator.sub_agents",
         "llm_providers.claude-sonnet.reasoning_effort",
       ]),
     );
+    // `type` is read: orchestrator loads, runs as a default agent, and says so (#24).
+    expect(unsupported).not.toContain("agents.Orchestrator.type");
+    expect(config.agents.get("Orchestrator")?.type).toBe("orchestrator");
+    expect(warnings).toContainEqual({
+      file,
+      path: "agents.Orchestrator.type",
+      message:
+        'type "orchestrator" (in the Go TARSy: sub-agent orchestration) is not supported yet; runs as a default agent (planned in #24)',
+    });
     // Scoring is acted on: the chain's `scoring.enabled` is read.
     expect(unsupported.filter((path) => path.endsWith("scoring"))).toEqual([]);
     const crashloop = config.chains.get("kubernetes-pod-crashloop");

@@ -119,6 +119,8 @@ const SessionStatsShape = {
   failed_stages: z.number().int().nonnegative(),
   /** Some stage runs agents in parallel (`parallel_type` set). */
   has_parallel_stages: z.boolean(),
+  /** Some stage is an action stage (the dashboard's "Action" badge). */
+  has_action_stages: z.boolean(),
   /** Follow-up questions asked in the session's chat. */
   chat_message_count: z.number().int().nonnegative(),
 };

@@ -97,6 +97,11 @@ export const ExecutionFinishedSchema = z.object({
   kind: ExecutionKindSchema,
   status: ExecutionStatusSchema.exclude(["pending", "active"]),
   final_analysis: z.string().nullable(),
+  /**
+   * Action executions only: the agent's YES/NO last line (stripped from `final_analysis`);
+   * null when it was missing or unreadable. Absent for other kinds.
+   */
+  actions_executed: z.boolean().nullable().optional(),
   error: z.string().nullable(),
   token_usage: TokenUsageSchema.nullable(),
   finished_at: TimestampSchema,

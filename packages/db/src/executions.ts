@@ -38,6 +38,7 @@ export type ExecutionUpdate = Pick<
   Prisma.AgentExecutionUpdateManyMutationInput,
   | "errorMessage"
   | "finalAnalysis"
+  | "actionsExecuted"
   | "startedAt"
   | "completedAt"
   | "inputTokens"

@@ -35,6 +35,8 @@ export interface SessionStats {
   readonly completedStages: number;
   readonly failedStages: number;
   readonly hasParallelStages: boolean;
+  /** Some stage is an action stage (its agents may have acted on the system). */
+  readonly hasActionStages: boolean;
   readonly chatMessageCount: number;
   /** The latest completed score (0–100), or null. */
   readonly latestScore: number | null;
@@ -53,6 +55,7 @@ export const EMPTY_SESSION_STATS: SessionStats = {
   completedStages: 0,
   failedStages: 0,
   hasParallelStages: false,
+  hasActionStages: false,
   chatMessageCount: 0,
   latestScore: null,
   scoringStatus: null,
@@ -71,6 +74,7 @@ interface StatsRow {
   completed_stages: number;
   failed_stages: number;
   has_parallel: boolean;
+  has_action: boolean;
   chat_messages: number;
   latest_score: number | null;
   scoring_status: "in_progress" | "completed" | "failed" | null;
@@ -106,7 +110,8 @@ export async function getSessionStats(
       SELECT session_id, COUNT(*)::int AS total,
              (COUNT(*) FILTER (WHERE status = 'completed'))::int AS completed,
              (COUNT(*) FILTER (WHERE status = 'failed'))::int AS failed,
-             BOOL_OR(parallel_type IS NOT NULL) AS parallel
+             BOOL_OR(parallel_type IS NOT NULL) AS parallel,
+             BOOL_OR(kind = 'action') AS action
       FROM stages WHERE session_id IN (SELECT id FROM ids) GROUP BY session_id),
     chat AS (
       SELECT c.session_id, COUNT(m.id)::int AS n
@@ -133,6 +138,7 @@ export async function getSessionStats(
            COALESCE(st.completed, 0) AS completed_stages,
            COALESCE(st.failed, 0) AS failed_stages,
            COALESCE(st.parallel, false) AS has_parallel,
+           COALESCE(st.action, false) AS has_action,
            COALESCE(chat.n, 0) AS chat_messages,
            last_score.total_score AS latest_score,
            last_run.status AS scoring_status
@@ -159,6 +165,7 @@ export async function getSessionStats(
       completedStages: Number(r.completed_stages),
       failedStages: Number(r.failed_stages),
       hasParallelStages: r.has_parallel === true,
+      hasActionStages: r.has_action === true,
       chatMessageCount: Number(r.chat_messages),
       latestScore: r.latest_score === null ? null : Number(r.latest_score),
       scoringStatus: r.scoring_status,

@@ -91,7 +91,7 @@ export function ensureStage(
 
 export type StageUpdate = Pick<
   Prisma.StageUpdateManyMutationInput,
-  "errorMessage" | "startedAt" | "completedAt"
+  "errorMessage" | "startedAt" | "completedAt" | "actionsExecuted"
 >;
 
 /** Moves a stage to `to` only if its status is one of `from`. Returns whether it applied. */

@@ -175,6 +175,13 @@ export const METRICS = {
     labels: ["kind", "missing"],
     from: ["orchestrator", "agent-runner"],
   },
+  actionStageOutcomes: {
+    name: "tarsy_action_stage_outcomes_total",
+    type: "counter",
+    help: "Action stages that ended, by outcome (acted, no_action, unknown: an agent gave no YES/NO line, failed: the stage did not complete).",
+    labels: ["outcome"],
+    from: ["orchestrator"],
+  },
   userTokensWiped: {
     name: "tarsy_user_tokens_wiped_total",
     type: "counter",

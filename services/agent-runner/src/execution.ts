@@ -74,6 +74,7 @@ function finishedMessage(
     kind: request.kind,
     status: outcome.status,
     final_analysis: outcome.finalAnalysis,
+    ...(outcome.actionsExecuted !== undefined && { actions_executed: outcome.actionsExecuted }),
     error: outcome.error,
     token_usage: outcome.usage,
     finished_at: finishedAt.toISOString(),
@@ -84,6 +85,7 @@ function outcomeOf(record: ExecutionRecord): ExecutionOutcome {
   return {
     status: record.status as ExecutionOutcome["status"],
     finalAnalysis: record.finalAnalysis,
+    ...(record.kind === "action" && { actionsExecuted: record.actionsExecuted }),
     error: record.errorMessage,
     usage: record.usage,
   };
@@ -240,6 +242,7 @@ export async function runExecution(
     outcome = {
       status: "completed",
       finalAnalysis: result.finalAnalysis,
+      ...(result.actionsExecuted !== undefined && { actionsExecuted: result.actionsExecuted }),
       error: null,
       usage: usage.toTokenUsage(),
     };

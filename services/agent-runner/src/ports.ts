@@ -110,6 +110,7 @@ export interface ExecutionRecord {
   status: "pending" | "active" | "completed" | "failed" | "cancelled" | "timed_out";
   attempt: number;
   finalAnalysis: string | null;
+  actionsExecuted: boolean | null;
   errorMessage: string | null;
   usage: TokenUsage;
   completedAt: Date | null;
@@ -128,6 +129,8 @@ export interface ExecutionRecord {
 export interface ExecutionOutcome {
   status: "completed" | "failed" | "cancelled" | "timed_out";
   finalAnalysis: string | null;
+  /** Action agents: whether they said they acted (null when unknown); absent elsewhere. */
+  actionsExecuted?: boolean | null;
   error: string | null;
   usage: TokenUsage;
 }

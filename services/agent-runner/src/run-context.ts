@@ -89,4 +89,6 @@ export class UsageTotals {
 /** What a controller returns (intermediate state is already stored). */
 export interface ControllerResult {
   finalAnalysis: string;
+  /** Action agents only: their YES/NO last line (null when missing or unreadable). */
+  actionsExecuted?: boolean | null;
 }

@@ -154,6 +154,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         status: execution.status,
         attempt: execution.attempt,
         finalAnalysis: execution.finalAnalysis,
+        actionsExecuted: execution.actionsExecuted,
         errorMessage: execution.errorMessage,
         usage: {
           input_tokens: execution.inputTokens,
@@ -204,6 +205,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
     finishExecution: (executionId, attempt, outcome) =>
       finishExecutionAttempt(prisma, executionId, attempt, outcome.status, {
         finalAnalysis: outcome.finalAnalysis,
+        ...(outcome.actionsExecuted !== undefined && { actionsExecuted: outcome.actionsExecuted }),
         errorMessage: outcome.error,
         completedAt: new Date(),
         inputTokens: outcome.usage.input_tokens,

@@ -85,6 +85,7 @@ export function presentSummary(s: AlertSession, stats: SessionStats): SessionSum
     completed_stages: stats.completedStages,
     failed_stages: stats.failedStages,
     has_parallel_stages: stats.hasParallelStages,
+    has_action_stages: stats.hasActionStages,
     chat_message_count: stats.chatMessageCount,
     cost: presentCost(stats.cost),
     latest_score: stats.latestScore,

@@ -1,4 +1,5 @@
 import {
+  Box,
   Checkbox,
   Link as MuiLink,
   Paper,
@@ -19,7 +20,7 @@ import { CostText } from "./CostText.tsx";
 import { useServices } from "./context.tsx";
 import { formatDuration, formatTime } from "./format.ts";
 import { ReviewCell, ScoreChip } from "./Review.tsx";
-import { StatusChip } from "./StatusChip.tsx";
+import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
 type SortField = ListState["sort_by"];
 
@@ -131,6 +132,11 @@ const SessionCells = memo(function SessionCells({
             {s.alert_type}
           </MuiLink>
         </SummaryTooltip>
+        {s.has_action_stages ? (
+          <Box component="span" sx={{ ml: 1 }}>
+            <ToneChip label="Action" tone="info" title="this session has an action stage" />
+          </Box>
+        ) : null}
       </TableCell>
       <TableCell>{s.chain_id}</TableCell>
       <TableCell>{s.project}</TableCell>

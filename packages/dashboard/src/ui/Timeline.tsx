@@ -118,6 +118,24 @@ function buildRows(
   return rows;
 }
 
+/** An action stage: the "Action" mark, and whether its agents acted (once it ended). */
+function ActionChips(props: { stage: Stage }) {
+  const { stage } = props;
+  const acted = stage.actions_executed;
+  return (
+    <>
+      <ToneChip label="Action" tone="info" title="an action stage: its agents may act on systems" />
+      {acted === true ? (
+        <ToneChip label="Acted" tone="warning" title="the agents said they executed actions" />
+      ) : acted === false ? (
+        <ToneChip label="No action taken" title="the agents said they did not act" />
+      ) : stage.status === "completed" ? (
+        <ToneChip label="Actions unknown" title="the agents did not say whether they acted" />
+      ) : null}
+    </>
+  );
+}
+
 function StageHeader(props: { stage: Stage; execution: Execution | undefined }) {
   const { stage } = props;
   return (
@@ -127,6 +145,7 @@ function StageHeader(props: { stage: Stage; execution: Execution | undefined }) 
           {stage.stage_index}. {stage.stage_name}
         </Typography>
         <StatusChip status={stage.status} />
+        {stage.kind === "action" ? <ActionChips stage={stage} /> : null}
       </Stack>
       {stage.error_message ? (
         <Alert severity="error" sx={{ mt: 1 }}>

@@ -1,3 +1,4 @@
+import { parseActionMarker } from "../action-marker.ts";
 import { Conversation } from "../conversation.ts";
 import { IterationTimeoutError } from "../errors.ts";
 import { callLlm } from "../llm-call.ts";
@@ -51,13 +52,24 @@ export async function runFunctionCalling(
       consecutiveTimeouts = 0;
 
       if (response.toolCalls.length === 0) {
-        // No tool calls: this is the answer. The streamed text event becomes the final analysis.
+        // No tool calls: this is the answer. The streamed text event becomes the final analysis
+        // (an action agent's without its YES/NO line).
+        const answer = actionAnswer(run, response.text);
         if (response.textEvent) {
-          await run.timeline.complete(response.textEvent, { eventType: "final_analysis" });
+          await run.timeline.complete(response.textEvent, {
+            eventType: "final_analysis",
+            ...(answer.actionsExecuted !== undefined && {
+              content: answer.finalAnalysis,
+              metadata: { actions_executed: answer.actionsExecuted },
+            }),
+          });
         } else {
           await run.timeline.create("final_analysis", {
             status: "completed",
-            content: response.text,
+            content: answer.finalAnalysis,
+            ...(answer.actionsExecuted !== undefined && {
+              metadata: { actions_executed: answer.actionsExecuted },
+            }),
           });
         }
         conversation.append({
@@ -66,7 +78,7 @@ export async function runFunctionCalling(
           ...(response.continuity && { continuity: response.continuity }),
         });
         await conversation.flush();
-        return { finalAnalysis: response.text };
+        return answer;
       }
 
       if (response.textEvent) await run.timeline.complete(response.textEvent);
@@ -92,9 +104,24 @@ export async function runFunctionCalling(
       eventMetadata: { forced_conclusion: true },
       iteration: exec.config.maxIterations + 1,
     });
-    return { finalAnalysis: text };
+    return actionAnswer(run, text);
   } finally {
     // Whatever stopped the loop, what was said so far is stored.
     await conversation.flush().catch(() => undefined);
   }
+}
+
+/**
+ * An action agent's answer: its YES/NO last line becomes `actionsExecuted` and leaves the text
+ * (a missing line is null, with a warning). Other kinds keep the text as it is.
+ */
+function actionAnswer(run: RunContext, text: string): ControllerResult {
+  if (run.exec.kind !== "action") return { finalAnalysis: text };
+  const marker = parseActionMarker(text);
+  if (marker.actionsExecuted === null) {
+    run.logger.warn(
+      "action agent did not end with a YES/NO line; whether it acted is unknown (actions_executed null)",
+    );
+  }
+  return { finalAnalysis: marker.text, actionsExecuted: marker.actionsExecuted };
 }

@@ -1,5 +1,6 @@
 import type { ConversationMessage } from "@tarsy/llm-client";
 import type { ExecutionContext } from "../execution-context.ts";
+import { ACTION_TASK, actionInstructions } from "./action.ts";
 import { contextSection } from "./calendar.ts";
 import { CHAT_INSTRUCTIONS, chatUserMessage } from "./chat.ts";
 import { alertSection, previousStagesSection, runbookSection } from "./context.ts";
@@ -68,15 +69,18 @@ export function buildFunctionCallingMessages(ctx: ExecutionContext): Conversatio
       },
     ];
   }
+  // Action agents: the same tiers plus the safety guidelines, and the action task.
+  const action = ctx.kind === "action";
+  const instructions = composeInstructions(ctx);
   return [
-    { role: "system", content: composeInstructions(ctx) },
+    { role: "system", content: action ? actionInstructions(instructions) : instructions },
     {
       role: "user",
       content: join([
         alertSection(ctx.alertType, ctx.alertData),
         runbookSection(ctx.runbook),
         previousStagesSection(ctx.previousContext),
-        INVESTIGATION_TASK,
+        action ? ACTION_TASK : INVESTIGATION_TASK,
       ]),
     },
   ];

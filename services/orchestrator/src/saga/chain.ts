@@ -39,6 +39,7 @@ import { buildStageContext, type StageResult } from "../context/stage-context.ts
 import { aggregateError, aggregateStatus } from "./aggregate.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
+import { actionStageOutcome } from "./metrics.ts";
 import { startAutoScore } from "./scoring.ts";
 import { sessionTimeoutReason } from "./timeouts.ts";
 
@@ -100,8 +101,9 @@ async function advance(
     await failSession(deps, tx, session, stageFailure(last, last.status));
     return { sessionTerminal: true };
   }
-  const configIndex = stages.filter((s) => s.kind === "investigation").length - 1;
-  if (last.kind === "investigation" && last.executions.length > 1) {
+  // Chain stages are investigation or action stages; synthesis and chat stages come between.
+  const configIndex = stages.filter(isChainStage).length - 1;
+  if (isChainStage(last) && last.executions.length > 1) {
     await startSynthesisStage(deps, tx, session, chain, configIndex, last);
     return { sessionTerminal: false };
   }
@@ -118,7 +120,15 @@ function stageFailure(stage: Stage, status: string): string {
     : `stage "${stage.stageName}" ${status}`;
 }
 
-/** Final analyses of the completed stages; a synthesis replaces its stage's result. */
+/** A stage the chain's configuration lists (an investigation or an action stage). */
+function isChainStage(stage: Stage): boolean {
+  return stage.kind === "investigation" || stage.kind === "action";
+}
+
+/**
+ * Final analyses of the completed stages; a synthesis replaces its stage's result. Action
+ * stages count like investigations: their amended report flows on to the summary.
+ */
 export function completedResults(stages: readonly StageRow[]): StageResult[] {
   const results: StageResult[] = [];
   for (const stage of stages) {
@@ -127,7 +137,7 @@ export function completedResults(stages: readonly StageRow[]): StageResult[] {
     if (stage.kind === "synthesis") {
       results.pop();
       results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
-    } else if (stage.kind === "investigation") {
+    } else if (isChainStage(stage)) {
       results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
     }
   }
@@ -143,18 +153,42 @@ async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {
   }));
   const status = aggregateStatus(outcomes, policy);
   const error = status === "completed" ? null : aggregateError(outcomes, policy);
+  const actionsExecuted = stage.kind === "action" ? stageActionsExecuted(stage.executions) : null;
   const now = deps.now();
   if (
     await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, {
       completedAt: now,
       errorMessage: error,
+      actionsExecuted,
     })
   ) {
     stage.errorMessage = error;
+    stage.actionsExecuted = actionsExecuted;
     await queueStageStatus(tx, stage, status, now, error);
     deps.metrics.stageEnded(stage, status, now);
+    if (stage.kind === "action") {
+      deps.metrics.actionStageEnded(actionStageOutcome(status, actionsExecuted));
+      if (status === "completed" && actionsExecuted === null) {
+        deps.logger.warn(
+          { session_id: stage.sessionId, stage: stage.stageName },
+          "action stage ended without a YES/NO answer from its agents: whether they acted is unknown",
+        );
+      }
+    }
   }
   return status;
+}
+
+/**
+ * Whether an action stage's agents acted, from their YES/NO lines: true if any completed agent
+ * said YES; false only when every completed agent said NO; null (unknown) otherwise. Never
+ * claims an action when it is not known.
+ */
+export function stageActionsExecuted(executions: readonly AgentExecution[]): boolean | null {
+  const answers = executions.filter((e) => e.status === "completed").map((e) => e.actionsExecuted);
+  if (answers.includes(true)) return true;
+  if (answers.length > 0 && answers.every((a) => a === false)) return false;
+  return null;
 }
 
 async function requestExecutions(
@@ -222,7 +256,7 @@ async function startInvestigationStage(
       sessionId: session.id,
       stageName: plan.stage_name,
       stageIndex: previous.length + 1,
-      kind: "investigation",
+      kind: plan.kind,
       expectedAgentCount: plan.executions.length,
       parallelType: plan.parallel_type,
       successPolicy: plan.success_policy,
@@ -230,7 +264,8 @@ async function startInvestigationStage(
     plan.executions.map((e) => ({
       agentName: e.display_name,
       agentIndex: e.index + 1,
-      kind: "investigation",
+      // An action agent gets the safety guidelines wherever it runs, even in a mixed stage.
+      kind: e.agent_type === "action" ? ("action" as const) : ("investigation" as const),
       backend: e.config.llm_backend,
       llmProvider: e.config.llm_provider_name,
     })),
@@ -411,6 +446,7 @@ export async function abortOpenWork(
       if (await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, set)) {
         await queueStageStatus(tx, stage, status, now);
         deps.metrics.stageEnded(stage, status, now);
+        if (stage.kind === "action") deps.metrics.actionStageEnded("failed");
       }
     }
   }

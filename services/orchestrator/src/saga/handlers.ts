@@ -49,6 +49,9 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           {
             completedAt: now,
             finalAnalysis: message.final_analysis,
+            ...(message.actions_executed !== undefined && {
+              actionsExecuted: message.actions_executed,
+            }),
             errorMessage: message.error,
             ...(message.token_usage && {
               inputTokens: message.token_usage.input_tokens,

@@ -13,11 +13,25 @@ export interface SagaMetrics {
   stageEnded(stage: Timed, status: StageStatus, at: Date): void;
   /** A work message named something missing and was dropped. */
   workOrphaned(kind: string, missing: string): void;
+  /** An action stage ended: whether its agents acted, or that it did not complete. */
+  actionStageEnded(outcome: ActionStageOutcome): void;
+}
+
+export type ActionStageOutcome = "acted" | "no_action" | "unknown" | "failed";
+
+/** The outcome of an action stage that ended with `status` and `actionsExecuted`. */
+export function actionStageOutcome(
+  status: StageStatus,
+  actionsExecuted: boolean | null,
+): ActionStageOutcome {
+  if (status !== "completed") return "failed";
+  if (actionsExecuted === null) return "unknown";
+  return actionsExecuted ? "acted" : "no_action";
 }
 
 export type SagaMetricSet = Pick<
   ServiceMetrics<"orchestrator">,
-  "sessions" | "sessionDuration" | "stageDuration" | "workOrphaned"
+  "sessions" | "sessionDuration" | "stageDuration" | "workOrphaned" | "actionStageOutcomes"
 >;
 
 /** Durations run from the start (admission, stage start), or creation for what never started. */
@@ -39,6 +53,9 @@ export function sagaMetrics(metrics: SagaMetricSet): SagaMetrics {
     workOrphaned(kind, missing) {
       metrics.workOrphaned.inc({ kind, missing });
     },
+    actionStageEnded(outcome) {
+      metrics.actionStageOutcomes.inc({ outcome });
+    },
   };
 }
 
@@ -51,6 +68,7 @@ export function deferredMetrics(target: SagaMetrics, pending: (() => void)[]): S
   return {
     sessionEnded: (...args) => void pending.push(() => target.sessionEnded(...args)),
     stageEnded: (...args) => void pending.push(() => target.stageEnded(...args)),
+    actionStageEnded: (...args) => void pending.push(() => target.actionStageEnded(...args)),
     // Recorded when a message is dropped, outside any transaction.
     workOrphaned: (...args) => target.workOrphaned(...args),
   };

@@ -196,7 +196,9 @@ async function queueScoreUpdated(tx: Tx, score: SessionScore, at: Date): Promise
 async function scoringContext(tx: Tx, sessionId: string): Promise<string> {
   const stages = await listSessionStages(tx, sessionId);
   const investigated = new Set(
-    stages.filter((s) => s.kind === "investigation" || s.kind === "synthesis").map((s) => s.id),
+    stages
+      .filter((s) => s.kind === "investigation" || s.kind === "action" || s.kind === "synthesis")
+      .map((s) => s.id),
   );
   const agentIndex = new Map(
     stages.flatMap((s) => s.executions.map((e) => [e.id, e.agentIndex] as const)),

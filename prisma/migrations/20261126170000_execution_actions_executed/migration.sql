@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "agent_executions" ADD COLUMN     "actions_executed" BOOLEAN;

@@ -1,0 +1,163 @@
+/**
+ * Action stages (#24), through every service with a scripted LLM and a real MCP server. An
+ * action agent (`type: action`) runs the tool loop with the action safety guidelines in its
+ * system prompt (the script answers it only when they are there) and ends with a YES/NO line:
+ * the line leaves the stored analysis and becomes the stage's `actions_executed`. A stage of
+ * action agents only is an action stage; a mixed one stays an investigation. The orchestrator
+ * counts outcomes in `tarsy_action_stage_outcomes_total`.
+ */
+import { resolve } from "node:path";
+import type {
+  LLMInteractionDetail,
+  SessionDetail,
+  SessionListResponse,
+  TimelineResponse,
+  TraceListResponse,
+} from "@tarsy/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseExposition, total } from "./prometheus.ts";
+import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
+
+const DIR = resolve(ROOT, "test/e2e/testdata/actions");
+const METRIC = "tarsy_action_stage_outcomes_total";
+
+let sys: E2E;
+
+const get = async <T>(path: string): Promise<T> => {
+  const r = await sys.api<T>(path);
+  expect(r.status, `GET ${path}`).toBe(200);
+  return r.body;
+};
+
+const completed = async (alertType: string): Promise<SessionDetail> => {
+  const id = await submitAlert(sys, alertType);
+  await waitStatus(sys, id, ["completed"], 60_000);
+  return get<SessionDetail>(`/api/v1/sessions/${id}`);
+};
+
+interface Outcomes {
+  acted: number;
+  no_action: number;
+  unknown: number;
+  failed: number;
+}
+
+const outcomes = async (): Promise<Outcomes> => {
+  const url = sys.stack.metricsUrls.orchestrator ?? sys.stack.metricsUrls["orchestrator-1"];
+  if (!url) throw new Error(`no orchestrator in ${Object.keys(sys.stack.metricsUrls)}`);
+  const samples = parseExposition(await (await fetch(url)).text());
+  const of = (outcome: string) => total(samples, METRIC, { outcome });
+  return {
+    acted: of("acted"),
+    no_action: of("no_action"),
+    unknown: of("unknown"),
+    failed: of("failed"),
+  };
+};
+
+/** The executive summary's prompt: what it was given to summarize. */
+const summaryPrompt = async (id: string): Promise<string> => {
+  const trace = await get<TraceListResponse>(`/api/v1/sessions/${id}/trace`);
+  const call = trace.session_interactions.find((c) => c.interaction_type === "executive_summary");
+  expect(call, "the executive summary's LLM call").toBeDefined();
+  const detail = await get<LLMInteractionDetail>(`/api/v1/sessions/${id}/trace/llm/${call?.id}`);
+  return detail.conversation.map((m) => m.content).join("\n");
+};
+
+beforeAll(async () => {
+  sys = await bootSystem({ configDir: DIR, llmScriptPath: resolve(DIR, "llm-script.yaml") });
+}, 120_000);
+afterAll(async () => {
+  saveLogs(sys, "actions");
+  await sys?.stop();
+});
+
+describe("Action stages", () => {
+  it("an action agent that acts: action stage, actions_executed true, the amended report without its YES line reaches the summary", async () => {
+    const before = await outcomes();
+    const session = await completed("Acts");
+    expect(session.stages.map((s) => [s.stage_name, s.kind, s.status, s.actions_executed])).toEqual(
+      [
+        ["investigate", "investigation", "completed", null],
+        ["remediate", "action", "completed", true],
+      ],
+    );
+    const action = session.stages[1];
+    expect(action?.executions.map((e) => [e.agent_name, e.kind, e.status])).toEqual([
+      ["Remediator", "action", "completed"],
+    ]);
+    // It called the tool, after saying why.
+    const { events } = await get<TimelineResponse>(`/api/v1/sessions/${session.id}/timeline`);
+    const own = events.filter((e) => e.stage_id === action?.id);
+    expect(own.map((e) => e.event_type)).toContain("llm_tool_call");
+    const final = own.find((e) => e.event_type === "final_analysis");
+    expect(final?.content).toContain("## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.");
+    expect(final?.content).not.toMatch(/YES\s*$/);
+    // The stored analysis: the amended report, without the marker line.
+    const amended =
+      "## Findings\npayments-api is OOM-killed (14 restarts).\n\n## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.";
+    expect(final?.content).toBe(amended);
+    expect(final?.metadata).toMatchObject({ actions_executed: true });
+    expect(session.final_analysis).toBe(amended);
+    const prompt = await summaryPrompt(session.id);
+    expect(prompt).toContain("Restarted payments-api-7f9c6d5b8-x2kqz.");
+    expect(prompt).not.toMatch(/^YES$/m);
+    // The investigation's prompt has no safety guidelines; the action agent's has them.
+    const trace = await get<TraceListResponse>(`/api/v1/sessions/${session.id}/trace`);
+    const systemOf = async (stageId: string | undefined) => {
+      const stage = trace.stages.find((s) => s.stage_id === stageId);
+      const first = stage?.executions[0]?.llm_interactions[0];
+      const d = await get<LLMInteractionDetail>(
+        `/api/v1/sessions/${session.id}/trace/llm/${first?.id}`,
+      );
+      return d.conversation.find((m) => m.role === "system")?.content ?? "";
+    };
+    expect(await systemOf(session.stages[0]?.id)).not.toContain("Action Agent Safety Guidelines");
+    const actionSystem = await systemOf(action?.id);
+    expect(actionSystem).toContain("Action Agent Safety Guidelines");
+    expect(actionSystem).toContain("Prefer inaction over incorrect action");
+    expect(await outcomes()).toEqual({ ...before, acted: before.acted + 1 });
+    // The session list says the session has an action stage.
+    const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Acts");
+    expect(list.sessions.map((s) => [s.id, s.has_action_stages])).toEqual([[session.id, true]]);
+  });
+
+  it("an action agent that declines: actions_executed false, counted as no_action", async () => {
+    const before = await outcomes();
+    const session = await completed("Declines");
+    expect(session.stages.map((s) => [s.kind, s.actions_executed])).toEqual([
+      ["investigation", null],
+      ["action", false],
+    ]);
+    expect(session.final_analysis).toBe(
+      "## Findings\npayments-api is OOM-killed.\n\n## Actions\nNone: a restart would not fix a memory limit that is too low.",
+    );
+    expect(await outcomes()).toEqual({ ...before, no_action: before.no_action + 1 });
+  });
+
+  it("no YES/NO line: actions_executed null (unknown), the text kept, counted as unknown", async () => {
+    const before = await outcomes();
+    const session = await completed("Silent");
+    expect(session.stages[1]).toMatchObject({ kind: "action", actions_executed: null });
+    expect(session.final_analysis).toBe("## Actions\nRestarted payments-api, I think.");
+    expect(await outcomes()).toEqual({ ...before, unknown: before.unknown + 1 });
+    expect(sys.logs.join("\n")).toContain("did not end with a YES/NO line");
+  });
+
+  it("a mixed stage stays an investigation; its action agent still runs as one", async () => {
+    const before = await outcomes();
+    const session = await completed("Mixed");
+    expect(session.stages.map((s) => [s.stage_name, s.kind, s.actions_executed])).toEqual([
+      ["investigate-and-act", "investigation", null],
+      ["investigate-and-act - Synthesis", "synthesis", null],
+    ]);
+    expect(session.stages[0]?.executions.map((e) => [e.agent_name, e.kind, e.status])).toEqual([
+      ["Investigator", "investigation", "completed"],
+      ["Remediator", "action", "completed"],
+    ]);
+    expect(await outcomes()).toEqual(before);
+    const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Mixed");
+    expect(list.sessions.map((s) => s.has_action_stages)).toEqual([false]);
+  });
+});
