@@ -70,12 +70,15 @@ export {
   getStage,
   isBackendCompatible,
   isScoringEnabled,
+  noSkills,
   type ResolvedAgentConfig,
   type ResolvedExecutiveSummaryConfig,
+  type ResolvedSkill,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
   resolveScoringConfig,
+  resolveSkills,
   resolveSynthesisConfig,
 } from "./resolve.ts";
 export {
@@ -83,6 +86,7 @@ export {
   resolveMcpSelection,
   unknownSelectionServers,
 } from "./selection.ts";
+export { loadSkills, parseSkillFile, SKILL_FILE, SKILLS_DIR, type SkillConfig } from "./skills.ts";
 export {
   planStage,
   resolveSuccessPolicy,

@@ -83,6 +83,8 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
       iteration_strategy: raw.iteration_strategy,
       max_iterations: raw.max_iterations,
       native_tools: raw.native_tools,
+      skills: raw.skills,
+      required_skills: raw.required_skills,
     }),
     mcp_servers: raw.mcp_servers,
     builtin: false,

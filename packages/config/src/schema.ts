@@ -183,6 +183,8 @@ export const AgentSchema = z.strictObject({
   iteration_strategy: Strategy.optional(),
   max_iterations: PositiveInt.optional(),
   native_tools: NativeToolsSchema.optional(),
+  skills: NameList.optional(),
+  required_skills: NameList.optional(),
 });
 export type RawAgent = z.output<typeof AgentSchema>;
 
@@ -196,6 +198,8 @@ const StageAgentSchema = z.preprocess(
     max_iterations: PositiveInt.optional(),
     mcp_servers: NameList.optional(),
     fallback_providers: FallbackProvidersSchema.optional(),
+    skills: NameList.optional(),
+    required_skills: NameList.optional(),
   }),
 );
 

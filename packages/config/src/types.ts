@@ -1,6 +1,7 @@
 import type { NotificationEvent } from "@tarsy/contracts";
 import type { AuthorizationConfig } from "./authorization.ts";
 import type { McpAuthConfig } from "./mcp-auth.ts";
+import type { SkillConfig } from "./skills.ts";
 /**
  * The loaded TARSy configuration. Objects keep the YAML's snake_case field names; every
  * duration is parsed to milliseconds and stored in a field named `*_ms` in place of the
@@ -109,6 +110,10 @@ export interface AgentConfig {
   iteration_strategy?: IterationStrategy;
   max_iterations?: number;
   native_tools?: NativeToolsConfig;
+  /** Skills allowlist: unset offers every skill, `[]` none, a list only those. */
+  skills?: string[];
+  /** Skills whose bodies go into the system prompt (not offered through `load_skill`). */
+  required_skills?: string[];
   builtin: boolean;
 }
 
@@ -127,6 +132,10 @@ export interface StageAgentConfig {
   max_iterations?: number;
   mcp_servers?: string[];
   fallback_providers?: FallbackProviderEntry[];
+  /** Replaces the agent definition's `skills` for this stage. */
+  skills?: string[];
+  /** Replaces the agent definition's `required_skills` for this stage. */
+  required_skills?: string[];
 }
 
 export interface SynthesisConfig {
@@ -371,6 +380,8 @@ export interface TarsyConfig {
   chains: ReadonlyMap<string, ChainConfig>;
   mcpServers: ReadonlyMap<string, McpServerConfig>;
   llmProviders: ReadonlyMap<string, LlmProviderConfig>;
+  /** `<configDir>/skills/`, by name (empty without the directory). */
+  skills: ReadonlyMap<string, SkillConfig>;
   sources: ConfigSources;
 }
 
