@@ -90,7 +90,10 @@ describe("Action stages", () => {
     // It called the tool, after saying why.
     const { events } = await get<TimelineResponse>(`/api/v1/sessions/${session.id}/timeline`);
     const own = events.filter((e) => e.stage_id === action?.id);
-    expect(own.map((e) => e.event_type)).toContain("llm_tool_call");
+    const call = own.find((e) => e.event_type === "llm_tool_call");
+    // The tool ran on the agent's MCP server: the pods it listed, not an error.
+    expect(call?.metadata).toMatchObject({ is_error: false });
+    expect(call?.content).toContain("payments-api-7f9c6d5b8-x2kqz");
     const final = own.find((e) => e.event_type === "final_analysis");
     expect(final?.content).toContain("## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.");
     expect(final?.content).not.toMatch(/YES\s*$/);

@@ -9,10 +9,14 @@ export interface Sample {
 const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?$/;
 const LABEL = /\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*(,|$)/y;
 
+/**
+ * A value as Go's ParseFloat reads it (the format's rule): besides numbers, NaN and [+-]Inf in
+ * any case (prom-client writes `Nan` for an event-loop lag with no samples yet).
+ */
 function parseValue(text: string, line: string): number {
-  if (text === "+Inf") return Number.POSITIVE_INFINITY;
-  if (text === "-Inf") return Number.NEGATIVE_INFINITY;
-  if (text === "NaN") return Number.NaN;
+  if (/^[+]?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
+  if (/^nan$/i.test(text)) return Number.NaN;
   const value = Number(text);
   if (Number.isNaN(value)) throw new Error(`not a sample value in: ${line}`);
   return value;

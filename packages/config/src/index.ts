@@ -71,12 +71,15 @@ export {
   getStage,
   isBackendCompatible,
   isScoringEnabled,
+  noSkills,
   type ResolvedAgentConfig,
   type ResolvedExecutiveSummaryConfig,
+  type ResolvedSkill,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
   resolveScoringConfig,
+  resolveSkills,
   resolveSynthesisConfig,
 } from "./resolve.ts";
 export {
@@ -84,6 +87,7 @@ export {
   resolveMcpSelection,
   unknownSelectionServers,
 } from "./selection.ts";
+export { loadSkills, parseSkillFile, SKILL_FILE, SKILLS_DIR, type SkillConfig } from "./skills.ts";
 export {
   planStage,
   resolveSuccessPolicy,

@@ -44,6 +44,7 @@ import {
   SystemSchema,
   TarsyFileSchema,
 } from "./schema.ts";
+import { loadSkills } from "./skills.ts";
 import { systemIssues } from "./system-issues.ts";
 import type {
   AgentConfig,
@@ -58,6 +59,7 @@ import {
   disabledServerWarnings,
   nativeToolFallbackWarnings,
   validateReferences,
+  validateSkillReferences,
 } from "./validate.ts";
 
 export const TARSY_FILE = "tarsy.yaml";
@@ -289,6 +291,9 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     providersFile,
   );
 
+  const skills = loadSkills(options.configDir);
+  state.issues.push(...skills.issues);
+
   const config: TarsyConfig = {
     configDir: options.configDir,
     defaults,
@@ -299,9 +304,11 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     chains,
     mcpServers,
     llmProviders,
+    skills: skills.skills,
     sources,
   };
   state.issues.push(...validateReferences(config, invalid));
+  state.issues.push(...validateSkillReferences(config));
   state.issues.push(...vertexEnvIssues(config, options.env));
   state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
   if (options.credentialEnv) {

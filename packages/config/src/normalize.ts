@@ -84,6 +84,8 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
       max_iterations: raw.max_iterations,
       native_tools: raw.native_tools,
       type: raw.type,
+      skills: raw.skills,
+      required_skills: raw.required_skills,
     }),
     mcp_servers: raw.mcp_servers,
     builtin: false,

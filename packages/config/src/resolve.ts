@@ -40,6 +40,51 @@ export interface ResolvedAgentConfig {
   fallback_providers: ResolvedFallbackEntry[];
   /** The agent's definition enables Gemini native tools: only google-native can stand in. */
   requires_native_tools: boolean;
+  /** Skills whose bodies go into the system prompt ("Pre-loaded Skills"). */
+  required_skills: ResolvedSkill[];
+  /** Skills the agent may load with `load_skill` (its catalog); never a required one. */
+  on_demand_skills: ResolvedSkill[];
+}
+
+export interface ResolvedSkill {
+  name: string;
+  description: string;
+  body: string;
+}
+
+/** No skills: what synthesis, the executive summary and the judge run with. */
+export function noSkills(): Pick<ResolvedAgentConfig, "required_skills" | "on_demand_skills"> {
+  return { required_skills: [], on_demand_skills: [] };
+}
+
+/** Where an agent's skills are set: the stage's agent reference wins over the definition. */
+interface SkillLevel {
+  skills?: string[];
+  required_skills?: string[];
+}
+
+/**
+ * The agent's skills: the allowlist (`skills` unset: every skill; `[]`: none) split into the
+ * required ones (their bodies in the prompt) and the rest (the on-demand catalog). Names the
+ * registry does not have are left out (config loading reports them).
+ */
+export function resolveSkills(
+  config: TarsyConfig,
+  levelsHighestFirst: (SkillLevel | undefined)[],
+): Pick<ResolvedAgentConfig, "required_skills" | "on_demand_skills"> {
+  const pick = <K extends keyof SkillLevel>(key: K) =>
+    levelsHighestFirst.find((level) => level?.[key] !== undefined)?.[key];
+  const allow = pick("skills");
+  const required = new Set(pick("required_skills") ?? []);
+  const allowed = allow === undefined ? [...config.skills.keys()] : allow;
+  const toResolved = (name: string): ResolvedSkill[] => {
+    const skill = config.skills.get(name);
+    return skill ? [{ name, description: skill.description, body: skill.body }] : [];
+  };
+  return {
+    required_skills: [...required].flatMap(toResolved),
+    on_demand_skills: allowed.filter((name) => !required.has(name)).flatMap(toResolved),
+  };
 }
 
 /** A level of the hierarchy that may set the backend, either directly or through a strategy. */
@@ -180,6 +225,7 @@ export function resolveAgentConfig(
       agent.native_tools,
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
+    ...resolveSkills(config, [agentRef, agent]),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -228,6 +274,7 @@ export function resolveSynthesisConfig(
       agent.native_tools,
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
+    ...noSkills(),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -287,6 +334,7 @@ export function resolveChatAgentConfig(
       agent.native_tools,
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
+    ...resolveSkills(config, [agent]),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -375,6 +423,7 @@ export function resolveScoringConfig(config: TarsyConfig, chain: ChainConfig): R
       nonEmpty(chain.mcp_servers) ?? [...aggregateChainMcpServers(config, chain)],
     fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
     requires_native_tools: false,
+    ...noSkills(),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),

@@ -188,6 +188,8 @@ export const AgentSchema = z.strictObject({
   max_iterations: PositiveInt.optional(),
   native_tools: NativeToolsSchema.optional(),
   type: AgentTypeSchema.optional(),
+  skills: NameList.optional(),
+  required_skills: NameList.optional(),
 });
 export type RawAgent = z.output<typeof AgentSchema>;
 
@@ -202,6 +204,8 @@ const StageAgentSchema = z.preprocess(
     mcp_servers: NameList.optional(),
     fallback_providers: FallbackProvidersSchema.optional(),
     type: AgentTypeSchema.optional(),
+    skills: NameList.optional(),
+    required_skills: NameList.optional(),
   }),
 );
 

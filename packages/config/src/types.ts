@@ -1,6 +1,7 @@
 import type { NotificationEvent } from "@tarsy/contracts";
 import type { AuthorizationConfig } from "./authorization.ts";
 import type { McpAuthConfig } from "./mcp-auth.ts";
+import type { SkillConfig } from "./skills.ts";
 /**
  * The loaded TARSy configuration. Objects keep the YAML's snake_case field names; every
  * duration is parsed to milliseconds and stored in a field named `*_ms` in place of the
@@ -128,6 +129,10 @@ export interface AgentConfig {
   native_tools?: NativeToolsConfig;
   /** `agents.<name>.type` as written (see AGENT_TYPES). */
   type?: AgentTypeSetting;
+  /** Skills allowlist: unset offers every skill, `[]` none, a list only those. */
+  skills?: string[];
+  /** Skills whose bodies go into the system prompt (not offered through `load_skill`). */
+  required_skills?: string[];
   builtin: boolean;
 }
 
@@ -148,6 +153,10 @@ export interface StageAgentConfig {
   fallback_providers?: FallbackProviderEntry[];
   /** `stages[].agents[].type`: wins over the agent definition's `type`. */
   type?: AgentTypeSetting;
+  /** Replaces the agent definition's `skills` for this stage. */
+  skills?: string[];
+  /** Replaces the agent definition's `required_skills` for this stage. */
+  required_skills?: string[];
 }
 
 export interface SynthesisConfig {
@@ -392,6 +401,8 @@ export interface TarsyConfig {
   chains: ReadonlyMap<string, ChainConfig>;
   mcpServers: ReadonlyMap<string, McpServerConfig>;
   llmProviders: ReadonlyMap<string, LlmProviderConfig>;
+  /** `<configDir>/skills/`, by name (empty without the directory). */
+  skills: ReadonlyMap<string, SkillConfig>;
   sources: ConfigSources;
 }
 

@@ -17,7 +17,6 @@ export interface UnsupportedKey {
 const MEMORY =
   "investigation memory: lessons extracted from scored sessions, injected into later prompts";
 const SUB_AGENTS = "sub-agents an orchestrator agent may dispatch (names, or refs with overrides)";
-const SKILLS = "skills (markdown know-how) offered to the agent; required ones are always injected";
 const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
 const COMPOSE =
   "model of the compose stage that merges the investigation and action reports after an action stage";
@@ -32,11 +31,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "agent_chains.*.stages[].sub_agents", does: SUB_AGENTS, issue: 24 },
   { path: "agent_chains.*.stages[].agents[].sub_agents", does: SUB_AGENTS, issue: 24 },
   { path: "agent_chains.*.chat.sub_agents", does: SUB_AGENTS, issue: 24 },
-  { path: "skills", does: SKILLS, issue: 24 },
-  { path: "agents.*.skills", does: SKILLS, issue: 24 },
-  { path: "agents.*.required_skills", does: SKILLS, issue: 24 },
-  { path: "agent_chains.*.stages[].agents[].skills", does: SKILLS, issue: 24 },
-  { path: "agent_chains.*.stages[].agents[].required_skills", does: SKILLS, issue: 24 },
   {
     path: "system.prompt_caching",
     does: "provider prompt caching of the stable prompt prefix (on by default)",

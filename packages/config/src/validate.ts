@@ -267,3 +267,78 @@ export function disabledServerWarnings(config: TarsyConfig): ConfigWarning[] {
   }
   return warnings;
 }
+
+/**
+ * Skill references: every name in `skills` and `required_skills` (of an agent, and of a stage's
+ * agent reference, which replaces the agent's) is a skill of `<configDir>/skills/`, and every
+ * required skill is within the allowlist in force (`skills` unset allows every skill).
+ */
+export function validateSkillReferences(config: TarsyConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const report = (file: string, path: Segment[], message: string) =>
+    issues.push({ file, path: formatPath(path), message });
+  const known = (names: readonly string[] | undefined, file: string, path: Segment[]) => {
+    names?.forEach((name, index) => {
+      if (!config.skills.has(name)) {
+        const available = [...config.skills.keys()].join(", ") || "none";
+        report(
+          file,
+          [...path, index],
+          `unknown skill "${name}" (skills are read from ${config.configDir}/skills/; available: ${available})`,
+        );
+      }
+    });
+  };
+  /** Required skills outside the allowlist; `path` is where the required list was set. */
+  const withinAllowlist = (
+    file: string,
+    path: Segment[],
+    allow: readonly string[] | undefined,
+    required: readonly string[] | undefined,
+    from: string,
+  ) => {
+    if (allow === undefined) return;
+    required?.forEach((name, index) => {
+      if (config.skills.has(name) && !allow.includes(name)) {
+        report(
+          file,
+          [...path, index],
+          `required skill "${name}"${from} is not in the agent's skills allowlist [${allow.join(", ")}]`,
+        );
+      }
+    });
+  };
+
+  for (const agent of config.agents.values()) {
+    const file = config.sources.agents.get(agent.name) ?? "";
+    const base: Segment[] = ["agents", agent.name];
+    known(agent.skills, file, [...base, "skills"]);
+    known(agent.required_skills, file, [...base, "required_skills"]);
+    withinAllowlist(file, [...base, "required_skills"], agent.skills, agent.required_skills, "");
+  }
+  for (const chain of config.chains.values()) {
+    const file = config.sources.chains.get(chain.id) ?? "";
+    chain.stages.forEach((stage, s) => {
+      stage.agents.forEach((ref, a) => {
+        if (ref.skills === undefined && ref.required_skills === undefined) return;
+        const base: Segment[] = ["agent_chains", chain.id, "stages", s, "agents", a];
+        known(ref.skills, file, [...base, "skills"]);
+        known(ref.required_skills, file, [...base, "required_skills"]);
+        const agent = config.agents.get(ref.name);
+        const allow = ref.skills ?? agent?.skills;
+        if (ref.required_skills !== undefined) {
+          withinAllowlist(file, [...base, "required_skills"], allow, ref.required_skills, "");
+        } else {
+          withinAllowlist(
+            file,
+            [...base, "skills"],
+            allow,
+            agent?.required_skills,
+            ` (required by agent "${ref.name}")`,
+          );
+        }
+      });
+    });
+  }
+  return issues;
+}

@@ -93,6 +93,10 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       max_iterations: agent.max_iterations ?? null,
       builtin: agent.builtin,
     })),
+    skills: [...config.skills.values()].map((skill) => ({
+      name: skill.name,
+      description: skill.description,
+    })),
     llm_providers: [...config.llmProviders.values()].map((provider) => ({
       name: provider.name,
       type: provider.type,

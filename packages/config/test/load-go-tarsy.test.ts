@@ -111,6 +111,13 @@ describe("the Go TARSy's configuration shapes", () => {
       message:
         'type "orchestrator" (in the Go TARSy: sub-agent orchestration) is not supported yet; runs as a default agent (planned in #24)',
     });
+    // Skills are acted on: the agent's allowlist and required skills, from skills/.
+    expect(unsupported.filter((path) => path.includes("skills"))).toEqual([]);
+    expect([...config.skills.keys()].sort()).toEqual(["escalation", "kubectl-basics"]);
+    expect(config.agents.get("Orchestrator")).toMatchObject({
+      skills: ["kubectl-basics", "escalation"],
+      required_skills: ["escalation"],
+    });
     // Scoring is acted on: the chain's `scoring.enabled` is read.
     expect(unsupported.filter((path) => path.endsWith("scoring"))).toEqual([]);
     const crashloop = config.chains.get("kubernetes-pod-crashloop");

@@ -62,6 +62,9 @@ describe("agent configuration hierarchy: defaults → agent → chain → stage 
       fallback_providers: [],
       // the provider's native tools, not the agent's own: any fallback may stand in
       requires_native_tools: false,
+      // no skills/ directory: no skills
+      required_skills: [],
+      on_demand_skills: [],
     });
     const tuned = resolveAgentConfig(config, chain, 0, agentAt(chain, 0, 1));
     expect(tuned).toMatchObject({

@@ -304,6 +304,8 @@ export const SystemConfigResponseSchema = z.object({
       builtin: z.boolean(),
     }),
   ),
+  /** The skills of `<configDir>/skills/` (their bodies are not shown). */
+  skills: z.array(z.object({ name: z.string(), description: z.string() })),
   llm_providers: z.array(
     z.object({
       name: z.string(),

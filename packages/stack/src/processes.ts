@@ -24,6 +24,8 @@ export interface ServiceSpec {
   ready?: RegExp;
   /** Told about the process so it never outlives the stack. */
   guard?: Guard;
+  /** Called once the process runs, before it is ready (a failed start can then stop it). */
+  onSpawn?: (running: RunningProcess) => void;
 }
 
 export interface RunningProcess {
@@ -145,6 +147,7 @@ export async function startProcess(
       await exited;
     },
   };
+  spec.onSpawn?.(running);
   await waitFor(spec.ready ?? /"msg":"service started"/);
   return running;
 }

@@ -120,6 +120,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       llmPorts.push(await freePort());
     }
     const llmPortOf = new Map<RunningProcess, number>();
+    /** Ports given to llm-service replicas still starting. */
+    const llmPortsClaimed = new Set<number>();
     const llmAddress =
       llmPorts.length === 1
         ? `127.0.0.1:${llmPorts[0]}`
@@ -138,7 +140,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const wsUrls: string[] = [];
     const metricsUrls: Record<string, string> = {};
 
-    const start = async (service: ServiceName): Promise<RunningProcess> => {
+    /** Names the next process of a service and gives it its ports and environment. */
+    const prepare = async (service: ServiceName) => {
       const n = (counters.get(service) ?? 0) + 1;
       counters.set(service, n);
       const name = `${service}-${n}`;
@@ -146,13 +149,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       let httpPort: number | undefined;
       switch (service) {
         case "llm-service": {
-          const held = new Set(
-            [...llmPortOf]
+          const held = new Set([
+            ...[...llmPortOf]
               .filter(([p]) => p.child.exitCode === null && p.child.signalCode === null)
               .map(([, port]) => port),
-          );
+            ...llmPortsClaimed,
+          ]);
+          const port = llmPorts.find((p) => !held.has(p)) ?? (await freePort());
+          llmPortsClaimed.add(port);
           env.LLM_SERVICE_HOST = "127.0.0.1";
-          env.LLM_SERVICE_PORT = String(llmPorts.find((p) => !held.has(p)) ?? (await freePort()));
+          env.LLM_SERVICE_PORT = String(port);
           if (options.llmScriptPath) env.LLM_SCRIPT_PATH = options.llmScriptPath;
           break;
         }
@@ -191,19 +197,43 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         env.METRICS_PORT = String(httpPort);
       }
       metricsUrls[name] = `http://127.0.0.1:${httpPort}/metrics`;
+      return { service, name, env };
+    };
+
+    /** Starts a prepared process and waits until it is ready. */
+    const launch = async (
+      prepared: Awaited<ReturnType<typeof prepare>>,
+    ): Promise<RunningProcess> => {
+      const { service, name, env } = prepared;
+      // Listed as soon as it runs, so that a failed start still stops it.
+      const onSpawn = (running: RunningProcess) => processes.push(running);
       const running = await startProcess(
-        { name, cwd: join(options.root, DIRS[service]), env, guard },
+        { name, cwd: join(options.root, DIRS[service]), env, guard, onSpawn },
         log,
       );
-      processes.push(running);
-      if (service === "llm-service") llmPortOf.set(running, Number(env.LLM_SERVICE_PORT));
+      if (service === "llm-service") {
+        const port = Number(env.LLM_SERVICE_PORT);
+        llmPortsClaimed.delete(port);
+        llmPortOf.set(running, port);
+      }
       return running;
     };
 
+    const start = async (service: ServiceName): Promise<RunningProcess> =>
+      launch(await prepare(service));
+
+    // Every port and address is handed out first (ingest-api needs the relay's), then the
+    // processes start together: each provisions the streams it needs and waits for what it
+    // talks to, so the order they come up in does not matter, and a stack is up in the time of
+    // its slowest service rather than the sum of them.
+    const initial: Awaited<ReturnType<typeof prepare>>[] = [];
     for (const service of ORDER) {
       const count = options.replicas?.[service] ?? (service === "agent-runner" ? 2 : 1);
-      for (let i = 0; i < count; i++) await start(service);
+      for (let i = 0; i < count; i++) initial.push(await prepare(service));
     }
+    const launched = await Promise.allSettled(initial.map(launch));
+    const failed = launched.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     log(`stack            | up: API ${apiUrls[0]}  WebSocket ${wsUrls[0]}`);
     for (const [name, url] of Object.entries(metricsUrls)) {
       log(`stack            | metrics: ${name.padEnd(16)} ${url}`);

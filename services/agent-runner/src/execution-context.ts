@@ -1,4 +1,4 @@
-import type { Holiday } from "@tarsy/config";
+import type { Holiday, ResolvedSkill } from "@tarsy/config";
 import type { ExecutionKind } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 
@@ -43,6 +43,10 @@ export interface AgentRunConfig {
   /** server → allowed tools; absent or empty allows all. */
   toolFilters: Record<string, string[]>;
   customInstructions?: string;
+  /** Skills whose bodies are in the system prompt ("Pre-loaded Skills"). */
+  requiredSkills: ResolvedSkill[];
+  /** The `load_skill` catalog; empty: no catalog and no `load_skill` tool. */
+  onDemandSkills: ResolvedSkill[];
 }
 
 /** Everything one agent execution needs, resolved before a controller runs. */

@@ -36,6 +36,7 @@ import {
   WriteBehind,
 } from "./run-context.ts";
 import { sessionRunbook } from "./runbook.ts";
+import { recordSkillsLoaded, withLoadSkill } from "./skills.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerResources {
@@ -144,7 +145,9 @@ async function runController(run: RunContext): Promise<ControllerResult> {
     case "action":
     case "chat": {
       const { scope, tools } = await listTools(run);
-      return runFunctionCalling(run, tools, scope);
+      await recordSkillsLoaded(run, run.exec.config.requiredSkills, "required");
+      const withSkills = withLoadSkill(run, tools);
+      return runFunctionCalling({ ...run, tools: withSkills.gateway }, withSkills.tools, scope);
     }
     case "synthesis":
       return runSynthesis(run);

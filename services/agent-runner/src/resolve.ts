@@ -2,6 +2,7 @@ import {
   type ChainConfig,
   type LlmProviderConfig,
   type NativeToolsConfig,
+  noSkills,
   type ResolvedAgentConfig,
   resolveAgentConfig,
   resolveChatAgentConfig,
@@ -109,6 +110,7 @@ function resolveFor(
       return {
         ...summary,
         requires_native_tools: false,
+        ...noSkills(),
         max_iterations: 1,
         iteration_timeout_ms: config.defaults.iteration_timeout_ms,
         mcp_servers: [],
@@ -137,7 +139,11 @@ export function resolveExecutionContext(
     throw new ExecutionConfigError(`chain "${record.session.chainId}" is not configured`);
   }
   const resolved = resolveFor(config, chain, record, request);
-  const usesTools = request.kind === "investigation" || request.kind === "chat";
+  const usesTools =
+    request.kind === "investigation" || request.kind === "action" || request.kind === "chat";
+  // Skills are for the agents that work the alert: not synthesis, summary or the judge.
+  const usesSkills =
+    request.kind === "investigation" || request.kind === "action" || request.kind === "chat";
   let servers: string[] = [];
   let toolFilters: Record<string, string[]> = {};
   let nativeTools = resolved.native_tools;
@@ -203,6 +209,8 @@ export function resolveExecutionContext(
       iterationTimeoutMs: resolved.iteration_timeout_ms,
       mcpServers: servers,
       toolFilters,
+      requiredSkills: usesSkills ? resolved.required_skills : [],
+      onDemandSkills: usesSkills ? resolved.on_demand_skills : [],
       ...(resolved.custom_instructions !== undefined && {
         customInstructions: resolved.custom_instructions,
       }),

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -77,6 +77,10 @@ export function writeConfig(
     blockingServerLog?: string;
     /** Adds the `sandbox` server (a session server at this base URL) to the agent. */
     sandboxBase?: string;
+    /** `skills/<name>/SKILL.md` files of the config dir (name → file text). */
+    skills?: Record<string, string>;
+    /** YAML lines added to InvestigatorAgent's definition (e.g. `required_skills: [x]`). */
+    agentYaml?: string;
   } = {},
 ): {
   config: TarsyConfig;
@@ -130,7 +134,7 @@ mcp_servers:
 agents:
   InvestigatorAgent:
     mcp_servers: [everything${blocking ? ", blocking" : ""}${sandbox ? ", sandbox" : ""}]
-    custom_instructions: "CUSTOM-INSTRUCTIONS: be brief."
+    custom_instructions: "CUSTOM-INSTRUCTIONS: be brief."${options.agentYaml ? `\n    ${options.agentYaml.trim().split("\n").join("\n    ")}` : ""}
 agent_chains:
   test-chain:
     alert_types: [test-alert]
@@ -144,6 +148,10 @@ agent_chains:
           - name: InvestigatorAgent
 `,
   );
+  for (const [name, text] of Object.entries(options.skills ?? {})) {
+    mkdirSync(join(dir, "skills", name), { recursive: true });
+    writeFileSync(join(dir, "skills", name, "SKILL.md"), text);
+  }
   const { config } = loadConfig({ configDir: dir, env: {} });
   return { config, dir };
 }

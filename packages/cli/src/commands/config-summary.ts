@@ -100,6 +100,13 @@ export function formatConfigSummary(config: TarsyConfig): string {
     );
   }
 
+  if (config.skills.size > 0) {
+    lines.push("", `Skills (${config.skills.size}):`);
+    for (const skill of config.skills.values()) {
+      lines.push(`  ${skill.name}: ${skill.description}`);
+    }
+  }
+
   const serverBuiltins = new Set(builtinMcpServers({}).map((s) => s.id));
   lines.push("", `MCP servers (${config.mcpServers.size}):`);
   for (const server of config.mcpServers.values()) {

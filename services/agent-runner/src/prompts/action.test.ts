@@ -26,6 +26,8 @@ function context(kind: ExecutionContext["kind"]): ExecutionContext {
       mcpServers: ["kubernetes-server"],
       toolFilters: {},
       customInstructions: "Only restart pods.",
+      requiredSkills: [],
+      onDemandSkills: [],
     },
     mcpInstructions: new Map(),
     summarization: new Map(),

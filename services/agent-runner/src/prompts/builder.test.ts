@@ -32,6 +32,8 @@ function context(overrides: Partial<ExecutionContext> = {}): ExecutionContext {
       mcpServers: ["kubernetes-server", "argocd"],
       toolFilters: {},
       customInstructions: "Prefer namespaced queries.",
+      requiredSkills: [],
+      onDemandSkills: [],
     },
     mcpInstructions: new Map([["kubernetes-server", "Use kubectl-like tools."]]),
     summarization: new Map(),
@@ -58,6 +60,39 @@ describe("investigation prompts", () => {
     expect(identity < general && general < mcp && mcp < custom).toBe(true);
     expect(text).not.toContain("### argocd");
     expect(text).not.toContain("Unavailable MCP Servers");
+  });
+
+  test("skills: pre-loaded bodies, then the catalog, between MCP and custom instructions", () => {
+    const [system] = buildFunctionCallingMessages(
+      context({
+        config: {
+          ...context().config,
+          requiredSkills: [{ name: "escalation", description: "who to page", body: "PAGE-SRE." }],
+          onDemandSkills: [
+            { name: "kubectl-basics", description: "kubectl know-how", body: "unused" },
+            { name: "oom", description: "OOM triage", body: "unused" },
+          ],
+        },
+      }),
+    );
+    const text = system?.content ?? "";
+    const mcp = index(text, "### kubernetes-server");
+    const preloaded = index(text, "## Pre-loaded Skills\n\n### escalation\n\nPAGE-SRE.");
+    const catalog = index(text, "## Available Skills");
+    const custom = index(text, "## Agent-Specific Instructions");
+    expect(mcp < preloaded && preloaded < catalog && catalog < custom).toBe(true);
+    expect(text).toContain(
+      "<available_skills>\n- **kubectl-basics**: kubectl know-how\n- **oom**: OOM triage\n</available_skills>",
+    );
+    expect(text).toContain("using the `load_skill` tool");
+    // A catalog entry's body is only sent when the agent loads it.
+    expect(text).not.toContain("unused");
+  });
+
+  test("without skills there is neither a pre-loaded section nor a catalog", () => {
+    const text = buildFunctionCallingMessages(context())[0]?.content ?? "";
+    expect(text).not.toContain("Pre-loaded Skills");
+    expect(text).not.toContain("Available Skills");
   });
 
   test("user: alert data verbatim, runbook, previous stages between markers, the task", () => {

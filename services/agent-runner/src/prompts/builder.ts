@@ -12,6 +12,7 @@ import {
 import { GENERAL_SRE_INSTRUCTIONS } from "./general.ts";
 import { INVESTIGATION_TASK } from "./investigation.ts";
 import { mcpServerInstructions, unavailableServersWarning } from "./mcp.ts";
+import { preloadedSkillsSection, skillCatalogSection } from "./skills.ts";
 import { SYNTHESIS_INSTRUCTIONS, synthesisTask } from "./synthesis.ts";
 
 const join = (parts: (string | undefined)[]): string =>
@@ -27,8 +28,8 @@ function calendar(ctx: ExecutionContext): string {
 }
 
 /**
- * The calendar, then three tiers: general SRE → MCP server instructions → the agent's custom
- * instructions.
+ * The calendar, then the tiers: general SRE → MCP server instructions → pre-loaded skills →
+ * the skill catalog → the agent's custom instructions.
  */
 export function composeInstructions(ctx: ExecutionContext): string {
   return join([
@@ -36,6 +37,8 @@ export function composeInstructions(ctx: ExecutionContext): string {
     identity(ctx),
     GENERAL_SRE_INSTRUCTIONS,
     mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
+    preloadedSkillsSection(ctx.config.requiredSkills),
+    skillCatalogSection(ctx.config.onDemandSkills),
     customInstructions(ctx.config.agentName, ctx.config.customInstructions),
     unavailableServersWarning(ctx.failedServers),
   ]);
@@ -49,6 +52,8 @@ export function composeChatInstructions(ctx: ExecutionContext): string {
     GENERAL_SRE_INSTRUCTIONS,
     CHAT_INSTRUCTIONS,
     mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
+    preloadedSkillsSection(ctx.config.requiredSkills),
+    skillCatalogSection(ctx.config.onDemandSkills),
     customInstructions(ctx.config.agentName, ctx.config.customInstructions),
     unavailableServersWarning(ctx.failedServers),
   ]);
