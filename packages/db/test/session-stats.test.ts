@@ -81,6 +81,7 @@ describe("session aggregates", () => {
         completedStages: 0,
         failedStages: 0,
         hasParallelStages: true,
+        hasActionStages: false,
         chatMessageCount: 0,
         latestScore: null,
         scoringStatus: null,

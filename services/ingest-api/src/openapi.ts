@@ -21,6 +21,7 @@ import {
   SessionDetailSchema,
   SessionListQuerySchema,
   SessionListResponseSchema,
+  SessionNotificationsResponseSchema,
   SessionScoreSchema,
   SessionStatisticsSchema,
   SessionStatusResponseSchema,
@@ -249,6 +250,17 @@ export function buildOpenApi(version: string): Json {
           responses: {
             ...ok(200, "the latest scoring run", SessionScoreSchema),
             404: error("no such session, or it was never scored"),
+          },
+        },
+      },
+      "/api/v1/sessions/{id}/notifications": {
+        get: {
+          summary:
+            "Who was told: each Slack and webhook delivery with its status, attempts and last error",
+          parameters: session,
+          responses: {
+            ...ok(200, "the deliveries, oldest first", SessionNotificationsResponseSchema),
+            404: E404,
           },
         },
       },
