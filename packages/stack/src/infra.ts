@@ -7,8 +7,11 @@ import { join } from "node:path";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { type Guard, PHASE_INFRA } from "./guard.ts";
 
-/** A free TCP port on 127.0.0.1 (bound, read, released). */
-export function freePort(): Promise<number> {
+/** Ports this process handed out, so it never hands one out twice. */
+const handedOut = new Set<number>();
+
+/** Binds port 0 on 127.0.0.1, reads the port the kernel chose, and releases it. */
+function askKernel(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -19,6 +22,21 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1 that this process has not handed out before. A stack hands out
+ * all its ports before any service binds one, and the kernel may offer a port it just saw
+ * released again, so two services would otherwise be given the same port.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await askKernel();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** True when something accepts TCP connections at host:port. */
