@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
+import { serviceBundle } from "./bundle.ts";
 import { childEnvironment } from "./env.ts";
 import { type Guard, PHASE_SERVICES } from "./guard.ts";
 
@@ -71,7 +72,7 @@ function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 /**
- * Starts `node --import tsx src/main.ts` in `spec.cwd` and resolves once it is ready. The
+ * Starts the service in `spec.cwd` (its bundle, see bundle.ts) and resolves once it is ready. The
  * process leads a process group of its own: a terminal's Ctrl-C reaches only the stack, which
  * stops services in order, and stopping one ends whatever it started (MCP stdio servers).
  */
@@ -82,7 +83,8 @@ export async function startProcess(
 ): Promise<RunningProcess> {
   const color = COLORS[colorIndex++ % COLORS.length];
   const prefix = `\x1b[${color}m${spec.name.padEnd(16)}\x1b[0m|`;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const main = await serviceBundle(spec.cwd);
+  const child = spawn(process.execPath, ["--enable-source-maps", main], {
     cwd: spec.cwd,
     env: childEnvironment(spec.env),
     stdio: ["ignore", "pipe", "pipe"],

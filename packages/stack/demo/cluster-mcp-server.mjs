@@ -3,6 +3,9 @@
  * Kubernetes cluster where a payments pod is crash-looping. Used by the demo mode of the local
  * stack and by the whole-system tests; its Secret carries a planted credential that TARSy must
  * mask before any LLM, log or database sees it.
+ *
+ * Plain JavaScript, so `node` runs it directly: the gateway starts it for every execution, and
+ * it answers in a third of the time it takes through a TypeScript loader.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -12,7 +15,8 @@ export const PLANTED_PASSWORD = "hunter2-demo-db-password";
 const PLANTED_B64 = Buffer.from(PLANTED_PASSWORD).toString("base64");
 
 const server = new McpServer({ name: "demo-cluster", version: "1.0.0" });
-const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+/** @param {string} value */
+const text = (value) => ({ content: [{ type: /** @type {const} */ ("text"), text: value }] });
 
 server.registerTool(
   "get_pods",
