@@ -64,7 +64,7 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
     summarization: raw.summarization ?? { ...SUMMARIZATION_DEFAULTS },
     auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
-    ...defined({ enabled: raw.enabled }),
+    ...defined({ enabled: raw.enabled, warm_pool: raw.warm_pool }),
   };
 }
 

@@ -173,6 +173,11 @@ export const McpServerSchema = z.strictObject({
   data_masking: DataMaskingSchema.optional(),
   summarization: SummarizationSchema.optional(),
   auth: McpAuthSchema.optional(),
+  /**
+   * Initialized sessions (stdio: started processes) mcp-gateway keeps ready for the next
+   * executions, each handed to one execution only. Unset: the gateway's MCP_WARM_POOL_SIZE.
+   */
+  warm_pool: z.number().int().min(0).max(16).optional(),
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 

@@ -115,6 +115,8 @@ export interface McpServerConfig {
   auth: McpAuthConfig;
   /** `false`: not started, not health-checked, not offered to agents (absent means enabled). */
   enabled?: boolean;
+  /** Warm sessions kept ready for executions (unset: the gateway's default). */
+  warm_pool?: number;
 }
 
 export interface AgentConfig {

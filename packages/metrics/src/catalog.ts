@@ -139,6 +139,13 @@ export const METRICS = {
     labels: ["server", "tool", "code"],
     from: ["mcp-gateway"],
   },
+  mcpWarmPoolTakes: {
+    name: "tarsy_mcp_warm_pool_takes_total",
+    type: "counter",
+    help: "MCP sessions an execution opened, by server and whether a warm one was ready (warm) or it had to start one (cold).",
+    labels: ["server", "result"],
+    from: ["mcp-gateway"],
+  },
   maskingRedactions: {
     name: "tarsy_masking_redactions_total",
     type: "counter",

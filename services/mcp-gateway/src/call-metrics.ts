@@ -3,7 +3,7 @@ import { GatewayError } from "./errors.ts";
 
 export type McpMetrics = Pick<
   ServiceMetrics<"mcp-gateway">,
-  "mcpCalls" | "mcpCallDuration" | "mcpErrors"
+  "mcpCalls" | "mcpCallDuration" | "mcpErrors" | "mcpWarmPoolTakes"
 >;
 
 /** Label of a server or tool the LLM named but the gateway does not know (bounded labels). */

@@ -30,6 +30,12 @@ export const EnvSchema = z.object({
   /** An execution's sessions unused this long are closed. */
   MCP_SESSION_IDLE_TIMEOUT_MS: ms(15 * 60_000),
   /**
+   * Initialized sessions (stdio: started processes) kept ready per MCP server for the next
+   * executions, each handed to one execution only; `mcp_servers.<id>.warm_pool` overrides it.
+   * 0 turns the pools off.
+   */
+  MCP_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(16).default(1),
+  /**
    * Per-user tool credentials (`mcp_servers.<id>.auth.mode` forward_user_token or
    * token_exchange): where the sealed user tokens are, and the key that opens them (32 bytes,
    * base64; the same as ingest-api's). Without both, such servers fail closed (or fall back).

@@ -11,6 +11,7 @@ import { CallAuth, type UserTokenLookup } from "./auth/credentials.ts";
 import { TokenExchanger } from "./auth/token-exchange.ts";
 import type { McpMetrics } from "./call-metrics.ts";
 import { ExecutionRegistry } from "./client/execution-registry.ts";
+import { WarmPool } from "./client/warm-pool.ts";
 import { HealthMonitor } from "./health.ts";
 import type { McpTimeouts } from "./timeouts.ts";
 import { ToolExecutor } from "./tool-executor.ts";
@@ -37,12 +38,15 @@ export interface GatewayOptions {
   idleTimeoutMs: number;
   inheritedEnv: Readonly<Record<string, string | undefined>>;
   replicaId?: string | undefined;
+  /** Warm sessions per server that does not set `warm_pool` (default 0: none). */
+  warmPoolSize?: number;
 }
 
 export interface Gateway {
   readonly replica: McpReplicaRef;
   readonly health: HealthMonitor;
   readonly executions: ExecutionRegistry;
+  readonly pool: WarmPool;
   readonly warnings: SystemWarnings;
   readonly service: RpcService;
   /** Stops taking requests, lets those in flight finish, closes every MCP session. */
@@ -78,8 +82,17 @@ export async function startGateway(
     intervalMs: options.healthIntervalMs,
     pingTimeoutMs: options.timeouts.healthPingMs,
   });
+  const metrics = resources.metrics ?? createMetrics("mcp-gateway", { processMetrics: false });
+  const pool = new WarmPool({
+    servers,
+    inheritedEnv: options.inheritedEnv,
+    initTimeoutMs: options.timeouts.initMs,
+    defaultSize: options.warmPoolSize ?? 0,
+    logger: logger.child({ component: "warm-pool" }),
+    onTake: (server, result) => metrics.mcpWarmPoolTakes.inc({ server, result }),
+  });
   const executions = new ExecutionRegistry({
-    deps: sessionDeps,
+    deps: { ...sessionDeps, pool },
     idleTimeoutMs: options.idleTimeoutMs,
     logger: logger.child({ component: "executions" }),
   });
@@ -88,7 +101,7 @@ export async function startGateway(
     masking: resources.masking,
     timeouts: options.timeouts,
     logger: logger.child({ component: "tool-executor" }),
-    metrics: resources.metrics ?? createMetrics("mcp-gateway", { processMetrics: false }),
+    metrics,
     toolNames: (server) => health.toolNames(server),
     auth: new CallAuth({
       userTokens: resources.userTokens,
@@ -103,15 +116,19 @@ export async function startGateway(
   const handlers = createGatewayHandlers({ replica, executions, executor, health, warnings });
   const service = await startGatewayService(resources.bus, replica, handlers);
   logger.info({ subject_prefix: replica.subject_prefix }, "mcp-gateway serving");
+  // Warm sessions start once the gateway serves, beside the first requests rather than before.
+  pool.start();
+  if (Object.keys(pool.sizes()).length > 0) logger.info({ sizes: pool.sizes() }, "warm MCP pools");
   return {
     replica,
     health,
     executions,
+    pool,
     warnings,
     service,
     async stop() {
       await service.stop();
-      await Promise.all([executions.closeAll(), health.stop()]);
+      await Promise.all([executions.closeAll(), health.stop(), pool.close()]);
     },
   };
 }

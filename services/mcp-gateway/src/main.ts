@@ -60,6 +60,7 @@ await runService(
         idleTimeoutMs: env.MCP_SESSION_IDLE_TIMEOUT_MS,
         inheritedEnv: configEnv(),
         replicaId: env.MCP_GATEWAY_REPLICA_ID,
+        warmPoolSize: env.MCP_WARM_POOL_SIZE,
       },
     );
     ops.setReadiness({

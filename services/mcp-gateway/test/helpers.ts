@@ -9,6 +9,7 @@ import { createMaskingService } from "@tarsy/masking";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { connectRawNats, natsUrl, type RawNatsConnection } from "@tarsy/testkit";
 import type { UserTokenLookup } from "../src/auth/credentials.ts";
+import type { McpMetrics } from "../src/call-metrics.ts";
 import { type Gateway, startGateway } from "../src/gateway.ts";
 import { DEFAULT_TIMEOUTS, type McpTimeouts } from "../src/timeouts.ts";
 
@@ -180,6 +181,10 @@ export interface StartTestGatewayOptions {
   userTokens?: UserTokenLookup;
   /** Where the gateway logs (default: the quiet test logger). */
   logger?: Logger;
+  /** Warm sessions per server (default 0: none). */
+  warmPoolSize?: number;
+  /** The gateway's metrics (default: a registry of its own). */
+  metrics?: McpMetrics;
 }
 
 /** A real gateway replica on a NATS connection of its own (own subject prefix per test bus). */
@@ -195,6 +200,7 @@ export async function startTestGateway(
       masking: createMaskingService(),
       logger: options.logger ?? testLogger(),
       ...(options.userTokens ? { userTokens: options.userTokens } : {}),
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     },
     {
       servers: new Map(servers.map((s) => [s.id, s])),
@@ -204,6 +210,7 @@ export async function startTestGateway(
       idleTimeoutMs: options.idleTimeoutMs ?? 600_000,
       inheritedEnv: options.inheritedEnv ?? process.env,
       replicaId: options.replicaId,
+      ...(options.warmPoolSize !== undefined ? { warmPoolSize: options.warmPoolSize } : {}),
     },
   );
   return {

@@ -14,6 +14,10 @@ export interface McpConnection {
   readonly sessionNo: number;
   readonly pid: number | null;
   isClosed(): boolean;
+  /** Called once when the session ends, closed here or by the server (its process died). */
+  onClose(listener: () => void): void;
+  /** An MCP ping: the server still answers. */
+  ping(timeoutMs: number): Promise<void>;
   listTools(timeoutMs: number): Promise<Tool[]>;
   callTool(name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult>;
   close(): Promise<void>;
@@ -35,8 +39,10 @@ export async function openConnection(
   const opened = createTransport(config, deps);
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   let closed = false;
+  const closeListeners: (() => void)[] = [];
   client.onclose = () => {
     closed = true;
+    for (const listener of closeListeners.splice(0)) listener();
   };
   // Transport errors also surface as rejected requests; keep them off the process.
   client.onerror = () => {};
@@ -65,6 +71,14 @@ export async function openConnection(
     sessionNo,
     pid: opened.pid(),
     isClosed: () => closed,
+    onClose(listener) {
+      if (closed) listener();
+      else closeListeners.push(listener);
+    },
+    async ping(timeoutMs) {
+      ensureOpen();
+      await withDeadline(`pinging MCP server "${config.id}"`, timeoutMs, client.ping());
+    },
     async listTools(timeoutMs) {
       ensureOpen();
       const tools: Tool[] = [];

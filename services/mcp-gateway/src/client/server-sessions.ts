@@ -3,10 +3,13 @@ import type { McpServerConfig } from "@tarsy/config";
 import { ServerNotConfiguredError, SessionClosedError } from "../errors.ts";
 import { type McpConnection, openConnection } from "./connection.ts";
 import type { TransportDeps } from "./transport.ts";
+import type { WarmPool } from "./warm-pool.ts";
 
 export interface ServerSessionsDeps extends TransportDeps {
   servers: ReadonlyMap<string, McpServerConfig>;
   initTimeoutMs: number;
+  /** Warm sessions to take before opening one (executions' sessions; not the health monitor's). */
+  pool?: WarmPool | undefined;
 }
 
 interface Entry {
@@ -102,7 +105,7 @@ export class ServerSessions {
     }
     const config = this.deps.servers.get(serverId);
     const connection = config
-      ? openConnection(config, this.deps, this.deps.initTimeoutMs)
+      ? this.warmOrNew(config)
       : Promise.reject(new ServerNotConfiguredError(serverId));
     const entry: Entry = { connection };
     this.entries.set(serverId, entry);
@@ -117,5 +120,10 @@ export class ServerSessions {
       },
     );
     return entry;
+  }
+
+  private async warmOrNew(config: McpServerConfig): Promise<McpConnection> {
+    const warm = await this.deps.pool?.take(config.id);
+    return warm ?? openConnection(config, this.deps, this.deps.initTimeoutMs);
   }
 }
