@@ -3,7 +3,10 @@
  * Boots every service as a process (demo config, scripted LLM with every delay removed, so the
  * "LLM" answers instantly), runs investigations one at a time and 8 at once, and prints per
  * session: wall time, stages, ms per stage, and the raw LLM time from the trace (the baseline
- * measured in the same run).
+ * measured in the same run). Then, per hop of the critical path, the median time over the
+ * sequential sessions (read back from what the services stored), beside raw baselines of the
+ * same run (a JetStream publish → consume, a Postgres transaction, a process start), and the
+ * CPU time each service spent per session.
  *
  *   pnpm --filter @tarsy/bench investigation     (Postgres on DATABASE_URL or 127.0.0.1; NATS local)
  */
@@ -15,6 +18,12 @@ import { fileURLToPath } from "node:url";
 import { startStack } from "@tarsy/stack";
 import postgres from "postgres";
 import { parse, stringify } from "yaml";
+import {
+  natsPublishToConsume,
+  postgresTransaction,
+  processSpawn,
+} from "./investigation/baselines.ts";
+import { type Hops, medianHops, sessionHops } from "./investigation/hops.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const baseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -61,7 +70,12 @@ interface Trace {
 const api = async <T>(path: string, init?: RequestInit): Promise<T> =>
   (await (await fetch(`${stack.apiUrl}${path}`, init)).json()) as T;
 
-async function investigate(): Promise<{ wallMs: number; stages: number; llmMs: number }> {
+async function investigate(): Promise<{
+  sessionId: string;
+  wallMs: number;
+  stages: number;
+  llmMs: number;
+}> {
   const started = Date.now();
   const { session_id } = await api<{ session_id: string }>("/api/v1/alerts", {
     method: "POST",
@@ -85,7 +99,7 @@ async function investigate(): Promise<{ wallMs: number; stages: number; llmMs: n
         );
       }
       llmMs += trace.session_interactions.reduce((s, i) => s + (i.duration_ms ?? 0), 0);
-      return { wallMs, stages: d.stages.length, llmMs };
+      return { sessionId: session_id, wallMs, stages: d.stages.length, llmMs };
     }
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -97,8 +111,53 @@ const fmt = (r: { wallMs: number; stages: number; llmMs: number }) =>
 console.log(
   "whole-system benchmark: instant scripted LLM, demo chain (triage → 2 parallel agents → synthesis → summary)\n",
 );
+/** CPU time (user + system, its exited children included) of each service process, in ms. */
+function cpuByService(): Map<string, number> {
+  const tick = 1000 / 100; // USER_HZ
+  const cpu = new Map<string, number>();
+  for (const p of stack.processes) {
+    if (!p.child.pid) continue;
+    const fields =
+      readFileSync(`/proc/${p.child.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime, stime, cutime, cstime: fields 14–17 of stat, 12–15 after "(comm) ".
+    const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i] ?? 0), 0);
+    const service = p.name.replace(/-\d+$/, "");
+    cpu.set(service, (cpu.get(service) ?? 0) + ticks * tick);
+  }
+  return cpu;
+}
+
 await investigate(); // warm-up (MCP server start, JIT)
-for (let i = 0; i < 3; i++) console.log(`sequential #${i + 1}: ${fmt(await investigate())}`);
+const SEQUENTIAL = Number(process.env.SESSIONS ?? 5);
+const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+const hops: Hops[] = [];
+const cpuBefore = cpuByService();
+for (let i = 0; i < SEQUENTIAL; i++) {
+  const r = await investigate();
+  console.log(`sequential #${i + 1}: ${fmt(r)}`);
+  hops.push(await sessionHops(sql, r.sessionId));
+}
+const cpuAfter = cpuByService();
+console.log(`\nwhere the time goes (median of ${SEQUENTIAL} sessions, critical path, ms):`);
+for (const { label, ms } of medianHops(hops))
+  console.log(`  ${label.padEnd(46)} ${String(ms).padStart(6)}`);
+console.log("\nraw baselines, same run (median ms):");
+console.log(
+  `  JetStream publish → pull consumer has it       ${(await natsPublishToConsume(stack.natsUrl, 50)).toFixed(1).padStart(6)}`,
+);
+console.log(
+  `  Postgres transaction (insert, update, commit)  ${(await postgresTransaction(sql, 50)).toFixed(1).padStart(6)}`,
+);
+console.log(
+  `  process start (node -e 0)                      ${(await processSpawn(10)).toFixed(1).padStart(6)}`,
+);
+console.log("\nCPU per session by service (ms):");
+for (const [service, after] of cpuAfter) {
+  const per = (after - (cpuBefore.get(service) ?? 0)) / SEQUENTIAL;
+  console.log(`  ${service.padEnd(46)} ${per.toFixed(0).padStart(6)}`);
+}
+await sql.end();
+console.log("");
 const t0 = Date.now();
 const parallel = await Promise.all(Array.from({ length: 8 }, () => investigate()));
 console.log(

@@ -32,9 +32,9 @@ export const EnvSchema = z.object({
   /**
    * Initialized sessions (stdio: started processes) kept ready per MCP server for the next
    * executions, each handed to one execution only; `mcp_servers.<id>.warm_pool` overrides it.
-   * 0 turns the pools off.
+   * 0 turns the pools off. Two by default: a parallel stage of two agents finds both ready.
    */
-  MCP_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(16).default(1),
+  MCP_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(16).default(2),
   /**
    * Per-user tool credentials (`mcp_servers.<id>.auth.mode` forward_user_token or
    * token_exchange): where the sealed user tokens are, and the key that opens them (32 bytes,

@@ -117,6 +117,17 @@ describe("warm MCP pools", { timeout: 120_000 }, () => {
     expect((await whoami("exec-c", "fx")).pid).not.toBe(a.pid);
   });
 
+  it("an execution that finds the pool still opening waits for that session, not a new one", async () => {
+    const { gw, whoami, takes } = await start([serverConfig("fx", fixtureNode())], 1);
+    // Asked at once: the pool's first process is starting, not yet ready.
+    expect(gw.gateway.pool.idleCount("fx")).toBe(0);
+    const a = await whoami("exec-a", "fx");
+    expect(await takes()).toEqual({ "fx:starting": 1 });
+    // It got the pool's process: the pool starts a new one for its next execution.
+    const next = await waitingPid(gw.gateway.pool, "the pool to refill");
+    expect(next).not.toBe(a.pid);
+  });
+
   it("never hands out a warm process that died, noticed or not", async () => {
     const { gw, whoami } = await start([serverConfig("fx", fixtureNode())], 1);
     const pool = gw.gateway.pool;

@@ -3,8 +3,11 @@ import type { Logger } from "@tarsy/runtime";
 import { type McpConnection, openConnection } from "./connection.ts";
 import type { TransportDeps } from "./transport.ts";
 
-/** Whether a warm session was handed out (`warm`) or the execution had to open one (`cold`). */
-export type PoolTake = "warm" | "cold";
+/**
+ * How an execution got its session: `warm` (one was ready), `starting` (it waited for one the
+ * pool had already begun to open), `cold` (it opened its own).
+ */
+export type PoolTake = "warm" | "starting" | "cold";
 
 export interface WarmPoolOptions {
   servers: ReadonlyMap<string, McpServerConfig>;
@@ -47,6 +50,8 @@ interface ServerPool {
   size: number;
   idle: McpConnection[];
   opening: number;
+  /** Takes waiting for a session being opened (never more than `opening`). */
+  waiters: ((connection: McpConnection | undefined) => void)[];
   /** Consecutive failed opens or deaths of warm sessions; resets once one is handed out. */
   failures: number;
   retry?: NodeJS.Timeout | undefined;
@@ -77,7 +82,14 @@ export class WarmPool {
         }
         continue;
       }
-      this.pools.set(config.id, { config, size: wanted, idle: [], opening: 0, failures: 0 });
+      this.pools.set(config.id, {
+        config,
+        size: wanted,
+        idle: [],
+        opening: 0,
+        waiters: [],
+        failures: 0,
+      });
     }
   }
 
@@ -110,7 +122,15 @@ export class WarmPool {
     const pool = this.pools.get(serverId);
     if (!pool || this.stopped) return undefined;
     for (;;) {
-      const connection = pool.idle.shift();
+      let connection = pool.idle.shift();
+      let result: PoolTake = "warm";
+      if (!connection && pool.opening > pool.waiters.length) {
+        // One is on its way and nobody claimed it: it is ready sooner than a new one would be.
+        result = "starting";
+        connection = await new Promise<McpConnection | undefined>((resolve) =>
+          pool.waiters.push(resolve),
+        );
+      }
       if (!connection) {
         this.options.onTake?.(serverId, "cold");
         this.fill(pool);
@@ -118,7 +138,7 @@ export class WarmPool {
       }
       if (await this.answers(connection)) {
         pool.failures = 0;
-        this.options.onTake?.(serverId, "warm");
+        this.options.onTake?.(serverId, result);
         this.fill(pool);
         return connection;
       }
@@ -133,6 +153,7 @@ export class WarmPool {
     for (const pool of this.pools.values()) {
       clearTimeout(pool.retry);
       idle.push(...pool.idle.splice(0));
+      for (const waiter of pool.waiters.splice(0)) waiter(undefined);
     }
     await Promise.all(idle.map((c) => c.close()));
   }
@@ -167,12 +188,19 @@ export class WarmPool {
       );
     } catch (err) {
       pool.opening -= 1;
+      // Takes waiting on an open that will not come open their own.
+      while (pool.waiters.length > pool.opening) pool.waiters.pop()?.(undefined);
       this.backOff(pool, { err }, "could not open a warm MCP session");
       return;
     }
     pool.opening -= 1;
     if (this.stopped) {
       await connection.close();
+      return;
+    }
+    const waiter = pool.waiters.shift();
+    if (waiter) {
+      waiter(connection);
       return;
     }
     pool.idle.push(connection);
