@@ -3,7 +3,12 @@ import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
 import { createDb } from "@tarsy/db";
 import { insertSessionRows, insertTimelineEventRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AxeViolation, seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import {
+  type AxeViolation,
+  seriousAxeViolations,
+  showTheme,
+  THEMES,
+} from "../../packages/dashboard/testing/axe.ts";
 import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
 import { DEMO_ALERT } from "../e2e/support.ts";
 import { type DashboardRig, inViewport, SCREENSHOTS, startDashboardRig } from "./support.ts";
@@ -179,13 +184,10 @@ describe("the session page", () => {
       const violations = await seriousAxeViolations(page);
       if (violations.length) found[where] = violations;
     };
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       await open(`/sessions/${sessionId}`);
       await page.getByRole("heading", { name: "Final analysis" }).waitFor();
-      const current = await page.evaluate(() => document.documentElement.dataset.theme);
-      if (current !== theme) {
-        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-      }
+      await showTheme(page, theme);
       await page.getByRole("button", { name: "Tool call demo-cluster.get_pods" }).click();
       await page
         .getByRole("button", { name: /^Thinking/ })

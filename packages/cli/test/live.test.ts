@@ -407,9 +407,11 @@ describe("tarsy against the running system", () => {
     const address = proxy.address();
     if (!address || typeof address === "string") throw new Error("no proxy port");
     try {
+      // A triage that streams for about 4 s: the session is still running when the
+      // connection is cut, however quickly the watch got there.
       const submitted = await tarsy(["alert", "submit", "-"], {
         env: sys.env,
-        stdin: JSON.stringify(DEMO_ALERT),
+        stdin: JSON.stringify({ ...DEMO_ALERT, note: "cli-slow-triage" }),
       });
       const id = submitted.stdout.trim();
       let cut = false;

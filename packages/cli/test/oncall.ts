@@ -20,6 +20,10 @@ import { DEMO_ALERT, ROOT, type System, tarsy, until } from "./support.ts";
  * `cli-oncall-fail` gets an authentication error (no fallback is tried) that fails the session.
  */
 export const ONCALL_LLM_SCRIPT = `
+- match: { agent: "/^DemoInvestigator/", user: "cli-slow-triage" }
+  text: "Triage: payments-api-7f9c6d5b8-x2kqz is crash-looping (OOMKilled, exit 137); the deep dive looks at its logs and events."
+  chunk_size: 4
+  chunk_delay_ms: 150
 - match: { agent: "/^DemoInvestigator/", user: "cli-oncall-hang" }
   delay_ms: 600000
   text: "never sent: the session is cancelled first"
