@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
 import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
@@ -73,13 +73,10 @@ describe("action stages on the dashboard", () => {
   it("has no serious accessibility violations, in both themes", async () => {
     const { page } = rig;
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       await page.goto(rig.url(`/sessions/${ids.acts}`));
       await stageHeader("2. remediate").getByText("Acted", { exact: true }).waitFor();
-      const current = await page.evaluate(() => document.documentElement.dataset.theme);
-      if (current !== theme) {
-        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-      }
+      await showTheme(page, theme);
       const violations = await seriousAxeViolations(page);
       if (violations.length) found[theme] = violations;
     }

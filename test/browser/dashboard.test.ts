@@ -1,6 +1,6 @@
 import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { waitStatus } from "../e2e/scenario-support.ts";
 import { type DashboardRig, markdownText, scanTimeline, startDashboardRig } from "./support.ts";
 
@@ -406,14 +406,11 @@ describe("dashboard in a browser", () => {
       { path: "/system", ready: page.getByRole("table", { name: "LLM providers" }) },
     ];
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       for (const { path, ready } of pages) {
         await page.goto(rig.url(path));
         await ready.waitFor();
-        const current = await page.evaluate(() => document.documentElement.dataset.theme);
-        if (current !== theme) {
-          await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-        }
+        await showTheme(page, theme);
         const violations = await seriousAxeViolations(page);
         if (violations.length) found[`${theme} ${path}`] = violations;
       }

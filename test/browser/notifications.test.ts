@@ -5,7 +5,7 @@ import {
   type WebhookReceiver,
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { notificationsStack, submitAlert, waitStatus } from "../e2e/scenario-support.ts";
 import { until } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
@@ -62,13 +62,10 @@ describe("the session page's Notifications card", () => {
   it("has no serious accessibility violations, in both themes", async () => {
     const { page } = rig;
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       await page.goto(rig.url(`/sessions/${sessionId}`));
       await card().waitFor();
-      const current = await page.evaluate(() => document.documentElement.dataset.theme);
-      if (current !== theme) {
-        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-      }
+      await showTheme(page, theme);
       const violations = await seriousAxeViolations(page);
       if (violations.length) found[theme] = violations;
     }

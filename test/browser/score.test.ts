@@ -4,7 +4,7 @@ import type { SessionScore } from "@tarsy/contracts";
 import { createDb } from "@tarsy/db";
 import { insertSessionRows, insertSessionScoreRow } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, SCREENSHOTS, startDashboardRig } from "./support.ts";
 
@@ -198,15 +198,12 @@ describe("session scores on the dashboard", () => {
   it("has no serious accessibility violations, in both themes", async () => {
     const { page } = rig;
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       for (const path of [`/sessions/${ids.good}`, `/sessions/${ids.scoring}`, "/"]) {
         await page.goto(rig.url(path));
         if (path === "/") await page.locator(`tr[data-session-id="${ids.good}"] .score`).waitFor();
         else await card().waitFor();
-        const current = await page.evaluate(() => document.documentElement.dataset.theme);
-        if (current !== theme) {
-          await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-        }
+        await showTheme(page, theme);
         if (path === `/sessions/${ids.good}`) {
           await card().getByTestId("score-total").waitFor();
           await card().getByRole("button", { name: "Score analysis" }).click();

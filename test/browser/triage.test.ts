@@ -4,7 +4,7 @@ import type { SessionDetail, UpdateReviewResponse } from "@tarsy/contracts";
 import { createDb } from "@tarsy/db";
 import { initializeForgedReviews, insertSessionRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, SCREENSHOTS, startDashboardRig } from "./support.ts";
 
@@ -267,16 +267,13 @@ describe("triage and review", () => {
   it("has no serious accessibility violations, in both themes", async () => {
     const { page } = rig;
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       for (const path of ["/triage", `/sessions/${rated}`, "/"]) {
         await page.goto(rig.url(path));
         if (path === "/triage") await rowIn("needs_review", acked).waitFor();
         else if (path === "/") await page.locator(`tr[data-session-id="${rated}"]`).waitFor();
         else await page.getByTestId("review-panel").waitFor();
-        const current = await page.evaluate(() => document.documentElement.dataset.theme);
-        if (current !== theme) {
-          await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-        }
+        await showTheme(page, theme);
         const violations = await seriousAxeViolations(page);
         if (violations.length) found[`${theme} ${path}`] = violations;
         if (path === "/triage") {

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { createDb, recordLLMInteraction } from "@tarsy/db";
 import { backdateLLMInteraction, insertSessionRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seriousAxeViolations } from "../../packages/dashboard/testing/axe.ts";
+import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, SCREENSHOTS, startDashboardRig } from "./support.ts";
 
@@ -208,13 +208,10 @@ describe("the Usage page", () => {
   it("has no serious accessibility violations, in both themes", async () => {
     const { page } = rig;
     const found: Record<string, unknown> = {};
-    for (const theme of ["light", "dark"] as const) {
+    for (const theme of THEMES) {
       await page.goto(rig.url("/usage"));
       await totals("");
-      const current = await page.evaluate(() => document.documentElement.dataset.theme);
-      if (current !== theme) {
-        await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
-      }
+      await showTheme(page, theme);
       const violations = await seriousAxeViolations(page);
       if (violations.length) found[theme] = violations;
       if (theme === "dark") {

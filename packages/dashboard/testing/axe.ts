@@ -10,6 +10,16 @@ export interface AxeViolation {
   targets: string[];
 }
 
+/** The dashboard's two themes, each audited on its own. */
+export const THEMES = ["light", "dark"] as const;
+
+/** Switches the dashboard to `theme` with its theme button, unless it shows that one already. */
+export async function showTheme(page: Page, theme: (typeof THEMES)[number]): Promise<void> {
+  const current = await page.evaluate(() => document.documentElement.dataset.theme);
+  if (current !== theme)
+    await page.getByRole("button", { name: `Switch to ${theme} theme` }).click();
+}
+
 /**
  * Runs axe-core on the page once its transitions have ended; the violations of `serious` or
  * `critical` impact.
