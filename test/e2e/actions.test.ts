@@ -108,18 +108,30 @@ describe("Action stages", () => {
     expect(prompt).not.toMatch(/^YES$/m);
     // The investigation's prompt has no safety guidelines; the action agent's has them.
     const trace = await get<TraceListResponse>(`/api/v1/sessions/${session.id}/trace`);
-    const systemOf = async (stageId: string | undefined) => {
+    const firstCall = async (stageId: string | undefined) => {
       const stage = trace.stages.find((s) => s.stage_id === stageId);
       const first = stage?.executions[0]?.llm_interactions[0];
       const d = await get<LLMInteractionDetail>(
         `/api/v1/sessions/${session.id}/trace/llm/${first?.id}`,
       );
-      return d.conversation.find((m) => m.role === "system")?.content ?? "";
+      const of = (role: string) =>
+        d.conversation
+          .filter((m) => m.role === role)
+          .map((m) => m.content)
+          .join("\n");
+      return { system: of("system"), user: of("user") };
     };
-    expect(await systemOf(session.stages[0]?.id)).not.toContain("Action Agent Safety Guidelines");
-    const actionSystem = await systemOf(action?.id);
-    expect(actionSystem).toContain("Action Agent Safety Guidelines");
-    expect(actionSystem).toContain("Prefer inaction over incorrect action");
+    const investigation = await firstCall(session.stages[0]?.id);
+    expect(investigation.system).not.toContain("Action Agent Safety Guidelines");
+    expect(investigation.user).not.toContain("YES or NO");
+    const actionCall = await firstCall(action?.id);
+    expect(actionCall.system).toContain("Action Agent Safety Guidelines");
+    expect(actionCall.system).toContain("Prefer inaction over incorrect action");
+    // Its task: the investigation's findings, and the YES/NO last-line rule.
+    expect(actionCall.user).toContain(
+      "payments-api is OOM-killed (14 restarts): raise its memory limit.",
+    );
+    expect(actionCall.user).toContain("End your response with YES or NO on the very last line");
     expect(await outcomes()).toEqual({ ...before, acted: before.acted + 1 });
     // The session list says the session has an action stage.
     const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Acts");
