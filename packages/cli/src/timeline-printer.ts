@@ -14,6 +14,7 @@ const LABELS: Record<TimelineEventType, string> = {
   url_context_result: "url context",
   provider_fallback: "provider fallback",
   skill_loaded: "skill loaded",
+  memory_injected: "memories injected",
 };
 
 interface StreamState {

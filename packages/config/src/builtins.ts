@@ -7,6 +7,7 @@ import type {
   Holiday,
   LlmProviderConfig,
   McpServerConfig,
+  MemoryConfig,
   QueueConfig,
   SystemConfig,
 } from "./types.ts";
@@ -40,6 +41,22 @@ export function builtinDefaults(): DefaultsConfig {
     runbook: DEFAULT_RUNBOOK,
     alert_masking: { enabled: true, pattern_group: "security" },
     iteration_timeout_ms: DEFAULT_ITERATION_TIMEOUT_MS,
+    memory: builtinMemory(),
+  };
+}
+
+/** Memory is off by default; enabled, it embeds with Gemini at 768 dimensions (the Go TARSy's). */
+export function builtinMemory(): MemoryConfig {
+  return {
+    enabled: false,
+    max_inject: 5,
+    reflector_memory_limit: 20,
+    embedding: {
+      provider: "google",
+      model: "gemini-embedding-2-preview",
+      api_key_env: "GOOGLE_API_KEY",
+      dimensions: 768,
+    },
   };
 }
 

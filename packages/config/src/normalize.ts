@@ -7,6 +7,7 @@ import {
   type RawDefaults,
   type RawLlmProvider,
   type RawMcpServer,
+  type RawMemory,
   type RawQueue,
   type RawSystem,
   SUMMARIZATION_DEFAULTS,
@@ -17,6 +18,7 @@ import type {
   DefaultsConfig,
   LlmProviderConfig,
   McpServerConfig,
+  MemoryConfig,
   QueueConfig,
   StageConfig,
   SystemConfig,
@@ -162,7 +164,27 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       iteration_timeout_ms: raw.iteration_timeout,
       fallback_providers: raw.fallback_providers,
       scoring: raw.scoring && defined(raw.scoring),
+      memory: raw.memory && toMemory(base.memory, raw.memory),
     }),
+  };
+}
+
+function toMemory(base: MemoryConfig, raw: RawMemory): MemoryConfig {
+  const embedding = raw.embedding ?? {};
+  return {
+    enabled: raw.enabled,
+    max_inject: raw.max_inject ?? base.max_inject,
+    reflector_memory_limit: raw.reflector_memory_limit ?? base.reflector_memory_limit,
+    embedding: {
+      ...base.embedding,
+      ...defined({
+        provider: embedding.provider,
+        model: embedding.model,
+        api_key_env: embedding.api_key_env,
+        dimensions: embedding.dimensions,
+        base_url: embedding.base_url || undefined,
+      }),
+    },
   };
 }
 

@@ -306,6 +306,29 @@ export const LlmProviderSchema = z.strictObject({
 });
 export type RawLlmProvider = z.output<typeof LlmProviderSchema>;
 
+/** Embedding providers of investigation memory (`scripted` is the offline, deterministic one). */
+export const EMBEDDING_PROVIDER_TYPES = ["google", "openai", "scripted"] as const;
+
+/** Investigation memory (the Go TARSy's `defaults.memory`, ADR-0014). */
+const MemorySchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  max_inject: z.number().int().min(1).max(50).optional(),
+  reflector_memory_limit: z.number().int().min(1).max(200).optional(),
+  embedding: z
+    .strictObject({
+      provider: z.enum(EMBEDDING_PROVIDER_TYPES).optional(),
+      model: Name.optional(),
+      api_key_env: Name.optional(),
+      dimensions: z.number().int().min(1).max(4096).optional(),
+      base_url: z
+        .string()
+        .refine((url) => url === "" || URL.canParse(url), { error: "is not a valid URL" })
+        .optional(),
+    })
+    .optional(),
+});
+export type RawMemory = z.output<typeof MemorySchema>;
+
 export const DefaultsSchema = z.strictObject({
   llm_provider: Name.optional(),
   llm_backend: Backend.optional(),
@@ -325,6 +348,7 @@ export const DefaultsSchema = z.strictObject({
   iteration_timeout: DurationSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
   scoring: ScoringSchema.optional(),
+  memory: MemorySchema.optional(),
 });
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 

@@ -249,6 +249,26 @@ export interface AlertMaskingDefaults {
   pattern_group: string;
 }
 
+/** How memories are embedded: through llm-service's Embed RPC, with this provider. */
+export interface EmbeddingConfig {
+  provider: "google" | "openai" | "scripted";
+  model: string;
+  /** Name of the environment variable (of llm-service) that holds the key. */
+  api_key_env: string;
+  dimensions: number;
+  base_url?: string;
+}
+
+/** Investigation memory, resolved: off unless `defaults.memory.enabled`. */
+export interface MemoryConfig {
+  enabled: boolean;
+  /** How many memories go into an investigation's prompt (default 5). */
+  max_inject: number;
+  /** How many similar memories the reflector is shown to deduplicate against (default 20). */
+  reflector_memory_limit: number;
+  embedding: EmbeddingConfig;
+}
+
 export interface DefaultsConfig {
   llm_provider: string;
   llm_backend?: LlmBackend;
@@ -263,6 +283,7 @@ export interface DefaultsConfig {
   iteration_timeout_ms: number;
   fallback_providers?: FallbackProviderEntry[];
   scoring?: ScoringConfig;
+  memory: MemoryConfig;
 }
 
 export interface QueueConfig {

@@ -25,7 +25,6 @@ const LABEL_MAP =
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
-  { path: "defaults.memory", does: MEMORY, issue: 24 },
   { path: "agents.*.sub_agents", does: SUB_AGENTS, issue: 24 },
   { path: "agent_chains.*.sub_agents", does: SUB_AGENTS, issue: 24 },
   { path: "agent_chains.*.stages[].sub_agents", does: SUB_AGENTS, issue: 24 },

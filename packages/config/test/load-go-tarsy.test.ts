@@ -24,10 +24,13 @@ describe("the Go TARSy's configuration shapes", () => {
     });
     expect(
       warnings.filter((w) => w.unsupported).map((w) => [w.path, w.unsupported?.issue]),
-    ).toEqual([
-      ["defaults.compose_provider", 31],
-      ["defaults.memory", 24],
-    ]);
+    ).toEqual([["defaults.compose_provider", 31]]);
+    // defaults.memory is read: the quickstart turns it off; the embedding keeps its default.
+    expect(config.defaults.memory).toMatchObject({
+      enabled: false,
+      max_inject: 5,
+      embedding: { provider: "google", model: "gemini-embedding-2-preview", dimensions: 768 },
+    });
     // defaults.scoring is acted on: every chain's completed sessions are scored.
     const chain = config.chains.get("kubernetes-agent-chain");
     if (!chain) throw new Error("the built-in chain is missing");

@@ -106,6 +106,7 @@ export const TimelineEventTypeSchema = z.enum([
   "url_context_result",
   "provider_fallback",
   "skill_loaded",
+  "memory_injected",
 ]);
 export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
 
@@ -130,6 +131,7 @@ export const LLMInteractionTypeSchema = z.enum([
   "executive_summary",
   "chat_response",
   "scoring",
+  "memory_extraction",
 ]);
 export type LLMInteractionType = z.infer<typeof LLMInteractionTypeSchema>;
 

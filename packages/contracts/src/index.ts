@@ -55,6 +55,26 @@ export {
   TokenTtlSchema,
 } from "./api-access.ts";
 export {
+  type MemoryCategory,
+  MemoryCategorySchema,
+  type MemoryInjectedMetadata,
+  MemoryInjectedMetadataSchema,
+  type MemoryListQuery,
+  MemoryListQuerySchema,
+  type MemoryListResponse,
+  MemoryListResponseSchema,
+  type MemoryResponse,
+  MemoryResponseSchema,
+  type MemoryUpdateRequest,
+  MemoryUpdateRequestSchema,
+  type MemoryValence,
+  MemoryValenceSchema,
+  type ReflectorResult,
+  ReflectorResultSchema,
+  type SessionMemoriesResponse,
+  SessionMemoriesResponseSchema,
+} from "./api-memories.ts";
+export {
   FAILURE_TAGS,
   type FailureTag,
   FailureTagSchema,

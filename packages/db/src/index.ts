@@ -120,6 +120,32 @@ export {
 } from "./interactions.ts";
 export type { DbLogger } from "./logger.ts";
 export {
+  applyRatingToMemories,
+  createMemories,
+  deleteMemory,
+  deprecateMemories,
+  EXTRACTED_CONFIDENCE,
+  FEEDBACK_CONFIDENCE,
+  getMemory,
+  type InvestigationMemory,
+  injectedMemories,
+  keywordQuery,
+  listMemories,
+  type MemoryChange,
+  type MemoryPage,
+  type MemoryScope,
+  type MemorySearch,
+  MIN_SIMILARITY,
+  type NewMemory,
+  presentMemory,
+  recordInjectedMemories,
+  reinforceMemories,
+  type ScoredMemory,
+  searchMemories,
+  sessionMemories,
+  updateMemory,
+} from "./memories.ts";
+export {
   DEFAULT_MIGRATIONS_DIR,
   type MigrateOptions,
   type MigrateResult,

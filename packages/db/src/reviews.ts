@@ -14,6 +14,7 @@ import {
 } from "@tarsy/contracts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
 import type { AlertSession, Prisma, SessionReviewActivity } from "./generated/prisma/client.ts";
+import { applyRatingToMemories } from "./memories.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
 import { getSessionStats, type SessionStats } from "./session-stats.ts";
 
@@ -280,6 +281,10 @@ export function applyReviewAction(
       );
     }
     const session = await tx.alertSession.findUniqueOrThrow({ where: { id } });
+    // A rating refines what was learned from the session (investigation memory).
+    if (change.action === "complete" && session.qualityRating !== null) {
+      await applyRatingToMemories(tx, id, session.qualityRating);
+    }
     const activities: SessionReviewActivity[] = [];
     for (const [i, step] of plan.steps.entries()) {
       const last = i === plan.steps.length - 1;

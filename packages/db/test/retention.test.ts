@@ -62,6 +62,14 @@ async function withEveryChild(url: string, sessionId: string): Promise<void> {
     await sql`
       INSERT INTO notification_deliveries (session_id, target, event)
       VALUES (${sessionId}, 'slack', 'session.completed')`;
+    // A memory learned from the session outlives it (its source becomes null); where the
+    // session was given memories goes with it.
+    const [memory] = await sql`
+      INSERT INTO investigation_memories (project, content, category, valence, source_session_id)
+      VALUES ('default', 'learned', 'semantic', 'neutral', ${sessionId}) RETURNING id`;
+    await sql`
+      INSERT INTO session_injected_memories (session_id, memory_id)
+      VALUES (${sessionId}, ${memory?.id})`;
   });
 }
 
@@ -223,6 +231,12 @@ describe("retention", () => {
     expect(Object.keys(found)).toContain("notification_deliveries.session_id");
     expect(Object.keys(found)).toContain("chat_user_messages.chat_id");
     expect(Object.entries(found).filter(([, n]) => n > 0)).toEqual([]);
+    // What was learned from the two erased sessions stays, without its source.
+    const memories = await p.investigationMemory.findMany({ select: { sourceSessionId: true } });
+    expect(memories.filter((m) => m.sourceSessionId === null)).toHaveLength(2);
+    expect(memories.map((m) => m.sourceSessionId).sort()).toEqual(
+      [null, null, justInside, withinGrace].sort(),
+    );
     // Sessions kept keep their rows.
     expect((await rowsOf(database.url, withinGrace)).stages).toBe(1);
     expect((await rowsOf(database.url, justInside)).notification_deliveries).toBe(1);

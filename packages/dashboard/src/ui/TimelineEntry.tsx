@@ -29,6 +29,7 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   url_context_result: "URL context",
   provider_fallback: "Provider fallback",
   skill_loaded: "Skill loaded",
+  memory_injected: "Lessons from past investigations",
 };
 
 /** Longer texts of other kinds start collapsed. */
