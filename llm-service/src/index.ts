@@ -1,5 +1,10 @@
 export type { Script, ScriptEntry } from "./backends/script.ts";
 export { parseScript, ScriptFormatError } from "./backends/script.ts";
+export {
+  SCRIPTED_DEFAULT_DIMENSIONS,
+  scriptedEmbedding,
+  scriptedTokens,
+} from "./backends/scripted-embedder.ts";
 export type { SecretLookup } from "./backends/types.ts";
 export {
   createLlmServer,

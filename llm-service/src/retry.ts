@@ -6,7 +6,6 @@ import {
   classifyError,
   type LlmServiceError,
 } from "./errors.ts";
-import type { Chunk } from "./request.ts";
 
 export interface RetryPolicy {
   /** Retries after the first attempt (3 = up to 4 attempts). */
@@ -41,10 +40,10 @@ export interface RetryOptions {
  * when retries are exhausted, the error is permanent, or the caller went away; backoff
  * sleeps end at once on cancellation.
  */
-export async function* withRetry(
-  attempt: () => AsyncIterable<Chunk>,
+export async function* withRetry<T>(
+  attempt: () => AsyncIterable<T>,
   options: RetryOptions,
-): AsyncGenerator<Chunk> {
+): AsyncGenerator<T> {
   const { policy, signal, logger } = options;
   const ctx: ClassifyContext = { ...options.classify, signal };
   for (let retry = 0; ; retry++) {
@@ -79,4 +78,17 @@ export async function* withRetry(
       }
     }
   }
+}
+
+/**
+ * withRetry for a call with one result (Embed): retried on the same transient errors, with
+ * the same backoff, and failing with the same classified error.
+ */
+export async function retryCall<T>(attempt: () => Promise<T>, options: RetryOptions): Promise<T> {
+  for await (const result of withRetry(async function* () {
+    yield await attempt();
+  }, options)) {
+    return result;
+  }
+  throw new Error("retryCall: the attempt produced no result");
 }

@@ -8,6 +8,7 @@ import type { Script } from "./backends/script.ts";
 import { createScriptedBackend } from "./backends/scripted.ts";
 import type { Backend, SecretLookup } from "./backends/types.ts";
 import { ADC_FILE_ENV, createVertexCredentialStore } from "./backends/vertex-auth.ts";
+import { createEmbedHandler, type EmbedCall, type EmbedCallback } from "./embed.ts";
 import { CancelledError, classifyError, type LlmServiceError } from "./errors.ts";
 import { createHealthService, type ServingStatus } from "./health.ts";
 import { loadProtos } from "./proto.ts";
@@ -23,12 +24,12 @@ export interface LlmServerOptions {
   retry?: Partial<RetryPolicy>;
   /** Script for the scripted backend (from LLM_SCRIPT_PATH). */
   script?: Script;
-  /** Every request goes to the scripted backend, whatever its provider. */
+  /** Every request goes to the scripted backend (Embed: the scripted embedder), whatever its provider. */
   scriptAllProviders?: boolean;
   /** Largest request accepted (a whole conversation); default 64 MiB. */
   maxRequestBytes?: number;
   /** Default: a registry of its own that nobody scrapes (tests). */
-  metrics?: Pick<ServiceMetrics<"llm-service">, "llmErrors">;
+  metrics?: Pick<ServiceMetrics<"llm-service">, "llmErrors" | "llmEmbeddings">;
 }
 
 export interface LlmServer {
@@ -72,8 +73,16 @@ async function write(call: GenerateCall, message: unknown, signal: AbortSignal):
 
 export function createLlmServer(options: LlmServerOptions): LlmServer {
   const { logger } = options;
-  const { llmErrors } = options.metrics ?? createMetrics("llm-service", { processMetrics: false });
+  const metrics = options.metrics ?? createMetrics("llm-service", { processMetrics: false });
+  const { llmErrors } = metrics;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const embed = createEmbedHandler({
+    logger,
+    getSecret: options.getSecret,
+    policy,
+    scriptAllProviders: options.scriptAllProviders === true,
+    metrics,
+  });
   const vertexCredentials = createVertexCredentialStore(options.getSecret);
   const backends = new Map<string, Backend>(
     [
@@ -198,6 +207,14 @@ export function createLlmServer(options: LlmServerOptions): LlmServer {
           code: grpc.status.INTERNAL,
           details: "internal error in llm-service",
         });
+      });
+      inFlight.add(task);
+      void task.finally(() => inFlight.delete(task));
+    },
+    Embed: (call: EmbedCall, callback: EmbedCallback) => {
+      const task = embed(call, callback).catch((err: unknown) => {
+        logger.error({ err }, "unexpected error in Embed");
+        callback({ code: grpc.status.INTERNAL, details: "internal error in llm-service" });
       });
       inFlight.add(task);
       void task.finally(() => inFlight.delete(task));

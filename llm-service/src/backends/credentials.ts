@@ -22,7 +22,7 @@ export interface ResolvedKey {
  * Google credentials (vertex-auth.ts).
  */
 export function resolveApiKey(
-  config: LlmConfig,
+  config: Pick<LlmConfig, "provider" | "api_key_env">,
   getSecret: SecretLookup,
   optional = false,
 ): ResolvedKey {

@@ -1,4 +1,4 @@
-import type { SseEvent } from "./http.ts";
+import { type RecordedRequest, type Responder, respondJson, type SseEvent } from "./http.ts";
 
 /** One Gemini streamGenerateContent (alt=sse) response. */
 export function geminiChunk(
@@ -35,3 +35,36 @@ export const geminiUsage = (prompt: number, candidates: number, thoughts: number
 export const geminiError = (code: number, status: string, message: string) => ({
   error: { code, message, status },
 });
+
+/** A request body of Gemini's embedContent (one per text in batchEmbedContents). */
+export interface GeminiEmbedContentRequest {
+  model: string;
+  content: { parts: { text: string }[] };
+  taskType?: string;
+  outputDimensionality?: number;
+}
+
+/** The embed requests a call carried: one for `:embedContent`, several for `:batchEmbedContents`. */
+export function geminiEmbedRequests(req: RecordedRequest): GeminiEmbedContentRequest[] {
+  if (req.path.includes(":batchEmbedContents")) {
+    return (req.body as { requests: GeminiEmbedContentRequest[] }).requests;
+  }
+  return [req.body as GeminiEmbedContentRequest];
+}
+
+/**
+ * Answers Gemini's `:embedContent` (`{ embedding }`) and `:batchEmbedContents`
+ * (`{ embeddings: [...] }`) with `vectorFor(text, index)` for each text, as the API does.
+ */
+export function geminiEmbedResponder(
+  vectorFor: (text: string, index: number) => number[],
+): Responder {
+  return async (res, req) => {
+    const texts = geminiEmbedRequests(req).map((r) => r.content.parts.map((p) => p.text).join(""));
+    const vectors = texts.map((text, index) => ({ values: vectorFor(text, index) }));
+    const body = req.path.includes(":batchEmbedContents")
+      ? { embeddings: vectors }
+      : { embedding: vectors[0] };
+    await respondJson(200, body)(res, req);
+  };
+}

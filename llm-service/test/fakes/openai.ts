@@ -1,4 +1,4 @@
-import type { SseEvent } from "./http.ts";
+import { type Responder, respondJson, type SseEvent } from "./http.ts";
 
 /** OpenAI /v1/chat/completions streaming chunks (stream_options.include_usage). */
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null): SseEvent {
@@ -69,3 +69,35 @@ export function openAiStream(spec: OpenAiStreamSpec): (SseEvent | string)[] {
 export const openAiError = (type: string, message: string) => ({
   error: { message, type, param: null, code: type },
 });
+
+/** The body of an OpenAI `POST /v1/embeddings` request. */
+export interface OpenAiEmbeddingsRequest {
+  model: string;
+  input: string[];
+  encoding_format?: string;
+  dimensions?: number;
+}
+
+/**
+ * Answers `POST /v1/embeddings` with `vectorFor(text, index)` for each input, and the usage
+ * OpenAI reports (`promptTokens`, default 1 per input word).
+ */
+export function openAiEmbedResponder(
+  vectorFor: (text: string, index: number) => number[],
+  promptTokens?: number,
+): Responder {
+  return async (res, req) => {
+    const body = req.body as OpenAiEmbeddingsRequest;
+    const tokens = promptTokens ?? body.input.join(" ").split(/\s+/).length;
+    await respondJson(200, {
+      object: "list",
+      data: body.input.map((text, index) => ({
+        object: "embedding",
+        index,
+        embedding: vectorFor(text, index),
+      })),
+      model: body.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    })(res, req);
+  };
+}

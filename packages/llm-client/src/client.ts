@@ -2,6 +2,13 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import {
+  type EmbedInput,
+  type EmbedOptions,
+  type EmbedOutput,
+  embedFromWire,
+  embedToWire,
+} from "./embed.ts";
+import {
   fromGrpcError,
   LlmCancelledError,
   LlmInvalidArgumentError,
@@ -63,6 +70,14 @@ export interface LlmClient {
    * `retryable`); failures of the call itself throw an LlmClientError subclass.
    */
   generate(input: GenerateInput, options?: GenerateOptions): AsyncIterable<LlmChunk>;
+  /**
+   * Embeds 1..100 texts with the configured provider's embedding API (one vector per text, in
+   * order). Failures throw an LlmClientError subclass, mapped from the gRPC status as for
+   * `generate`: UNAVAILABLE (transient, retry later) → LlmUnavailableError, INVALID_ARGUMENT →
+   * LlmInvalidArgumentError, FAILED_PRECONDITION (key, configuration, vector size) →
+   * LlmRpcError with `grpcCode` 9.
+   */
+  embed(input: EmbedInput, options?: EmbedOptions): Promise<EmbedOutput>;
   /** grpc.health.v1 Check for the LLM service. */
   health(options?: { deadline?: Date | number }): Promise<HealthStatus>;
   close(): void;
@@ -301,6 +316,50 @@ class GrpcLlmClient implements LlmClient {
       // Stops the call if the consumer left the loop early (break / throw in the loop body).
       if (!finished) call.cancel();
     }
+  }
+
+  embed(input: EmbedInput, options: EmbedOptions = {}): Promise<EmbedOutput> {
+    let request: Record<string, unknown>;
+    try {
+      request = embedToWire(input);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const { signal } = options;
+    if (signal?.aborted)
+      return Promise.reject(new LlmCancelledError("embed call cancelled before it started"));
+    const callOptions: grpc.CallOptions =
+      options.deadlineMs !== undefined ? { deadline: Date.now() + options.deadlineMs } : {};
+    const method = (this.#llm as unknown as Record<string, (...args: unknown[]) => grpc.Call>)
+      .Embed;
+    if (!method) return Promise.reject(new LlmInvalidResponseError("proto has no Embed method"));
+    const texts = input.texts.length;
+    return new Promise<EmbedOutput>((resolve, reject) => {
+      const onAbort = () => call.cancel();
+      const call = method.call(
+        this.#llm,
+        request,
+        new grpc.Metadata(),
+        callOptions,
+        (err: grpc.ServiceError | null, response: unknown) => {
+          signal?.removeEventListener("abort", onAbort);
+          if (err) {
+            reject(
+              signal?.aborted
+                ? new LlmCancelledError("embed call cancelled by the caller", err.code)
+                : fromGrpcError(err),
+            );
+            return;
+          }
+          try {
+            resolve(embedFromWire(response, texts));
+          } catch (parseErr) {
+            reject(parseErr);
+          }
+        },
+      );
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   health(options: { deadline?: Date | number } = {}): Promise<HealthStatus> {

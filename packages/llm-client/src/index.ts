@@ -8,6 +8,16 @@ export {
 } from "./client.ts";
 export { type ContinuityCollector, createContinuityCollector } from "./continuity.ts";
 export {
+  type EmbeddingConfig,
+  EmbeddingConfigSchema,
+  type EmbedInput,
+  EmbedInputSchema,
+  type EmbedOptions,
+  type EmbedOutput,
+  type EmbedTask,
+  EmbedTaskSchema,
+} from "./embed.ts";
+export {
   LlmCancelledError,
   LlmClientError,
   type LlmClientErrorCode,

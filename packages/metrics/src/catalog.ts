@@ -117,6 +117,13 @@ export const METRICS = {
     labels: ["provider", "model", "code"],
     from: ["llm-service"],
   },
+  llmEmbeddings: {
+    name: "tarsy_llm_embeddings_total",
+    type: "counter",
+    help: "Embed requests llm-service answered, by provider type and outcome (ok, or the error code: invalid_argument, rate_limited, provider_unavailable, auth, invalid_config, invalid_request, wrong_dimensions, cancelled …).",
+    labels: ["provider", "outcome"],
+    from: ["llm-service"],
+  },
   mcpCalls: {
     name: "tarsy_mcp_calls_total",
     type: "counter",
