@@ -21,8 +21,12 @@ export const CaseFileSchema = z.strictObject({
   alert_type: z.string().min(1),
   /** The alert's payload, as `POST /api/v1/alerts` takes it in `data`. */
   data: z.record(z.string(), z.unknown()),
-  /** A runbook URL sent with the alert (checked against `system.runbooks.allowed_domains`). */
-  runbook: z.string().optional(),
+  /**
+   * A runbook sent with the alert: an http(s) URL (checked against
+   * `system.runbooks.allowed_domains`), or a file of the case's folder, which the harness serves
+   * over loopback (so a case runs offline).
+   */
+  runbook: z.string().min(1).optional(),
   /** The stages of a chain of its own (TARSy's `agent_chains.<id>.stages`), instead of the default one. */
   chain: z.strictObject({ stages: z.array(z.record(z.string(), z.unknown())).min(1) }).optional(),
   tags: z.array(z.string().regex(/^[a-z0-9][a-z0-9-]*$/)).default([]),
@@ -58,6 +62,13 @@ export interface EvalCase extends CaseFile {
   recordings: Recording[];
   /** The scripted LLM answers (llm-service script format), for deterministic mode. */
   script: unknown[] | undefined;
+  /** The text of a runbook given as a file of the case's folder (undefined: none, or a URL). */
+  runbookText: string | undefined;
+}
+
+/** Whether a case's `runbook` is a URL (else a file of its folder). */
+export function isRunbookUrl(runbook: string): boolean {
+  return /^https?:\/\//i.test(runbook);
 }
 
 export class CaseLoadError extends Error {
@@ -113,7 +124,16 @@ export function loadCase(dir: string, id: string): EvalCase {
     if (!s.success) throw new CaseLoadError(`llm-script.yaml: ${issuesOf(s.error)}`, dir);
     script = Array.isArray(s.data) ? s.data : s.data.responses;
   }
-  return { ...parsed.data, id, dir, recordings, script };
+  let runbookText: string | undefined;
+  const runbook = parsed.data.runbook;
+  if (runbook !== undefined && !isRunbookUrl(runbook)) {
+    const runbookPath = join(dir, runbook);
+    if (!existsSync(runbookPath)) {
+      throw new CaseLoadError(`runbook: neither a URL nor a file of the case (${runbook})`, dir);
+    }
+    runbookText = readFileSync(runbookPath, "utf8");
+  }
+  return { ...parsed.data, id, dir, recordings, script, runbookText };
 }
 
 /** Every case under `root` (one folder each), sorted by id. */

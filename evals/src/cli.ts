@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { loadCases } from "./case.ts";
+import { type EvalCase, loadCases } from "./case.ts";
 import {
   DEFAULT_KEY_ENVS,
   DEFAULT_MODELS,
@@ -122,6 +122,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   return parsed.data;
 }
 
+/** The cases `--cases` names (all when none), with any of the `--tags` (all when none). */
+export function selectCases(
+  cases: readonly EvalCase[],
+  args: Pick<CliArgs, "cases" | "tags">,
+): EvalCase[] {
+  return cases.filter(
+    (c) =>
+      (args.cases.length === 0 || args.cases.includes(c.id)) &&
+      (args.tags.length === 0 || c.tags.some((t) => args.tags.includes(t))),
+  );
+}
+
 async function main(): Promise<number> {
   let args: CliArgs;
   try {
@@ -136,11 +148,7 @@ async function main(): Promise<number> {
   }
   const env = EnvSchema.parse(process.env);
   const catalog = loadServerCatalog(resolve(EVALS_DIR, "servers.json"));
-  const cases = loadCases(resolve(args["cases-dir"])).filter(
-    (c) =>
-      (args.cases.length === 0 || args.cases.includes(c.id)) &&
-      (args.tags.length === 0 || c.tags.some((t) => args.tags.includes(t))),
-  );
+  const cases = selectCases(loadCases(resolve(args["cases-dir"])), args);
   if (cases.length === 0) {
     console.error("no case selected");
     return 2;

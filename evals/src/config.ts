@@ -55,6 +55,8 @@ export const DEFAULT_KEY_ENVS: Partial<Record<ProviderType, string>> = {
 
 export const EVAL_AGENT = "EvalInvestigator";
 export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
+/** The agent name of the LLM judge's requests (`--judge-provider`). */
+export const JUDGE_AGENT = "EvalJudge";
 const DEFAULT_CHAIN = "eval-investigation";
 
 /**
@@ -81,7 +83,8 @@ function literalMatcher(text: string): string {
  * One llm-service script for every case. A case's entries without a rule answer the requests
  * whose last user message carries its marker; its `ExecSummaryAgent` entries answer the executive
  * summary of its own final analysis (the summary's prompt carries that whole analysis, not the
- * alert), so two cases whose analyses begin alike still get their own summaries.
+ * alert), so two cases whose analyses begin alike still get their own summaries; so do its
+ * `EvalJudge` entries, for a scripted LLM judge (its prompt carries the final analysis too).
  */
 export function compileScript(cases: readonly EvalCase[]): unknown[] {
   const out: unknown[] = [];
@@ -95,11 +98,11 @@ export function compileScript(cases: readonly EvalCase[]): unknown[] {
       const match = entry.match as Record<string, unknown> | undefined;
       if (!match) {
         out.push({ ...entry, match: { user: caseMarker(c.id) } });
-      } else if (match.agent === EXEC_SUMMARY_AGENT && finalText) {
+      } else if ((match.agent === EXEC_SUMMARY_AGENT || match.agent === JUDGE_AGENT) && finalText) {
         out.push({
           ...entry,
           match: {
-            agent: `/^${EXEC_SUMMARY_AGENT}$/`,
+            agent: `/^${match.agent}$/`,
             user: literalMatcher(finalText),
           },
         });
@@ -169,7 +172,17 @@ export function writeEvalConfig(
     chains[`eval-${c.id}`] = { alert_types: [c.alert_type], stages: c.chain?.stages };
   }
 
+  // Runbook files of the cases are served by the harness on loopback: let TARSy fetch them.
+  const localRunbooks = cases.some((c) => c.runbookText !== undefined);
   const tarsy = {
+    ...(localRunbooks && {
+      system: {
+        runbooks: {
+          allowed_domains: ["github.com", "raw.githubusercontent.com", "127.0.0.1"],
+          allow_private_addresses: true,
+        },
+      },
+    }),
     queue: {
       max_concurrent_sessions: options.concurrency,
       session_timeout: options.sessionTimeout,

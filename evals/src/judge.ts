@@ -7,6 +7,7 @@
 import type { LlmClient, LlmConfig } from "@tarsy/llm-client";
 import { z } from "zod";
 import type { Finding } from "./case.ts";
+import { JUDGE_AGENT } from "./config.ts";
 import { HarnessError } from "./errors.ts";
 
 export const VerdictSchema = z.object({
@@ -122,7 +123,7 @@ export function createLlmJudge(client: LlmClient, config: LlmConfig): Judge {
       let text = "";
       for await (const chunk of client.generate({
         sessionId: `eval-judge-${input.caseId}`,
-        agentName: "EvalJudge",
+        agentName: JUDGE_AGENT,
         messages: [
           { role: "system", content: JUDGE_SYSTEM_PROMPT },
           { role: "user", content: judgeUserPrompt(input) },

@@ -36,6 +36,8 @@ export interface ToolMiss {
 export interface ReplayServer {
   /** `http://127.0.0.1:<port>/mcp/<server>`. */
   urlOf(server: string): string;
+  /** `http://127.0.0.1:<port>/runbooks/<case>.md`: the case's runbook file, as TARSy fetches it. */
+  runbookUrlOf(caseId: string): string;
   /** Calls no recording answered, per session (`""`: calls whose session was never found). */
   misses(sessionId: string): ToolMiss[];
   /** Calls answered from a recording, per session. */
@@ -51,6 +53,8 @@ export interface ReplayServerOptions {
   resolveSession(executionId: string): Promise<string | undefined>;
   /** How long a call waits for its execution's session to become known. */
   resolveTimeoutMs?: number;
+  /** The text of a case's runbook file (undefined: the case has none). */
+  runbookOf?(caseId: string): string | undefined;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -163,6 +167,13 @@ export async function startReplayServer(options: ReplayServerOptions): Promise<R
   const http = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? "/", "http://replay");
+      const runbookCase = /^\/runbooks\/([\w-]+)\.md$/.exec(url.pathname)?.[1];
+      if (runbookCase !== undefined && req.method === "GET") {
+        const text = options.runbookOf?.(runbookCase);
+        if (text === undefined) res.writeHead(404).end("no runbook");
+        else res.writeHead(200, { "content-type": "text/markdown; charset=utf-8" }).end(text);
+        return;
+      }
       const server = /^\/mcp\/([\w-]+)$/.exec(url.pathname)?.[1];
       if (!server || !options.catalog.servers[server]) {
         res.writeHead(404).end("unknown MCP server");
@@ -192,6 +203,7 @@ export async function startReplayServer(options: ReplayServerOptions): Promise<R
 
   return {
     urlOf: (server) => `http://127.0.0.1:${port}/mcp/${server}`,
+    runbookUrlOf: (caseId) => `http://127.0.0.1:${port}/runbooks/${caseId}.md`,
     misses: (sessionId) => missesBySession.get(sessionId) ?? [],
     served: (sessionId) => servedBySession.get(sessionId) ?? 0,
     async close() {

@@ -118,6 +118,7 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
 
   const replay = await startReplayServer({
     catalog: options.catalog,
+    runbookOf: (caseId) => caseById.get(caseId)?.runbookText,
     recordingsOf: (sessionId) => caseById.get(sessionCase.get(sessionId) ?? "")?.recordings,
     // An execution belongs to the registered, unfinished session whose stages list it.
     async resolveSession(executionId) {
@@ -237,7 +238,9 @@ export async function startEvalSystem(options: RunOptions): Promise<EvalSystem> 
       const sessionId = await tarsy.submitAlert({
         alert_type: c.alert_type,
         data,
-        ...(c.runbook && { runbook: c.runbook }),
+        ...(c.runbookText !== undefined
+          ? { runbook: replay.runbookUrlOf(c.id) }
+          : c.runbook && { runbook: c.runbook }),
       });
       sessionCase.set(sessionId, c.id);
       result.session_id = sessionId;

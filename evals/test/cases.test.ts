@@ -7,9 +7,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "@tarsy/config";
 import { afterAll, describe, expect, it } from "vitest";
 import { CaseLoadError, loadCase, loadCases } from "../src/case.ts";
-import { parseCliArgs } from "../src/cli.ts";
+import { parseCliArgs, selectCases } from "../src/cli.ts";
 import { compileScript, writeEvalConfig } from "../src/config.ts";
 import type { HarnessError } from "../src/errors.ts";
 import { createDeterministicJudge } from "../src/judge.ts";
@@ -166,6 +167,39 @@ describe("generated configuration", () => {
   });
 });
 
+describe("generated configuration for a real provider", () => {
+  it("loads with TARSy's configuration loader: google, its model, and the key read from GOOGLE_API_KEY", () => {
+    const dir = mkdtempSync(join(tmpdir(), "eval-config-"));
+    try {
+      writeEvalConfig(
+        dir,
+        cases,
+        catalog,
+        (server) => `http://127.0.0.1:1/mcp/${server}`,
+        { type: "google", model: "gemini-2.5-pro" },
+        { concurrency: 2, maxIterations: 5, sessionTimeout: "10m" },
+      );
+      const { config } = loadConfig({ configDir: dir, env: {} });
+      expect(config.defaults.llm_provider).toBe("eval");
+      expect(config.llmProviders.get("eval")).toMatchObject({
+        type: "google",
+        model: "gemini-2.5-pro",
+        api_key_env: "GOOGLE_API_KEY",
+      });
+      // Every case's alert type reaches a chain, and every catalog server is configured.
+      for (const c of cases) {
+        expect(
+          [...config.chains.values()].some((chain) => chain.alert_types.includes(c.alert_type)),
+          c.alert_type,
+        ).toBe(true);
+      }
+      expect([...config.mcpServers.keys()].sort()).toEqual(Object.keys(catalog.servers).sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("CLI arguments", () => {
   it("default to the offline deterministic run", () => {
     const args = parseCliArgs([]);
@@ -194,6 +228,19 @@ describe("CLI arguments", () => {
       iterations: 3,
       tags: ["network", "dns"],
     });
+  });
+
+  it("select the cases named and those with any of the tags", () => {
+    const ids = (argv: string[]) => selectCases(cases, parseCliArgs(argv)).map((c) => c.id);
+    expect(ids([])).toEqual(cases.map((c) => c.id));
+    expect(ids(["--tags", "dns"])).toEqual(["dns-failure"]);
+    expect(ids(["--cases", "oom-crashloop,pvc-pending"])).toEqual(["oom-crashloop", "pvc-pending"]);
+    const network = ids(["--tags", "network"]);
+    expect(network).toContain("dns-failure");
+    expect(network).not.toContain("oom-crashloop");
+    // Both given: the named cases that have one of the tags.
+    expect(ids(["--cases", "oom-crashloop,dns-failure", "--tags", "dns"])).toEqual(["dns-failure"]);
+    expect(ids(["--tags", "no-such-tag"])).toEqual([]);
   });
 
   it("reject an unknown provider, a bad iteration count and unknown options", () => {

@@ -3,7 +3,9 @@
  * backend the only fake), a handful of shipped cases plus two test fixtures — one answered
  * wrongly on purpose, one asking for a tool result nobody recorded. What a user of `pnpm eval`
  * sees: each case's status, the tool calls and the verdicts, the report files; and through the
- * trace API, that the recorded tool results are what the LLM was sent.
+ * trace API, that the recorded tool results are what the LLM was sent. A second run wires an LLM
+ * judge (`judgeProvider`, scripted) and takes a case with a runbook file and one whose session
+ * fails.
  */
 
 import { randomBytes } from "node:crypto";
@@ -16,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EvalCase, loadCases } from "../src/case.ts";
 import { DEFAULT_MODELS } from "../src/config.ts";
 import { createLlmJudge } from "../src/judge.ts";
-import { buildReport, type Report, writeReport } from "../src/report.ts";
+import { buildReport, type Report, renderMarkdown, writeReport } from "../src/report.ts";
 import {
   type CaseResult,
   type EvalSystem,
@@ -25,7 +27,7 @@ import {
   startEvalSystem,
 } from "../src/run.ts";
 import { loadServerCatalog } from "../src/servers.ts";
-import { CASES_DIR, CATALOG_PATH, FIXTURE_CASES_DIR, ROOT } from "./support.ts";
+import { CASES_DIR, CATALOG_PATH, FIXTURE_CASES_DIR, ROOT, WIRING_CASES_DIR } from "./support.ts";
 
 const SHIPPED = ["oom-crashloop", "dns-failure", "networkpolicy-blocking"];
 const cases: EvalCase[] = [
@@ -239,5 +241,92 @@ describe("evaluation harness (deterministic mode, real stack)", () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe("evaluation harness with an LLM judge, a runbook file and a failing session (real stack)", () => {
+  const wiring = loadCases(WIRING_CASES_DIR);
+  let database: TestDatabase;
+  let system: EvalSystem;
+  let results: CaseResult[];
+  const byId = (id: string) => {
+    const r = results.find((x) => x.case_id === id);
+    if (!r) throw new Error(`no result for ${id}`);
+    return r;
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const id = randomBytes(3).toString("hex");
+    system = await startEvalSystem({
+      root: ROOT,
+      cases: wiring,
+      catalog: loadServerCatalog(CATALOG_PATH),
+      provider: { type: "scripted", model: DEFAULT_MODELS.scripted },
+      judgeProvider: { type: "scripted", model: "scripted-judge" },
+      iterations: 1,
+      concurrency: 2,
+      databaseUrl: database.url,
+      natsUrl: natsUrl(),
+      prefix: `evw${id}`,
+      streamSuffix: `_EVW${id.toUpperCase()}`,
+      caseTimeoutMs: 60_000,
+    });
+    results = await runCases(system, wiring, 1, 2);
+  }, 150_000);
+
+  afterAll(async () => {
+    await system?.stop();
+    await database?.drop();
+  });
+
+  it("judges with the configured LLM judge through llm-service: its name and its verdicts", () => {
+    expect(system.judge.name).toBe("llm:scripted/scripted-judge");
+    const r = byId("llm-judged");
+    expect({ status: r.status, reason: r.reason }).toEqual({ status: "PASS", reason: null });
+    expect(r.judgement?.judge).toBe("llm:scripted/scripted-judge");
+    // The scripted judge's own words, not the deterministic judge's sentence.
+    expect(r.judgement?.expected).toEqual([
+      {
+        finding: "The container is OOMKilled (exit code 137).",
+        present: true,
+        evidence: "JUDGE-SAW: OOMKilled (exit code 137)",
+      },
+    ]);
+  });
+
+  it("serves a case's runbook file to TARSy, and the investigating agent is sent it", async () => {
+    const sessionId = byId("llm-judged").session_id ?? "";
+    const trace = await system.api.trace(sessionId);
+    const first = trace.stages
+      .flatMap((s) => s.executions)
+      .find((e) => e.agent_name === "EvalInvestigator")?.llm_interactions[0];
+    expect(first).toBeDefined();
+    const detail = (await system.api.llmInteraction(sessionId, first?.id ?? "")) as {
+      conversation: { content: string }[];
+    };
+    const sent = detail.conversation.map((m) => m.content).join("\n");
+    expect(sent).toContain("# RUNBOOK-LLM-JUDGED: a crash-looping payments pod");
+    expect(sent).toContain("`OOMKilled` with exit code 137 means the memory limit is hit.");
+  });
+
+  it("marks a run whose session failed ERROR, in its result and in the report", () => {
+    const r = byId("session-fails");
+    expect(r.status).toBe("ERROR");
+    expect(r.session_status).toBe("failed");
+    expect(r.reason).toMatch(/^session failed: /);
+    expect(r.judgement).toBeNull();
+    const report = buildReport(results, {
+      provider: "scripted",
+      model: DEFAULT_MODELS.scripted,
+      judge: system.judge.name,
+      iterations: 1,
+      wallTimeMs: 1,
+    });
+    expect(report.by_status).toEqual({ PASS: 1, FAIL: 0, FIXTURE_MISS: 0, ERROR: 1 });
+    expect(report.judge).toBe("llm:scripted/scripted-judge");
+    const md = renderMarkdown(report);
+    expect(md).toContain("**1/2 PASS (50.0%)** · FAIL 0 · FIXTURE_MISS 0 · ERROR 1");
+    expect(md).toMatch(/\| session-fails \| 1 \| ERROR \|.*session failed: /);
   });
 });

@@ -6,3 +6,4 @@ export const ROOT = resolve(EVALS_DIR, "..");
 export const CASES_DIR = resolve(EVALS_DIR, "cases");
 export const FIXTURE_CASES_DIR = resolve(EVALS_DIR, "test/fixtures/cases");
 export const CATALOG_PATH = resolve(EVALS_DIR, "servers.json");
+export const WIRING_CASES_DIR = resolve(EVALS_DIR, "test/fixtures/wiring-cases");

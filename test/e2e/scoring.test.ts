@@ -21,6 +21,7 @@ import type {
 } from "@tarsy/contracts";
 import { connectClient, type TestClient } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCORING_PROMPT_HASH } from "../../services/agent-runner/src/prompts/scoring.ts";
 import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT, until } from "./support.ts";
 
@@ -101,7 +102,9 @@ describe("Scoring", () => {
     expect(score.score_analysis).toContain("Outcome: correct");
     expect(score.score_analysis).not.toMatch(/\n85$/);
     expect(score.tool_improvement_report).toContain("A memory metrics tool");
-    expect(score.prompt_hash).toMatch(/^[0-9a-f]{64}$/);
+    // The hash of the judge's templates the agent-runner ships, so scores made with other
+    // prompts can be told apart.
+    expect(score.prompt_hash).toBe(SCORING_PROMPT_HASH);
 
     // The judge's stage follows the chain; the session itself stays completed.
     const detail = await get<SessionDetail>(`/api/v1/sessions/${id}`);
@@ -151,11 +154,86 @@ describe("Scoring", () => {
     expect(prompt).toContain("get_pods");
     expect(prompt).toMatch(/## Available Tools[\s\S]*demo-cluster\.get_pod_logs/);
     expect(prompt).toContain("- hallucinated_evidence: cited or assumed evidence");
+    // The rubric: the five dimensions the judge assesses, in order.
+    expect(prompt).toMatch(
+      /1\. \*\*Investigation Outcome\*\*[\s\S]*2\. \*\*Evidence Gathering\*\*[\s\S]*3\. \*\*Tool Utilization\*\*[\s\S]*4\. \*\*Analytical Reasoning\*\*[\s\S]*5\. \*\*Investigation Completeness\*\*/,
+    );
     expect(prompt).toContain("Outcome: correct");
     const second = await get<LLMInteractionDetail>(
       `/api/v1/sessions/${id}/trace/llm/${calls[1]?.id}`,
     );
     expect(second.conversation.at(-1)?.content).toContain("## Part 2: Existing Tool Improvements");
+  });
+
+  it("scoring.enabled after parallel agents, their synthesis and an action stage: the judge's two calls read the synthesis and the action report; completed, needs_review, then the score, announced in order", async () => {
+    const id = await submitAlert(sys, "FullChain");
+    await waitStatus(sys, id, ["completed"], 60_000);
+    const score = await scoreEnded(id);
+    expect(score).toMatchObject({
+      status: "completed",
+      total_score: 90,
+      score_triggered_by: "auto",
+    });
+
+    const detail = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+    expect(detail.status).toBe("completed");
+    expect(
+      detail.stages.map((s) => [
+        s.stage_name,
+        s.kind,
+        s.status,
+        s.parallel_type,
+        s.actions_executed,
+      ]),
+    ).toEqual([
+      ["investigate", "investigation", "completed", "multi_agent", null],
+      ["investigate - Synthesis", "synthesis", "completed", null, null],
+      ["remediate", "action", "completed", null, true],
+      ["Evaluation & Learning", "scoring", "completed", null, null],
+    ]);
+    expect(detail.stages[0]?.executions.map((e) => e.agent_name)).toEqual([
+      "LogReader",
+      "EventReader",
+    ]);
+    expect(detail.stages[3]?.id).toBe(score.stage_id);
+    expect(detail).toMatchObject({ latest_score: 90, scoring_status: "completed" });
+
+    // Exactly two judge calls: the evaluation, then the tool report.
+    const calls = await judgeCalls(id, score.stage_id ?? "");
+    expect(calls.map((c) => c.interaction_type)).toEqual(["scoring", "scoring"]);
+    const first = await get<LLMInteractionDetail>(
+      `/api/v1/sessions/${id}/trace/llm/${calls[0]?.id}`,
+    );
+    const prompt = first.conversation.map((m) => m.content).join("\n");
+    expect(prompt).toContain("LOGS: payments-api logs java.lang.OutOfMemoryError");
+    expect(prompt).toContain("EVENTS: payments-api was OOMKilled 14 times");
+    expect(prompt).toContain("SYNTHESIS: logs and events agree, payments-api is OOM-killed");
+    expect(prompt).toContain("RAISED-LIMIT: set payments-api's memory limit to 3Gi.");
+
+    // Live, on the sessions channel: the session completes, enters the review queue, then its
+    // score runs and ends.
+    await ws.waitFor(
+      (f) =>
+        "id" in f &&
+        f.payload.type === "session.score_updated" &&
+        f.payload.session_id === id &&
+        f.payload.scoring_status === "completed",
+      10_000,
+    );
+    const events = ws.frames.flatMap((f) => {
+      if (!("id" in f) || f.channel !== "sessions" || f.payload.session_id !== id) return [];
+      const p = f.payload;
+      if (p.type === "session.status") return [`${p.type} ${p.status}`];
+      if (p.type === "review.status") return [`${p.type} ${p.review_status}`];
+      if (p.type === "session.score_updated") return [`${p.type} ${p.scoring_status}`];
+      return [];
+    });
+    expect(events.slice(events.indexOf("session.status completed"))).toEqual([
+      "session.status completed",
+      "review.status needs_review",
+      "session.score_updated in_progress",
+      "session.score_updated completed",
+    ]);
   });
 
   it("the outcome caps the score: a wrong verdict with 80 is stored as 34", async () => {
@@ -242,6 +320,42 @@ describe("Scoring", () => {
     expect(second.id).not.toBe(scoreId);
     const stages = (await get<SessionDetail>(`/api/v1/sessions/${id}`)).stages;
     expect(stages.filter((s) => s.kind === "scoring")).toHaveLength(2);
+  });
+
+  it("on demand: a cancelled and a failed session are scored too (202), and stay cancelled and failed", async () => {
+    const cancelled = await submitAlert(sys, "Slow");
+    await waitStatus(sys, cancelled, ["in_progress"], 30_000);
+    const cancel = await sys.api(`/api/v1/sessions/${cancelled}/cancel`, {
+      method: "POST",
+      headers: { "x-forwarded-user": "alice@example.com" },
+    });
+    expect(cancel.status).toBe(202);
+    await waitStatus(sys, cancelled, ["cancelled"], 30_000);
+    const failed = await submitAlert(sys, "Failing");
+    await waitStatus(sys, failed, ["failed"], 60_000);
+
+    for (const [id, status] of [
+      [cancelled, "cancelled"],
+      [failed, "failed"],
+    ] as const) {
+      const accepted = await postScore(id);
+      expect(accepted.status, `POST /score of the ${status} session`).toBe(202);
+      const score = await scoreEnded(id);
+      expect(score).toMatchObject({
+        id: (accepted.body as ScoreSessionResponse).score_id,
+        status: "completed",
+        total_score: 85,
+        score_triggered_by: "reviewer@example.com",
+      });
+      const detail = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+      expect(detail.status).toBe(status);
+      expect(detail.stages.at(-1)).toMatchObject({
+        id: score.stage_id,
+        kind: "scoring",
+        status: "completed",
+      });
+      expect(detail).toMatchObject({ latest_score: 85, scoring_status: "completed" });
+    }
   });
 
   it("bad requests: a running session (409 session_not_terminal), an unknown session (404); nothing stored", async () => {

@@ -306,6 +306,9 @@ export type SessionUpdate = Pick<
 /**
  * Moves a session to `to` only if its status is one of `from` (and it is not deleted).
  * Returns whether it applied, so a redelivered or concurrent handler can tell it lost.
+ * `announce` runs in the transaction once the change applied, before a session that ended
+ * enters review: the caller's `session.status` event queued there is announced before the
+ * `review.status` one (a session ends, then it needs review).
  */
 export async function transitionSessionStatus(
   client: DbClient,
@@ -313,6 +316,7 @@ export async function transitionSessionStatus(
   from: readonly SessionStatus[],
   to: SessionStatus,
   set: SessionUpdate = {},
+  announce?: () => Promise<void>,
 ): Promise<boolean> {
   const ends = TERMINAL_SESSION_STATUSES.includes(to);
   // A session that ends forgets its user's token in the same update…
@@ -324,10 +328,15 @@ export async function transitionSessionStatus(
     });
     return count === 1;
   };
-  if (!ends) return transition(client);
+  if (!ends) {
+    const applied = await transition(client);
+    if (applied) await announce?.();
+    return applied;
+  }
   // …and enters the review workflow in the same transaction, whichever path ended it.
   return inTransaction(client, async (tx) => {
     if (!(await transition(tx))) return false;
+    await announce?.();
     const at = set.completedAt instanceof Date ? set.completedAt : new Date();
     await initializeReview(tx, id, to, at);
     return true;

@@ -27,11 +27,14 @@ export async function stopSession(
     const now = locked.now();
     if (session.status === "pending") {
       if (reason === "timed_out" || !scope.session) return { stopped: null };
-      await transitionSessionStatus(tx, session.id, ["pending"], "cancelled", {
-        completedAt: now,
-        errorMessage: detail,
-      });
-      await queueSessionStatus(tx, session, "cancelled", now, { error: detail });
+      await transitionSessionStatus(
+        tx,
+        session.id,
+        ["pending"],
+        "cancelled",
+        { completedAt: now, errorMessage: detail },
+        () => queueSessionStatus(tx, session, "cancelled", now, { error: detail }),
+      );
       locked.metrics.sessionEnded(session, "cancelled", now);
       return { stopped: "session" as const };
     }

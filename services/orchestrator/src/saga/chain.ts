@@ -357,15 +357,21 @@ async function summarizeOrComplete(
     }
   }
   const now = deps.now();
-  const applied = await transitionSessionStatus(tx, session.id, ["in_progress"], "completed", {
-    finalAnalysis: finalAnalysis || null,
-    executiveSummary: summary,
-    executiveSummaryError: summaryError,
-    completedAt: now,
-    lastInteractionAt: now,
-  });
+  const applied = await transitionSessionStatus(
+    tx,
+    session.id,
+    ["in_progress"],
+    "completed",
+    {
+      finalAnalysis: finalAnalysis || null,
+      executiveSummary: summary,
+      executiveSummaryError: summaryError,
+      completedAt: now,
+      lastInteractionAt: now,
+    },
+    () => queueSessionStatus(tx, session, "completed", now, { currentStage: null }),
+  );
   if (applied) {
-    await queueSessionStatus(tx, session, "completed", now, { currentStage: null });
     deps.metrics.sessionEnded(session, "completed", now);
     deps.logger.info({ session_id: session.id }, "session completed");
     await startAutoScore(deps, tx, session, chain);
@@ -397,16 +403,21 @@ export async function failSession(
       completedAt: now,
       lastInteractionAt: now,
     },
+    async () => {
+      await abortOpenWork(
+        deps,
+        tx,
+        stages,
+        sessionStatus === "failed" ? "cancelled" : sessionStatus,
+        reason,
+      );
+      await queueSessionStatus(tx, session, sessionStatus, now, {
+        currentStage: null,
+        error: reason,
+      });
+    },
   );
   if (!applied) return;
-  await abortOpenWork(
-    deps,
-    tx,
-    stages,
-    sessionStatus === "failed" ? "cancelled" : sessionStatus,
-    reason,
-  );
-  await queueSessionStatus(tx, session, sessionStatus, now, { currentStage: null, error: reason });
   deps.metrics.sessionEnded(session, sessionStatus, now);
   deps.logger.warn({ session_id: session.id, status: sessionStatus, reason }, "session ended");
 }
