@@ -120,6 +120,7 @@ export {
 } from "./interactions.ts";
 export type { DbLogger } from "./logger.ts";
 export {
+  allWordsQuery,
   applyRatingToMemories,
   createMemories,
   deleteMemory,
@@ -137,11 +138,14 @@ export {
   type MemorySearch,
   MIN_SIMILARITY,
   type NewMemory,
+  type PastSession,
+  type PastSessionSearch,
   presentMemory,
   recordInjectedMemories,
   reinforceMemories,
   type ScoredMemory,
   searchMemories,
+  searchPastSessions,
   sessionMemories,
   updateMemory,
 } from "./memories.ts";

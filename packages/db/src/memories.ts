@@ -8,12 +8,13 @@
  * project's most recently updated memories, so a memory with no word in common is still found
  * by meaning. A memory whose embedding failed is still found by its words.
  */
-import type {
-  MemoryCategory,
-  MemoryListQuery,
-  MemoryResponse,
-  MemoryValence,
-  QualityRating,
+import {
+  type MemoryCategory,
+  type MemoryListQuery,
+  type MemoryResponse,
+  type MemoryValence,
+  type QualityRating,
+  TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
 import { type DbClient, inTransaction } from "./client.ts";
 import { type InvestigationMemory, Prisma } from "./generated/prisma/client.ts";
@@ -382,4 +383,56 @@ export async function deleteMemory(client: DbClient, id: string): Promise<boolea
   if (!isUuid(id)) return false;
   const { count } = await client.investigationMemory.deleteMany({ where: { id } });
   return count > 0;
+}
+
+export interface PastSessionSearch {
+  project: string;
+  /** Identifiers that must all appear in the alert data. */
+  query: string;
+  alertType?: string | null;
+  daysBack: number;
+  limit: number;
+  /** The asking session is never its own past. */
+  excludeSessionId: string;
+}
+
+export interface PastSession {
+  id: string;
+  alertType: string;
+  alertData: string;
+  status: string;
+  finalAnalysis: string | null;
+  qualityRating: QualityRating | null;
+  investigationFeedback: string | null;
+  createdAt: Date;
+}
+
+/** The words of a keyword query, as an AND tsquery for the `simple` configuration. */
+export function allWordsQuery(text: string): string {
+  return keywordQuery(text).replaceAll(" | ", " & ");
+}
+
+/**
+ * Ended sessions of the project (not deleted) whose alert data holds every word of the query,
+ * newest first, within `daysBack` days.
+ */
+export async function searchPastSessions(
+  client: DbClient,
+  search: PastSessionSearch,
+): Promise<PastSession[]> {
+  const tsquery = allWordsQuery(search.query);
+  if (tsquery === "") return [];
+  return client.$queryRaw<PastSession[]>`
+    SELECT id, alert_type AS "alertType", alert_data AS "alertData", status::text AS status,
+           final_analysis AS "finalAnalysis", quality_rating::text AS "qualityRating",
+           investigation_feedback AS "investigationFeedback", created_at AS "createdAt"
+      FROM alert_sessions
+     WHERE project = ${search.project} AND deleted_at IS NULL
+       AND id <> ${search.excludeSessionId}::uuid
+       AND status::text = ANY(${[...TERMINAL_SESSION_STATUSES]}::text[])
+       AND (${search.alertType ?? null}::text IS NULL OR alert_type = ${search.alertType ?? null})
+       AND created_at >= now() - make_interval(days => ${search.daysBack}::int)
+       AND search_vector @@ to_tsquery('simple', ${tsquery})
+     ORDER BY created_at DESC
+     LIMIT ${search.limit}::int`;
 }

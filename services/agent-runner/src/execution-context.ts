@@ -69,6 +69,8 @@ export interface ExecutionContext {
   /** server id → its instructions (tier 2). */
   mcpInstructions: ReadonlyMap<string, string>;
   summarization: ReadonlyMap<string, SummarizationSettings>;
+  /** Tier 4: "Lessons from Past Investigations" (filled when memories were injected). */
+  lessons?: string;
   /** Servers that failed to start for this execution, with why (filled after listing tools). */
   failedServers: Record<string, string>;
   /** When the execution started (the prompts' calendar); default: when the prompt is built. */

@@ -20,6 +20,7 @@ import {
 } from "./errors.ts";
 import { ProviderFallback } from "./llm-fallback.ts";
 import { DEFAULT_LLM_RETRY_POLICY, type LlmRetryPolicy } from "./llm-retry.ts";
+import { injectMemories, memoryRuntime, withMemoryTools } from "./memory.ts";
 import type {
   ExecutionOutcome,
   ExecutionRecord,
@@ -44,6 +45,8 @@ export interface RunnerResources {
   store: RunnerStore;
   bus: Pick<Bus, "publish" | "publishMessage" | "publishTransient">;
   llm: Pick<LlmClient, "generate">;
+  /** llm-service's Embed RPC (investigation memory); without it memory searches by keywords. */
+  embedder?: Pick<LlmClient, "embed">;
   /** Retry budget, backoff and stream timeouts of LLM calls (default: DEFAULT_LLM_RETRY_POLICY). */
   llmRetry?: LlmRetryPolicy;
   tools: ToolGateway;
@@ -146,8 +149,11 @@ async function runController(run: RunContext): Promise<ControllerResult> {
     case "chat": {
       const { scope, tools } = await listTools(run);
       await recordSkillsLoaded(run, run.exec.config.requiredSkills, "required");
+      // Tier 4 for investigations and actions; a chat turn recalls with the tools instead.
+      if (run.exec.kind !== "chat") run.exec.lessons = await injectMemories(run);
       const withSkills = withLoadSkill(run, tools);
-      return runFunctionCalling({ ...run, tools: withSkills.gateway }, withSkills.tools, scope);
+      const withMemory = withMemoryTools(run, withSkills.tools, withSkills.gateway);
+      return runFunctionCalling({ ...run, tools: withMemory.gateway }, withMemory.tools, scope);
     }
     case "synthesis":
       return runSynthesis(run);
@@ -240,6 +246,17 @@ export async function runExecution(
       usage,
       writes,
       metrics,
+      memory: memoryRuntime(
+        deps.config.defaults.memory,
+        {
+          project: record.session.project,
+          alertType: record.session.alertType,
+          chainId: record.session.chainId,
+          sessionId: record.sessionId,
+        },
+        deps.embedder,
+        logger,
+      ),
     };
     const result = await runController(run);
     outcome = {

@@ -55,6 +55,7 @@ await runService(
         store: createPostgresStore(db, createCostEstimator(config.system.cost_estimation)),
         bus,
         llm,
+        embedder: llm,
         llmRetry: llmRetryPolicy(env),
         tools: createGatewayTools(createMcpGatewayClient(bus), logger),
         runbooks: createRunbookClient(runbookSettingsFromConfig(config.system, configEnv())),

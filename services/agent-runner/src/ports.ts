@@ -7,6 +7,15 @@ import type {
   TimelineEventType,
   TokenUsage,
 } from "@tarsy/contracts";
+import type {
+  InvestigationMemory,
+  MemoryScope,
+  MemorySearch,
+  NewMemory,
+  PastSession,
+  PastSessionSearch,
+  ScoredMemory,
+} from "@tarsy/db";
 import type { ReasoningContinuity } from "@tarsy/llm-client";
 
 /**
@@ -118,6 +127,8 @@ export interface ExecutionRecord {
     alertData: string;
     alertType: string;
     chainId: string;
+    /** The authorization boundary; memories never cross it. */
+    project: string;
     runbookUrl: string | null;
     /** Null until the first execution of the session resolved it. */
     runbook: SessionRunbookRecord | null;
@@ -174,6 +185,8 @@ export interface RunnerStore {
   recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
   /** The judge's result, on the scoring run of `stageId` (while it is in progress). */
   recordScoreResult(stageId: string, result: ScoreResult): Promise<void>;
+  /** Investigation memory (#24): search, record and maintain a project's memories. */
+  memories: MemoryStore;
 
   loadExecution(executionId: string): Promise<ExecutionRecord | null>;
   /**
@@ -249,4 +262,14 @@ export interface ToolGateway {
     signal: AbortSignal,
   ): Promise<ToolCallResult>;
   release(executionId: string): Promise<void>;
+}
+
+/** Investigation memory's storage, as the runner uses it (packages/db memories.ts). */
+export interface MemoryStore {
+  search(search: MemorySearch): Promise<ScoredMemory[]>;
+  recordInjected(sessionId: string, memoryIds: readonly string[]): Promise<void>;
+  create(scope: MemoryScope, memories: readonly NewMemory[]): Promise<InvestigationMemory[]>;
+  reinforce(project: string, ids: readonly string[]): Promise<number>;
+  deprecate(project: string, ids: readonly string[]): Promise<number>;
+  searchPastSessions(search: PastSessionSearch): Promise<PastSession[]>;
 }

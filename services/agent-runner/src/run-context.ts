@@ -5,6 +5,7 @@ import type { Logger } from "@tarsy/runtime";
 import type { ExecutionContext } from "./execution-context.ts";
 import type { ProviderFallback } from "./llm-fallback.ts";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
+import type { MemoryRuntime } from "./memory.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
 import type { Timeline } from "./timeline.ts";
 
@@ -26,6 +27,10 @@ export interface RunContext {
   /** Trace records (interactions) written behind the loop, in order. */
   writes: WriteBehind;
   metrics: RunnerMetrics;
+  /** Investigation memory; absent when `defaults.memory` is off. */
+  memory?: MemoryRuntime;
+  /** The memories injected into this execution's prompt (recall leaves them out). */
+  injectedMemoryIds?: string[];
 }
 
 /** The runner's own metrics (events, redeliveries and the backlog come from the bus). */

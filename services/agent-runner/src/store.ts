@@ -3,8 +3,10 @@ import {
   appendMessages,
   claimSessionRunbook,
   completeTimelineEvent,
+  createMemories,
   createTimelineEvent,
   type Db,
+  deprecateMemories,
   discardInterruptedAttempt,
   finishExecutionAttempt,
   getExecution,
@@ -14,9 +16,13 @@ import {
   isRowId,
   type Prisma,
   recordExecutionFallback,
+  recordInjectedMemories,
   recordLLMInteraction,
   recordMCPInteraction,
   recordScoreResult,
+  reinforceMemories,
+  searchMemories,
+  searchPastSessions,
   startExecution,
   type TimelineEvent,
 } from "@tarsy/db";
@@ -167,6 +173,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           alertData: session.alertData,
           alertType: session.alertType,
           chainId: session.chainId,
+          project: session.project,
           runbookUrl: session.runbookUrl,
           runbook: session.runbookSource
             ? {
@@ -200,6 +207,15 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
 
     async recordScoreResult(stageId, result) {
       await recordScoreResult(prisma, stageId, result);
+    },
+
+    memories: {
+      search: (search) => searchMemories(prisma, search),
+      recordInjected: (sessionId, ids) => recordInjectedMemories(prisma, sessionId, ids),
+      create: (scope, memories) => createMemories(prisma, scope, memories),
+      reinforce: (project, ids) => reinforceMemories(prisma, project, ids),
+      deprecate: (project, ids) => deprecateMemories(prisma, project, ids),
+      searchPastSessions: (search) => searchPastSessions(prisma, search),
     },
 
     finishExecution: (executionId, attempt, outcome) =>

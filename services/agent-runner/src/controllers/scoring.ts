@@ -6,6 +6,7 @@
  */
 import { FAILURE_TAGS, type FailureTag } from "@tarsy/contracts";
 import { Conversation } from "../conversation.ts";
+import { reflect } from "../memory.ts";
 import { alertSection, runbookSection } from "../prompts/context.ts";
 import {
   INVESTIGATION_END,
@@ -20,6 +21,9 @@ import {
 } from "../prompts/scoring.ts";
 import type { ControllerResult, RunContext } from "../run-context.ts";
 import { toolLessCall } from "./single-call.ts";
+
+/** The end of the investigation (its conclusion) finds the memories the reflector is shown. */
+const REFLECTOR_QUERY_CHARS = 4000;
 
 /** How many times the judge is reminded to give the score before the run fails. */
 export const MAX_SCORE_REMINDERS = 2;
@@ -135,5 +139,15 @@ export async function runScoring(run: RunContext): Promise<ControllerResult> {
     promptHash: SCORING_PROMPT_HASH,
   });
   run.logger.info({ total_score: totalScore, failure_tags: failureTags }, "session scored");
+  // Investigation memory: what the scored investigation teaches (fail-open).
+  const investigation = exec.previousContext ?? "";
+  await reflect(run, {
+    investigation,
+    finalAnalysis: investigation.slice(-REFLECTOR_QUERY_CHARS),
+    score: totalScore,
+    failureTags,
+    scoreAnalysis: analysis,
+    toolImprovementReport: report.trim(),
+  });
   return { finalAnalysis: analysis };
 }

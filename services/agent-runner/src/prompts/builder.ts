@@ -29,7 +29,7 @@ function calendar(ctx: ExecutionContext): string {
 
 /**
  * The calendar, then the tiers: general SRE → MCP server instructions → pre-loaded skills →
- * the skill catalog → the agent's custom instructions.
+ * the skill catalog → the agent's custom instructions → lessons from past investigations.
  */
 export function composeInstructions(ctx: ExecutionContext): string {
   return join([
@@ -40,6 +40,7 @@ export function composeInstructions(ctx: ExecutionContext): string {
     preloadedSkillsSection(ctx.config.requiredSkills),
     skillCatalogSection(ctx.config.onDemandSkills),
     customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+    ctx.lessons,
     unavailableServersWarning(ctx.failedServers),
   ]);
 }
