@@ -50,7 +50,8 @@ export const MemoryListQuerySchema = z.strictObject({
   category: MemoryCategorySchema.optional(),
   valence: MemoryValenceSchema.optional(),
   deprecated: boolParam.optional(),
-  source_session_id: IdSchema.optional(),
+  /** Session ids are uuids: anything else is a 400, not a query that cannot match. */
+  source_session_id: z.uuid().optional(),
   page: z.coerce.number().int().positive().default(1),
   page_size: z.coerce.number().int().positive().max(100).default(20),
 });

@@ -20,6 +20,8 @@ export const HttpErrorCodeSchema = z.enum([
   /** A project that is not in `authorization.projects` (400). */
   "unknown_project",
   "not_found",
+  /** An unknown memory, or one in a project the caller may not see (404). */
+  "memory_not_found",
   "conflict",
   /** `rank_by=cost` while `system.cost_estimation.enabled` is false (400). */
   "cost_estimation_disabled",

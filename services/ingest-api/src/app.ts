@@ -13,6 +13,7 @@ import { accessRoutes } from "./routes/access.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { memoryRoutes, sessionMemoryRoutes } from "./routes/memories.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
 import { reviewRoutes } from "./routes/review.ts";
 import { runbookRoutes } from "./routes/runbooks.ts";
@@ -77,6 +78,8 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", scoreRoutes(deps));
   app.route("/api/v1/sessions", notificationRoutes(deps));
   app.route("/api/v1/sessions", reviewRoutes(deps));
+  app.route("/api/v1/sessions", sessionMemoryRoutes(deps));
+  app.route("/api/v1/memories", memoryRoutes(deps));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));

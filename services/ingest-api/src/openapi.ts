@@ -34,6 +34,7 @@ import {
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { accessPaths } from "./openapi-access.ts";
+import { memoryPaths } from "./openapi-memories.ts";
 import { reviewPaths } from "./openapi-review.ts";
 
 /** The OpenAPI 3.1 document of the API, generated from the contracts' zod schemas. */
@@ -337,6 +338,7 @@ export function buildOpenApi(version: string): Json {
       },
       ...accessPaths(),
       ...reviewPaths(),
+      ...memoryPaths(),
     },
     components: {
       securitySchemes: {

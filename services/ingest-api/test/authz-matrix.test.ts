@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newApiToken } from "@tarsy/authz";
-import { createApiToken } from "@tarsy/db";
+import { createApiToken, createMemories } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import { type RouteRule, ruleFor } from "../src/authz/rules.ts";
@@ -94,6 +94,7 @@ function expected(rule: RouteRule, path: string, caller: Caller): Expected {
     case "sessions":
       return "allowed";
     case "session":
+    case "memory":
       return allows(rule.action) ? "allowed" : 403;
     case "submit":
       return allows("create") ? "allowed" : 403;
@@ -105,13 +106,40 @@ function expected(rule: RouteRule, path: string, caller: Caller): Expected {
   }
 }
 
+/** A team-a memory of its own for each call (a delete leaves none for the next caller). */
+async function seedMemory(): Promise<string> {
+  const [memory] = await createMemories(
+    h.db.prisma,
+    { project: "team-a", sourceSessionId: sessionA, alertType: null, chainId: null },
+    [
+      {
+        content: "check the pod's memory limit first",
+        category: "procedural",
+        valence: "positive",
+        confidence: 0.7,
+        embedding: [],
+        embeddingModel: null,
+      },
+    ],
+  );
+  if (!memory) throw new Error("no memory");
+  return memory.id;
+}
+
 /** A concrete request for a route pattern. */
-function requestFor(method: string, path: string): { url: string; body?: unknown } {
+async function requestFor(method: string, path: string): Promise<{ url: string; body?: unknown }> {
+  const id = path.startsWith("/api/v1/tokens")
+    ? crypto.randomUUID()
+    : path.startsWith("/api/v1/memories/")
+      ? await seedMemory()
+      : sessionA;
   const url = path
-    .replace(":id", path.startsWith("/api/v1/tokens") ? crypto.randomUUID() : sessionA)
+    .replace(":id", id)
     .replace(":interactionId", crypto.randomUUID())
     .replace(":group", "needs_review")
     .replace(/^\/\*$/, "/index.html");
+  if (method === "PATCH" && path === "/api/v1/memories/:id")
+    return { url, body: { deprecated: true } };
   if (method === "PATCH" && path === "/api/v1/sessions/review") {
     return { url, body: { session_ids: [sessionA], action: "claim" } };
   }
@@ -164,12 +192,14 @@ describe("authorization matrix", () => {
       const rule = ruleFor(route.method, route.path)?.entry.rule;
       if (!rule) throw new Error(`no rule for ${key}`);
       for (const caller of CALLERS) {
-        const { url, body } = requestFor(route.method, route.path);
+        const { url, body } = await requestFor(route.method, route.path);
         const res = await call(route.method, url, headersOf[caller], body);
         const want = expected(rule, route.path, caller);
         const got = res.status;
         const sessionHidden =
-          got === 404 && res.body?.error?.message === `session ${sessionA} not found`;
+          got === 404 &&
+          (res.body?.error?.message === `session ${sessionA} not found` ||
+            res.body?.error?.code === "memory_not_found");
         const ok =
           want === "allowed"
             ? got !== 401 && got !== 403 && !sessionHidden && got > 0 && got < 500

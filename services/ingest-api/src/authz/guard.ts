@@ -1,6 +1,6 @@
 import { ALL_PROJECTS, type Identity } from "@tarsy/authz";
 import type { HttpErrorCode } from "@tarsy/contracts";
-import { getSession } from "@tarsy/db";
+import { getMemory, getSession } from "@tarsy/db";
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { identityOf, resolveCaller } from "../access.ts";
@@ -75,6 +75,24 @@ export function guard(
             403,
             "forbidden",
             `you may not ${rule.action} sessions of project ${session.project}`,
+            identity,
+          );
+        }
+      }
+    }
+    if (rule.kind === "memory") {
+      const id = match?.params[0] ?? "";
+      const memory = await getMemory(deps.prisma, id.toLowerCase());
+      if (memory) {
+        noteAudit(c, { project: memory.project });
+        if (!authorizer.can(identity, "get", memory.project)) {
+          throw deny(404, "memory_not_found", `memory ${id} not found`, identity);
+        }
+        if (!authorizer.can(identity, rule.action, memory.project)) {
+          throw deny(
+            403,
+            "forbidden",
+            `you may not ${rule.action} memories of project ${memory.project}`,
             identity,
           );
         }

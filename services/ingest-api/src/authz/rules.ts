@@ -15,6 +15,11 @@ export type RouteRule =
   /** One session (`:id`): 404 outside the caller's projects, 403 when the action is not theirs. */
   | { kind: "session"; action: AuthzAction }
   /**
+   * One investigation memory (`:id`), in its project: 404 `memory_not_found` outside the
+   * caller's projects, 403 when the action is not theirs.
+   */
+  | { kind: "memory"; action: AuthzAction }
+  /**
    * Sessions named in the body (bulk review): any identified caller; the route checks the
    * action on each session's project and answers per session (`not_found` outside theirs).
    */
@@ -40,6 +45,7 @@ export interface RouteEntry {
 const get = (path: string, rule: RouteRule): RouteEntry => ({ method: "GET", path, rule });
 const post = (path: string, rule: RouteRule): RouteEntry => ({ method: "POST", path, rule });
 const session = (action: AuthzAction): RouteRule => ({ kind: "session", action });
+const memory = (action: AuthzAction): RouteRule => ({ kind: "memory", action });
 const PUBLIC: RouteRule = { kind: "public" };
 const IDENTIFIED: RouteRule = { kind: "identified" };
 const LIST: RouteRule = { kind: "list" };
@@ -76,6 +82,12 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   },
   get("/api/v1/sessions/:id/review-activity", session("get")),
   get("/api/v1/sessions/triage/:group", LIST),
+  get("/api/v1/sessions/:id/memories", session("get")),
+  get("/api/v1/sessions/:id/injected-memories", session("get")),
+  get("/api/v1/memories", LIST),
+  get("/api/v1/memories/:id", memory("get")),
+  { method: "PATCH", path: "/api/v1/memories/:id", rule: memory("update") },
+  { method: "DELETE", path: "/api/v1/memories/:id", rule: memory("delete") },
   get("/api/v1/system/warnings", IDENTIFIED),
   get("/api/v1/system/mcp-servers", IDENTIFIED),
   get("/api/v1/system/alert-types", IDENTIFIED),
@@ -95,6 +107,7 @@ export function actionOf(rule: RouteRule): AuthzAction {
   switch (rule.kind) {
     case "session":
     case "sessions":
+    case "memory":
       return rule.action;
     case "submit":
     case "receiver":
