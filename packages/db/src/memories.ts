@@ -211,7 +211,7 @@ export async function searchMemories(
   const exclude = (search.excludeIds ?? []).filter(isUuid);
   const rows = await client.$queryRaw<{ id: string; similarity: number | null; score: number }[]>`
     WITH live AS (
-      SELECT id, embedding, embedding_model, search_vector, updated_at FROM investigation_memories
+      SELECT id, embedding, embedding_model, content, updated_at FROM investigation_memories
        WHERE project = ${search.project} AND NOT deprecated
          AND NOT (id = ANY(${exclude}::uuid[]))
     ),
@@ -234,8 +234,9 @@ export async function searchMemories(
     ),
     keyword AS (
       SELECT id, ROW_NUMBER() OVER (ORDER BY rank DESC, id) AS rank FROM (
-        SELECT id, ts_rank(search_vector, to_tsquery('simple', ${tsquery})) AS rank FROM live
-         WHERE ${tsquery} <> '' AND search_vector @@ to_tsquery('simple', ${tsquery})
+        SELECT id, ts_rank(to_tsvector('simple', content), to_tsquery('simple', ${tsquery})) AS rank
+          FROM live
+         WHERE ${tsquery} <> '' AND to_tsvector('simple', content) @@ to_tsquery('simple', ${tsquery})
          ORDER BY rank DESC LIMIT ${KEYWORD_CANDIDATES}::int
       ) k
     ),
@@ -432,7 +433,7 @@ export async function searchPastSessions(
        AND status::text = ANY(${[...TERMINAL_SESSION_STATUSES]}::text[])
        AND (${search.alertType ?? null}::text IS NULL OR alert_type = ${search.alertType ?? null})
        AND created_at >= now() - make_interval(days => ${search.daysBack}::int)
-       AND search_vector @@ to_tsquery('simple', ${tsquery})
+       AND to_tsvector('simple', alert_data) @@ to_tsquery('simple', ${tsquery})
      ORDER BY created_at DESC
      LIMIT ${search.limit}::int`;
 }

@@ -9,6 +9,7 @@ import {
 } from "@tarsy/contracts";
 import {
   createMemories,
+  deprecateMemories,
   getMemory,
   listAudit,
   recordInjectedMemories,
@@ -76,10 +77,7 @@ async function learned(project: string, specs: Spec[]) {
   for (const [i, s] of specs.entries()) {
     const row = rows[i];
     if (s.deprecated && row) {
-      await h.db.prisma.investigationMemory.update({
-        where: { id: row.id },
-        data: { deprecated: true },
-      });
+      await deprecateMemories(h.db.prisma, row.project, [row.id]);
     }
   }
   return { session, ids: rows.map((r) => r.id) };

@@ -10,9 +10,6 @@ ALTER TYPE "timeline_event_type" ADD VALUE 'memory_injected';
 -- AlterEnum
 ALTER TYPE "llm_interaction_type" ADD VALUE 'memory_extraction';
 
--- AlterTable
-ALTER TABLE "alert_sessions" ADD COLUMN     "search_vector" tsvector;
-
 -- CreateTable
 CREATE TABLE "investigation_memories" (
     "id" UUID NOT NULL DEFAULT gen_random_uuid(),
@@ -28,7 +25,6 @@ CREATE TABLE "investigation_memories" (
     "chain_id" TEXT,
     "embedding" DOUBLE PRECISION[],
     "embedding_model" TEXT,
-    "search_vector" tsvector,
     "last_seen_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -65,12 +61,7 @@ ALTER TABLE "session_injected_memories" ADD CONSTRAINT "session_injected_memorie
 
 
 -- tarsy:custom
--- The search vectors are generated from the text they index (Prisma cannot declare that).
-ALTER TABLE "investigation_memories" DROP COLUMN "search_vector";
-ALTER TABLE "investigation_memories" ADD COLUMN "search_vector" tsvector
-    GENERATED ALWAYS AS (to_tsvector('simple', "content")) STORED;
-CREATE INDEX "investigation_memories_search_vector_idx" ON "investigation_memories" USING GIN ("search_vector");
-ALTER TABLE "alert_sessions" DROP COLUMN "search_vector";
-ALTER TABLE "alert_sessions" ADD COLUMN "search_vector" tsvector
-    GENERATED ALWAYS AS (to_tsvector('simple', "alert_data")) STORED;
-CREATE INDEX "alert_sessions_search_vector_idx" ON "alert_sessions" USING GIN ("search_vector");
+-- Full-text search by expression indexes (Prisma cannot declare them): memories by their
+-- content, sessions by their alert data (search_past_sessions).
+CREATE INDEX "investigation_memories_content_fts_idx" ON "investigation_memories" USING GIN (to_tsvector('simple', "content"));
+CREATE INDEX "alert_sessions_alert_data_fts_idx" ON "alert_sessions" USING GIN (to_tsvector('simple', "alert_data"));

@@ -1,0 +1,249 @@
+/**
+ * Investigation memory (issue #24) through every service. Memories are embedded by
+ * llm-service's Embed RPC against a loopback OpenAI embeddings server (deterministic word
+ * vectors), so every line of our code runs. `Learn` sessions are scored; the reflector's answer
+ * creates memories. `Recall` sessions get the best one injected, recall the other with
+ * `recall_past_investigations`, and find the earlier session with `search_past_sessions`.
+ * A second stack runs with memory off.
+ */
+import { resolve } from "node:path";
+import type {
+  LLMInteractionDetail,
+  MemoryResponse,
+  SessionScore,
+  TimelineResponse,
+  TraceListResponse,
+} from "@tarsy/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scriptedEmbedding } from "../../llm-service/src/index.ts";
+import { type FakeProvider, startFakeProvider } from "../../llm-service/test/fakes/http.ts";
+import {
+  type OpenAiEmbeddingsRequest,
+  openAiEmbedResponder,
+} from "../../llm-service/test/fakes/openai.ts";
+import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
+import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+
+const DIR = resolve(ROOT, "test/e2e/testdata/memory");
+const DIMENSIONS = 256;
+const PROCEDURE =
+  "payments-api OOMKilled: compare the JVM heap with the container memory limit first.";
+const BATCH =
+  "Nightly batch jobs raise memory use in the early hours; do not blame them for daytime kills.";
+
+let sys: E2E;
+let embeddings: FakeProvider;
+
+const get = async <T>(path: string): Promise<T> => {
+  const r = await sys.api<T>(path);
+  expect(r.status, `GET ${path}`).toBe(200);
+  return r.body;
+};
+
+/** What an execution's LLM call was sent (the trace API). */
+async function callsOf(id: string, agent: string): Promise<LLMInteractionDetail[]> {
+  const trace = await get<TraceListResponse>(`/api/v1/sessions/${id}/trace`);
+  const calls = trace.stages.flatMap((s) =>
+    s.executions.filter((e) => e.agent_name === agent).flatMap((e) => e.llm_interactions),
+  );
+  return Promise.all(
+    calls.map((c) => get<LLMInteractionDetail>(`/api/v1/sessions/${id}/trace/llm/${c.id}`)),
+  );
+}
+
+const systemOf = (call: LLMInteractionDetail | undefined) =>
+  call?.conversation.find((m) => m.role === "system")?.content ?? "";
+
+/** The tools an LLM call offered (its stored request). */
+const toolNames = (call: LLMInteractionDetail | undefined): string[] =>
+  ((call?.llm_request as { tools?: { name: string }[] } | null)?.tools ?? []).map((t) => t.name);
+
+const scored = (id: string): Promise<SessionScore> =>
+  until(
+    async () => {
+      const r = await sys.api<SessionScore>(`/api/v1/sessions/${id}/score`);
+      return r.status === 200 && r.body.status !== "in_progress" ? r.body : null;
+    },
+    60_000,
+    `the score of ${id}`,
+  );
+
+let learned: string;
+let learnedMemories: MemoryResponse[];
+
+beforeAll(async () => {
+  embeddings = await startFakeProvider(
+    openAiEmbedResponder((text) => scriptedEmbedding(text, DIMENSIONS)),
+  );
+  sys = await bootSystem({
+    configDir: DIR,
+    llmScriptPath: resolve(DIR, "llm-script.yaml"),
+    env: { EMBED_URL: embeddings.url, EMBED_API_KEY: "sk-embed-test" },
+  });
+}, 120_000);
+afterAll(async () => {
+  saveLogs(sys, "memory");
+  await sys?.stop();
+  await embeddings?.close();
+});
+
+describe("Investigation memory", () => {
+  it("the reflector turns a scored session into memories, embedded through llm-service", async () => {
+    learned = await submitAlert(sys, "Learn", { pod: "payments-api-7f9c", reason: "OOMKilled" });
+    await waitStatus(sys, learned, ["completed"], 60_000);
+    expect((await scored(learned)).status).toBe("completed");
+
+    learnedMemories = await get<MemoryResponse[]>(`/api/v1/sessions/${learned}/memories`);
+    expect(learnedMemories.map((m) => [m.content, m.category, m.valence])).toEqual([
+      [PROCEDURE, "procedural", "positive"],
+      [BATCH, "semantic", "neutral"],
+    ]);
+    expect(learnedMemories.every((m) => m.confidence === 0.7 && m.seen_count === 1)).toBe(true);
+    expect(learnedMemories.every((m) => m.project === "default" && !m.deprecated)).toBe(true);
+    expect(learnedMemories.map((m) => [m.alert_type, m.chain_id])).toEqual([
+      ["Learn", "learn"],
+      ["Learn", "learn"],
+    ]);
+
+    // The reflector's call is in the scoring stage's trace, with the judge's findings; the
+    // id it invented to reinforce changed nothing.
+    const judge = await callsOf(learned, "ScoringAgent");
+    const reflector = judge.find((c) => c.interaction_type === "memory_extraction");
+    expect(reflector, "the reflector's LLM call").toBeDefined();
+    const prompt = reflector?.conversation.map((m) => m.content).join("\n") ?? "";
+    expect(prompt).toContain("memory extraction specialist");
+    expect(prompt).toContain("Score: 88/100");
+    expect(prompt).toContain("LEARNED: payments-api is OOM-killed");
+    expect(prompt).toContain("<existing_memories>\n[]\n</existing_memories>");
+
+    // The two memories were embedded as documents by the OpenAI wire, at the configured size.
+    const documents = embeddings.requests
+      .map((r) => r.body as OpenAiEmbeddingsRequest)
+      .filter((b) => b.input.includes(PROCEDURE));
+    expect(documents).toEqual([
+      {
+        model: "text-embedding-3-small",
+        input: [PROCEDURE, BATCH],
+        dimensions: DIMENSIONS,
+        encoding_format: "float",
+      },
+    ]);
+    expect(
+      embeddings.requests.every((r) => r.headers.authorization === "Bearer sk-embed-test"),
+    ).toBe(true);
+  }, 120_000);
+
+  it("a later investigation is given the most relevant memory, recalls the other, and finds the earlier session", async () => {
+    const id = await submitAlert(sys, "Recall", {
+      pod: "payments-api-7f9c",
+      reason: "OOMKilled in namespace payments",
+    });
+    await waitStatus(sys, id, ["completed"], 60_000);
+    const [procedure, batch] = learnedMemories;
+
+    // Injection: one memory (max_inject 1), the procedure, in the system prompt's last tier.
+    const calls = await callsOf(id, "Recaller");
+    // The loop's two calls; the past-sessions digest is a summarization call between them.
+    const [first, second] = calls.filter((c) => c.interaction_type !== "summarization");
+    const system = systemOf(first);
+    expect(system).toContain(
+      `## Lessons from Past Investigations\n\nHints learned from earlier investigations in this project.`,
+    );
+    expect(system).toContain(`- [procedural, positive] ${PROCEDURE}`);
+    expect(system).not.toContain(BATCH);
+    expect(await get<MemoryResponse[]>(`/api/v1/sessions/${id}/injected-memories`)).toEqual([
+      expect.objectContaining({ id: procedure?.id }),
+    ]);
+    const { events } = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    const injected = events.find((e) => e.event_type === "memory_injected");
+    expect(injected?.metadata).toEqual({ memory_ids: [procedure?.id], count: 1 });
+
+    // The tools: offered, called, answered by the runner.
+    const offered = toolNames(first);
+    expect(offered).toEqual(
+      expect.arrayContaining(["recall_past_investigations", "search_past_sessions"]),
+    );
+    const tools = second?.conversation.filter((m) => m.role === "tool") ?? [];
+    const recall = tools.find((m) => m.tool_name === "recall_past_investigations");
+    expect(recall?.content).toContain(
+      `Memories from past investigations for "nightly batch memory":`,
+    );
+    expect(recall?.content).toContain(`- [semantic, neutral] ${BATCH}`);
+    // What was injected is not recalled again.
+    expect(recall?.content).not.toContain(PROCEDURE);
+    expect(batch?.id).toBeDefined();
+    const past = tools.find((m) => m.tool_name === "search_past_sessions");
+    expect(past?.content).toContain(`1 past session(s) match "payments-api":`);
+    expect(past?.content).toContain("PAST-DIGEST: one earlier session found payments-api");
+    // The digest's call saw the earlier session's alert and conclusion, not this one's.
+    const digest = calls.find((c) => c.interaction_type === "summarization");
+    expect(systemOf(digest)).toMatch(/^You summarize past incident investigations/);
+    const bundle = digest?.conversation.map((m) => m.content).join("\n") ?? "";
+    expect(bundle).toContain(`### Session ${learned}`);
+    expect(bundle).toContain("LEARNED: payments-api is OOM-killed");
+    expect(bundle).not.toContain(`### Session ${id}`);
+    // Queries are embedded as queries.
+    expect(
+      embeddings.requests.some(
+        (r) => (r.body as OpenAiEmbeddingsRequest).input[0] === "nightly batch memory",
+      ),
+    ).toBe(true);
+  }, 120_000);
+
+  it("a reviewer's rating changes the confidence of what the session taught", async () => {
+    const review = (body: Record<string, unknown>) =>
+      sys.api("/api/v1/sessions/review", {
+        method: "PATCH",
+        headers: { "x-forwarded-user": "alice@example.com" },
+        body: JSON.stringify({ session_ids: [learned], ...body }),
+      });
+    expect((await review({ action: "complete", quality_rating: "accurate" })).status).toBe(200);
+    const after = await get<MemoryResponse[]>(`/api/v1/sessions/${learned}/memories`);
+    expect(after.map((m) => m.confidence)).toEqual([0.84, 0.84].map((c) => expect.closeTo(c, 6)));
+    expect((await review({ action: "reopen" })).status).toBe(200);
+    expect((await review({ action: "complete", quality_rating: "inaccurate" })).status).toBe(200);
+    const wrong = await get<MemoryResponse[]>(`/api/v1/sessions/${learned}/memories`);
+    expect(wrong.map((m) => m.deprecated)).toEqual([true, true]);
+    // Deprecated memories are never injected: a new investigation gets no lessons.
+    const id = await submitAlert(sys, "Recall", { pod: "payments-api-7f9c" });
+    await waitStatus(sys, id, ["completed"], 60_000);
+    const [first] = await callsOf(id, "Recaller");
+    expect(systemOf(first)).not.toContain("Lessons from Past Investigations");
+    expect(await get<MemoryResponse[]>(`/api/v1/sessions/${id}/injected-memories`)).toEqual([]);
+  }, 120_000);
+});
+
+describe("Investigation memory, off", () => {
+  let off: E2E;
+  beforeAll(async () => {
+    off = await bootSystem({
+      configDir: resolve(ROOT, "test/e2e/testdata/skills"),
+      llmScriptPath: resolve(ROOT, "test/e2e/testdata/skills/llm-script.yaml"),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    saveLogs(off, "memory-off");
+    await off?.stop();
+  });
+
+  it("without defaults.memory, no lessons, no memory tools and no memory events", async () => {
+    const id = await submitAlert(off, "Skilled", { pod: "payments-api", reason: "OOMKilled" });
+    await waitStatus(off, id, ["completed"], 90_000);
+    const trace = (await off.api<TraceListResponse>(`/api/v1/sessions/${id}/trace`)).body;
+    const callIds = trace.stages.flatMap((s) =>
+      s.executions.flatMap((e) => e.llm_interactions.map((c) => c.id)),
+    );
+    expect(callIds.length).toBeGreaterThan(0);
+    for (const callId of callIds) {
+      const call = (
+        await off.api<LLMInteractionDetail>(`/api/v1/sessions/${id}/trace/llm/${callId}`)
+      ).body;
+      expect(systemOf(call)).not.toContain("Lessons from Past Investigations");
+      const names = toolNames(call);
+      expect(names).not.toContain("recall_past_investigations");
+      expect(names).not.toContain("search_past_sessions");
+    }
+    const { events } = (await off.api<TimelineResponse>(`/api/v1/sessions/${id}/timeline`)).body;
+    expect(events.filter((e) => e.event_type === "memory_injected")).toEqual([]);
+  }, 120_000);
+});
