@@ -21,7 +21,7 @@ import {
   type OpenAiEmbeddingsRequest,
   openAiEmbedResponder,
 } from "../../llm-service/test/fakes/openai.ts";
-import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
+import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT, until } from "./support.ts";
 
 const DIR = resolve(ROOT, "test/e2e/testdata/memory");
@@ -182,6 +182,28 @@ describe("Investigation memory", () => {
     expect(bundle).toContain(`### Session ${learned}`);
     expect(bundle).toContain("LEARNED: payments-api is OOM-killed");
     expect(bundle).not.toContain(`### Session ${id}`);
+    // A chat turn on the session: no lessons in its prompt, but it recalls with the tool
+    // (and, having been given nothing, may recall the injected memory too).
+    const chat = await ask(sys, id, "What did we learn about OOM kills before?");
+    await until(
+      async () => (await chatStage(sys, id, chat.id)).status === "completed",
+      30_000,
+      "the chat turn",
+    );
+    const chatCalls = await callsOf(id, "ChatAgent");
+    expect(systemOf(chatCalls[0])).not.toContain("Lessons from Past Investigations");
+    expect(toolNames(chatCalls[0])).toEqual(
+      expect.arrayContaining(["recall_past_investigations", "search_past_sessions"]),
+    );
+    const chatRecall = chatCalls[1]?.conversation.find(
+      (m) => m.role === "tool" && m.tool_name === "recall_past_investigations",
+    );
+    expect(chatRecall?.content).toContain(`- [procedural, positive] ${PROCEDURE}`);
+    const injectedEvents = (
+      await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`)
+    ).events.filter((e) => e.event_type === "memory_injected");
+    expect(injectedEvents).toHaveLength(1);
+
     // Queries are embedded as queries.
     expect(
       embeddings.requests.some(
