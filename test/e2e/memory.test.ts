@@ -11,6 +11,7 @@ import type {
   LLMInteractionDetail,
   MemoryResponse,
   SessionScore,
+  SystemConfigResponse,
   TimelineResponse,
   TraceListResponse,
 } from "@tarsy/contracts";
@@ -233,6 +234,25 @@ describe("Investigation memory", () => {
     expect(systemOf(first)).not.toContain("Lessons from Past Investigations");
     expect(await get<MemoryResponse[]>(`/api/v1/sessions/${id}/injected-memories`)).toEqual([]);
   }, 120_000);
+});
+
+describe("Investigation memory, configuration", () => {
+  it("the configuration viewer shows memory's settings and the key's variable, never a key", async () => {
+    const config = await get<SystemConfigResponse>("/api/v1/system/config");
+    expect(config.defaults.memory).toEqual({
+      enabled: true,
+      max_inject: 1,
+      reflector_memory_limit: 20,
+      embedding: {
+        provider: "openai",
+        model: "text-embedding-3-small",
+        api_key_env: "EMBED_API_KEY",
+        dimensions: DIMENSIONS,
+        base_url: `${new URL(embeddings.url).origin}/`,
+      },
+    });
+    expect(JSON.stringify(config)).not.toContain("sk-embed-test");
+  });
 });
 
 describe("Investigation memory, off", () => {

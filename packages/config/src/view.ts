@@ -69,6 +69,18 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       llm_provider: defaults.llm_provider,
       alert_type: defaults.alert_type,
       max_iterations: defaults.max_iterations,
+      memory: {
+        enabled: defaults.memory.enabled,
+        max_inject: defaults.memory.max_inject,
+        reflector_memory_limit: defaults.memory.reflector_memory_limit,
+        embedding: {
+          provider: defaults.memory.embedding.provider,
+          model: defaults.memory.embedding.model,
+          api_key_env: defaults.memory.embedding.api_key_env,
+          dimensions: defaults.memory.embedding.dimensions,
+          base_url: publicUrl(defaults.memory.embedding.base_url),
+        },
+      },
     },
     chains: [...config.chains.values()].map((chain) => ({
       id: chain.id,

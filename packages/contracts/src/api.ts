@@ -272,6 +272,19 @@ export const SystemConfigResponseSchema = z.object({
     llm_provider: z.string(),
     alert_type: z.string(),
     max_iterations: z.number().int(),
+    /** Investigation memory (`defaults.memory`): the embedding's key by its variable's name. */
+    memory: z.object({
+      enabled: z.boolean(),
+      max_inject: z.number().int(),
+      reflector_memory_limit: z.number().int(),
+      embedding: z.object({
+        provider: z.string(),
+        model: z.string(),
+        api_key_env: z.string(),
+        dimensions: z.number().int(),
+        base_url: z.string().nullable(),
+      }),
+    }),
   }),
   chains: z.array(
     z.object({
