@@ -1,5 +1,5 @@
 import { newApiToken } from "@tarsy/authz";
-import { createApiToken, getApiToken, listApiTokens, listAudit } from "@tarsy/db";
+import { createApiToken, getApiToken, listApiTokens, listAudit, listSessions } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedSession, startSession } from "./seed.ts";
 import {
@@ -145,6 +145,33 @@ describe("identity refusals", () => {
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("untrusted_identity");
     expect(res.body.error.message).toMatch(/203\.0\.113\.9.*not a trusted proxy/);
+  });
+});
+
+describe("identity refusals with authorization off", () => {
+  let off: Harness;
+  beforeAll(async () => {
+    off = await startHarness({ peerHeader: PEER });
+  });
+  afterAll(async () => {
+    await off?.close();
+  });
+
+  it("still answers identity headers from an untrusted address with 401 untrusted_identity, storing nothing", async () => {
+    expect(off.deps.access.authorizer.enabled).toBe(false);
+    const spoofed = { ...ADMIN, [PEER]: "203.0.113.9" };
+    const res = await request<ErrorBody>(`${off.url}/api/v1/sessions`, { headers: spoofed });
+    expect([res.status, res.body.error.code]).toEqual([401, "untrusted_identity"]);
+    expect(res.body.error.message).toMatch(/203\.0\.113\.9.*not a trusted proxy/);
+    const submit = await request<ErrorBody>(`${off.url}/api/v1/alerts`, {
+      body: { alert_type: "kubernetes", data: "spoofed" },
+      headers: spoofed,
+    });
+    expect([submit.status, submit.body.error.code]).toEqual([401, "untrusted_identity"]);
+    expect((await listSessions(off.db.prisma)).total).toBe(0);
+    // The same headers from a trusted proxy are read.
+    const trusted = await request(`${off.url}/api/v1/sessions`, { headers: ADMIN });
+    expect(trusted.status).toBe(200);
   });
 });
 

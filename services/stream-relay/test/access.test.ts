@@ -211,16 +211,41 @@ describe("stream-relay authorization", () => {
     }
   });
 
-  test("with authorization off, the relay checks nobody and filters nothing", async ({ nats }) => {
-    const { relay } = await accessRelayOn(
+  test("with authorization off, the relay refuses spoofed identity headers with a 401 and filters nothing", async ({
+    nats,
+  }) => {
+    const { relay: untrusting, sample } = await accessRelayOn(
       nats.bus,
       testDb.db,
       authorization({ enabled: false, trusted_proxies: ["192.0.2.10"] }),
     );
+    try {
+      // Identity headers from an address that is not a trusted proxy: refused, as ingest-api does.
+      expect(await refusedUpgrade(untrusting.url, ALICE)).toEqual({
+        status: 401,
+        body: {
+          error: {
+            code: "untrusted_identity",
+            message: expect.stringMatching(/127\.0\.0\.1, which is not a trusted proxy/),
+          },
+        },
+      });
+      expect(await sample("tarsy_ws_upgrades_rejected_total", "reason", "untrusted_identity")).toBe(
+        1,
+      );
+      // Nobody named: the one local user, let in.
+      const anonymous = await connectClient(untrusting.url);
+      expect(anonymous.frames[0]).toMatchObject({ type: "connection.established", user: null });
+      await anonymous.close();
+      expect(untrusting.connections).toBe(0);
+    } finally {
+      await untrusting.close();
+    }
+    const { relay } = await accessRelayOn(nats.bus, testDb.db, authorization({ enabled: false }));
     const a = await sessionIn(testDb.db, "alpha");
     const b = await sessionIn(testDb.db, "beta");
     try {
-      // Identity headers from an address that is not a trusted proxy: recorded as before.
+      // From a trusted proxy the user is recorded, and nothing is filtered.
       const client = await connectClient(relay.url, ALICE);
       expect(client.frames[0]).toMatchObject({ type: "connection.established", user: "alice" });
       const anonymous = await connectClient(relay.url);
