@@ -2,7 +2,6 @@ import { request } from "node:http";
 import type { Bus } from "@tarsy/bus";
 import type { AuthorizationConfig } from "@tarsy/config";
 import { createSession, type Db } from "@tarsy/db";
-import { forceSessionProject } from "@tarsy/db/testing";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createProxyTrust } from "../src/proxy-trust.ts";
 import { createRelayAccess } from "../src/relay-access.ts";
@@ -73,8 +72,8 @@ export async function sessionIn(db: Db, project: string): Promise<string> {
     alertData: `alert in ${project}`,
     alertType: "kubernetes",
     chainId: "k8s-chain",
+    project,
   });
-  await forceSessionProject(db.prisma, session.id, project);
   return session.id;
 }
 
