@@ -60,17 +60,37 @@ async function drained(client: TestClient): Promise<void> {
   await client.waitFor((f) => f.type === "pong", 5_000, from);
 }
 
+/** A live stream chunk of one session's last event (never stored, never replayed). */
+function publishChunk(bus: Bus, sessionId: string, delta: string): void {
+  bus.publishTransient("streamChunk", {
+    v: 1,
+    type: "stream.chunk",
+    session_id: sessionId,
+    stage_id: null,
+    execution_id: null,
+    event_id: randomUUID(),
+    delta,
+    timestamp: new Date().toISOString(),
+  });
+}
+
+const chunkOf = (session: string, delta: string) => (f: WsServerFrame) =>
+  f.type === "stream.chunk" && f.session_id === session && f.payload.delta === delta;
+
 async function activity(bus: Bus, a: string, b: string) {
   // B first, then A's sentinels: once A's arrive, B's frames have passed the same feeds.
   await publishStatus(bus, b);
   const bEvents = await publishEvents(bus, b, 3);
+  for (const delta of ["b1 ", "b2 ", "b-last"]) publishChunk(bus, b, delta);
   await publishStatus(bus, a);
   const aEvents = await publishEvents(bus, a, 2);
+  publishChunk(bus, a, "a-last");
+  await bus.flush();
   return { aEvents, bEvents };
 }
 
 describe("stream-relay authorization", () => {
-  test("a user of project A, subscribed to everything, learns nothing about B, live or on catch-up; an admin sees both", async ({
+  test("a user of project A, subscribed to everything, learns nothing about B (statuses, events, stream chunks), live or on catch-up; an admin sees both", async ({
     nats,
   }) => {
     const { relay, sample } = await accessRelayOn(nats.bus, testDb.db);
@@ -91,10 +111,20 @@ describe("stream-relay authorization", () => {
       await admin.waitFor(about("sessions", b, "session.status"));
       await admin.waitFor((f) => "id" in f && f.id === bEvents.at(-1));
       await admin.waitFor((f) => "id" in f && f.id === aEvents.at(-1));
+      await admin.waitFor(chunkOf(b, "b-last"));
+      await admin.waitFor(chunkOf(a, "a-last"));
       await alice.waitFor(about("sessions", a, "session.status"));
       await alice.waitFor((f) => "id" in f && f.id === aEvents.at(-1));
+      await alice.waitFor(chunkOf(a, "a-last"));
       await drained(alice);
       expect(sessionsSeen(alice)).toEqual(new Set([a]));
+      // B's live chunks reached the admin and none reached alice.
+      const chunks = (client: TestClient) =>
+        client.frames.flatMap((f) =>
+          f.type === "stream.chunk" ? [`${f.session_id}:${f.payload.delta}`] : [],
+        );
+      expect(chunks(alice)).toEqual([`${a}:a-last`]);
+      expect(chunks(admin)).toEqual(expect.arrayContaining([`${b}:b1 `, `${b}:b-last`]));
       expect(alice.eventIds().filter((id) => bEvents.includes(id))).toEqual([]);
       // B's channel is answered exactly as a session that does not exist.
       expect(framesOn(alice, `session:${b}`)).toEqual(["subscription.confirmed"]);
