@@ -26,7 +26,11 @@ await runService(
         })
       : null;
     const access = db
-      ? await (await import("./relay-access.ts")).createRelayAccess(config.authorization, db.prisma)
+      ? await (await import("./relay-access.ts")).createRelayAccess(
+          config.authorization,
+          db.prisma,
+          logger.child({ component: "access" }),
+        )
       : null;
     const proxyTrust = createProxyTrust(config.authorization);
     const bus = await connectBus(

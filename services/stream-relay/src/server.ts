@@ -129,6 +129,13 @@ export async function startRelay(
     const refuseUnidentified = (code: string, message: string) => {
       logger.warn({ code, remote_address: req.socket.remoteAddress }, "rejected WebSocket");
       metrics.wsUpgradesRejected.inc({ reason: code });
+      access?.auditRefusal({
+        status: 401,
+        code,
+        message,
+        path: WS_PATH,
+        remoteAddress: req.socket.remoteAddress,
+      });
       return reject("401 Unauthorized", { code, message });
     };
     let identity: Identity | null = null;
@@ -142,10 +149,17 @@ export async function startRelay(
       } catch (err) {
         logger.error({ err }, "could not identify a WebSocket client");
         metrics.wsUpgradesRejected.inc({ reason: "unavailable" });
-        return reject("503 Service Unavailable", {
+        const error = {
           code: "unavailable",
           message: "the caller could not be identified; try again",
+        };
+        access.auditRefusal({
+          status: 503,
+          ...error,
+          path: WS_PATH,
+          remoteAddress: req.socket.remoteAddress,
         });
+        return reject("503 Service Unavailable", error);
       }
       if (!answer.ok) return refuseUnidentified(answer.code, answer.message);
       identity = answer.identity;

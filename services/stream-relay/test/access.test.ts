@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { newApiToken } from "@tarsy/authz";
 import type { Bus } from "@tarsy/bus";
 import type { WsServerFrame } from "@tarsy/contracts";
-import { createApiToken, revokeApiToken } from "@tarsy/db";
+import { createApiToken, listAudit, revokeApiToken } from "@tarsy/db";
 import { createTestDb, natsTest, type TestDb } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { CLOSE_ACCESS_UNAVAILABLE } from "../src/connection.ts";
@@ -155,9 +155,10 @@ describe("stream-relay authorization", () => {
     }
   });
 
-  test("spoofed identity headers from an untrusted address, or nobody, are refused with a 401", async ({
+  test("spoofed identity headers from an untrusted address, or nobody, are refused with a 401 and audited", async ({
     nats,
   }) => {
+    const started = Date.now() - 1_000;
     const { relay, sample } = await accessRelayOn(
       nats.bus,
       testDb.db,
@@ -176,6 +177,31 @@ describe("stream-relay authorization", () => {
         2,
       );
       expect(relay.connections).toBe(0);
+      // Each refusal is in the audit log: what, from where, when, why.
+      const refusals = async () =>
+        (await listAudit(testDb.db.prisma, { limit: 100, outcome: "denied" })).filter(
+          (r) => r.path === "/api/v1/ws" && r.at.getTime() >= started,
+        );
+      await expect.poll(async () => (await refusals()).length).toBe(3);
+      const rows = await refusals();
+      for (const row of rows) {
+        expect(row).toMatchObject({
+          actor: "anonymous",
+          action: "get",
+          method: "GET",
+          status: 401,
+          remoteAddr: "127.0.0.1",
+        });
+        expect(Date.now() - row.at.getTime()).toBeLessThan(60_000);
+      }
+      expect(rows.map((r) => r.reason?.split(":")[0]).sort()).toEqual([
+        "unauthorized",
+        "untrusted_identity",
+        "untrusted_identity",
+      ]);
+      expect(rows.find((r) => r.reason?.startsWith("untrusted_identity"))?.reason).toMatch(
+        /x-forwarded-user.*127\.0\.0\.1, which is not a trusted proxy/,
+      );
     } finally {
       await relay.close();
     }
