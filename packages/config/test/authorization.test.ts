@@ -95,7 +95,7 @@ authorization:
     ]);
   });
 
-  it("names the path and the policy line of every mistake in the policy", () => {
+  it("names the path, the policy line and the tarsy.yaml line of every mistake in the policy", () => {
     const issues = loadIssues({
       tarsy: `
 authorization:
@@ -116,15 +116,54 @@ authorization:
     expect(lines).toEqual([
       'authorization.projects: "prod" is listed twice',
       'authorization.default_project: "staging" is not in projects',
-      expect.stringMatching(/^authorization\.policy: line 1: a g line is/),
-      expect.stringMatching(/^authorization\.policy: line 2: unknown action "read"/),
-      expect.stringMatching(/^authorization\.policy: line 3: unknown resource "clusters"/),
-      expect.stringMatching(/^authorization\.policy: line 4: unknown project "nowhere"/),
-      expect.stringMatching(/^authorization\.policy: line 5: the object is/),
-      expect.stringMatching(/^authorization\.policy: line 6: unknown effect "maybe"/),
-      expect.stringMatching(/^authorization\.policy: line 7: a policy line starts with p or g/),
+      expect.stringMatching(/^authorization\.policy: line 1 \(file line 7\): a g line is/),
+      expect.stringMatching(
+        /^authorization\.policy: line 2 \(file line 8\): unknown action "read"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 3 \(file line 9\): unknown resource "clusters"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 4 \(file line 10\): unknown project "nowhere"/,
+      ),
+      expect.stringMatching(/^authorization\.policy: line 5 \(file line 11\): the object is/),
+      expect.stringMatching(
+        /^authorization\.policy: line 6 \(file line 12\): unknown effect "maybe"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 7 \(file line 13\): a policy line starts with p or g/,
+      ),
     ]);
     expect(issues.every((i) => i.file.endsWith("tarsy.yaml"))).toBe(true);
+  });
+
+  it("counts the file line from where the policy's text starts, in a block or on its key's line", () => {
+    const block = loadIssues({
+      tarsy: [
+        "# comment",
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        "  policy: |",
+        "    g, team-sre, role:sre",
+        "",
+        "    p, role:sre, sessions, read, prod/*",
+      ].join("\n"),
+    });
+    expect(block.map((i) => i.message)).toEqual([
+      expect.stringMatching(/^line 3 \(file line 8\): unknown action "read"/),
+    ]);
+    const inline = loadIssues({
+      tarsy: [
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        '  policy: "p, role:sre, sessions, get, nowhere/*"',
+      ].join("\n"),
+    });
+    expect(inline.map((i) => i.message)).toEqual([
+      expect.stringMatching(/^line 1 \(file line 4\): unknown project "nowhere"/),
+    ]);
   });
 });
 
