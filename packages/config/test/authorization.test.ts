@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parsePolicy } from "../src/index.ts";
+import { AUTHZ_ACTIONS, parsePolicy } from "../src/index.ts";
 import { load, loadIssues } from "./helpers.ts";
 
 const POLICY = `
@@ -236,5 +238,46 @@ ${auth}
     expect(loadIssues({ tarsy: server("      mode: impersonate") })).toEqual([
       expect.objectContaining({ path: "mcp_servers.k8s.auth.mode" }),
     ]);
+  });
+});
+
+describe("the documented authorization examples", () => {
+  const ROOT = resolve(import.meta.dirname, "../../..");
+  /** The ```yaml blocks of a Markdown file that show an `authorization` policy. */
+  const examples = (file: string): string[] =>
+    [...readFileSync(resolve(ROOT, file), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? "")
+      .filter((block) => /^authorization:/m.test(block) && /^ {2}policy: /m.test(block));
+
+  it.each(["README.md", "docs/operations.md"])(
+    "%s: every authorization policy example loads, and its policy parses into the lines it shows",
+    (file) => {
+      const blocks = examples(file);
+      expect(blocks.length).toBeGreaterThan(0);
+      for (const block of blocks) {
+        const { config } = load({ tarsy: block });
+        const { enabled, policy, projects, scopes, policy_default } = config.authorization;
+        expect(enabled).toBe(true);
+        // The example shows the groups claim and policy_default, as tarsy.yaml.example does.
+        expect(block).toMatch(/^ {2}scopes: /m);
+        expect(block).toMatch(/^ {2}policy_default: /m);
+        expect([scopes, policy_default]).toEqual(["groups", ""]);
+        const { rules, problems } = parsePolicy(policy, projects);
+        expect(problems).toEqual([]);
+        const shown = policy.split("\n").filter((l) => /^\s*[pg],/.test(l));
+        expect(rules).toHaveLength(shown.length);
+        for (const rule of rules) {
+          if (rule.kind === "p" && rule.action !== "*") {
+            expect(AUTHZ_ACTIONS).toContain(rule.action);
+          }
+        }
+      }
+    },
+  );
+
+  it("the approve action (reserved for action approvals) is a policy action that parses", () => {
+    const { rules, problems } = parsePolicy("p, approver, sessions, approve, prod/*", ["prod"]);
+    expect(problems).toEqual([]);
+    expect(rules).toEqual([expect.objectContaining({ kind: "p", action: "approve" })]);
   });
 });

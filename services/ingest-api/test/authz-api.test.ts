@@ -118,6 +118,26 @@ describe("projects on submit", () => {
   });
 });
 
+describe("the approve action", () => {
+  it("a policy line granting approve is reported by /auth/me, and grants nothing else", async () => {
+    const approver = as("april", "approvers-a");
+    const me = await request(`${h.url}/api/v1/auth/me`, { headers: approver });
+    expect(me.status).toBe(200);
+    conforms(AuthMeResponseSchema, me.body);
+    expect(me.body).toMatchObject({
+      user: "april",
+      groups: ["approvers-a"],
+      projects: [{ project: "team-a", actions: ["approve"] }],
+    });
+    // No route checks approve yet (#30): it does not let the caller see or submit anything.
+    const own = await seedSession(h.db.prisma, { project: "team-a" });
+    const session = await request(`${h.url}/api/v1/sessions/${own.id}`, { headers: approver });
+    expect(session.status).toBe(404);
+    const submit = await request(`${h.url}/api/v1/alerts`, { body: alert(), headers: approver });
+    expect(submit.status).toBe(403);
+  });
+});
+
 describe("API tokens", () => {
   it("are created, used, listed and revoked through the CLI; a revoked token is refused", async () => {
     const created = await tarsy(
