@@ -161,6 +161,7 @@ function requestFor(
   const url = path
     .replace(":id", path.startsWith("/api/v1/tokens") ? crypto.randomUUID() : session)
     .replace(":interactionId", crypto.randomUUID())
+    .replace(":seq", "999999")
     .replace(":group", "needs_review")
     .replace(/^\/\*$/, "/index.html");
   if (method === "PATCH" && path === "/api/v1/sessions/review") {
