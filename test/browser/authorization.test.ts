@@ -177,13 +177,37 @@ describe("authorization in the dashboard", () => {
     });
   }, 60_000);
 
-  it("gives the SRE the chat input on a payments session", async () => {
+  /** The score and review actions of the session page (whatever the session's state). */
+  const scoreButton = (page: Page) =>
+    page.getByTestId("score-card").getByRole("button", { name: /^(Score now|Re-score)$/ });
+  const reviewButtons = (page: Page) =>
+    page.getByTestId("review-panel").getByRole("button", {
+      name: /^(Claim|Acknowledge|Unclaim|Complete…|Reopen|Edit feedback)$/,
+    });
+
+  it("gives the SRE the chat input, score and review on a payments session, but no delete", async () => {
     const { page } = rig;
     await page.goto(rig.url(`/sessions/${doneInPayments}`));
+    await signedIn(page, "sre-alice");
     await page.getByLabel("Ask a follow-up question").waitFor();
+    await scoreButton(page).waitFor();
+    await reviewButtons(page).first().waitFor();
+    // update, not delete: the SRE's role has no delete line.
+    expect(await page.getByRole("button", { name: "Delete session" }).count()).toBe(0);
   });
 
-  it("shows the viewer no Submit, no cancel, no chat input and no configuration", async () => {
+  it("gives an admin the delete button on a finished session", async () => {
+    const admin = await rig.pageAs(ADMIN);
+    try {
+      await admin.goto(rig.url(`/sessions/${doneInPayments}`));
+      await signedIn(admin, "root-admin");
+      await admin.getByRole("button", { name: "Delete session" }).waitFor();
+    } finally {
+      await admin.context().close();
+    }
+  });
+
+  it("shows the viewer no Submit, no cancel, no chat input, no score, review or delete, and no configuration", async () => {
     const page = viewer;
     await page.goto(rig.url("/"));
     await signedIn(page, "viewer-bob");
@@ -207,9 +231,16 @@ describe("authorization in the dashboard", () => {
 
     // A finished session with chat: the chat is there to read, the question field is not.
     await page.goto(rig.url(`/sessions/${doneInPayments}`));
+    await signedIn(page, "viewer-bob");
     const chat = page.getByRole("region", { name: "Chat" });
     await chat.getByText("You may read this chat").waitFor();
     expect(await page.getByLabel("Ask a follow-up question").count()).toBe(0);
+    // The score and review cards are shown to read, without their actions; no delete either.
+    await page.getByTestId("score-card").waitFor();
+    await page.getByTestId("review-panel").waitFor();
+    expect(await scoreButton(page).count()).toBe(0);
+    expect(await reviewButtons(page).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Delete session" }).count()).toBe(0);
 
     // System: the MCP servers are shown, the configuration (admins only) is not.
     await page.goto(rig.url("/system"));

@@ -205,7 +205,8 @@ describe("e2e: UserCredentials", () => {
     );
 
     // The exchanging server saw alice's exchanged token on every call of the execution, the
-    // shared one only outside it (the gateway's health checks), and never her own token.
+    // shared one only outside it (the gateway's health checks: the exception docs/operations.md
+    // states under "Per-user tool credentials"), and never her own token.
     expect(cluster.toolCallBearers()).toEqual([`Bearer exchanged:${ALICE}`]);
     const seen = new Set(cluster.requests.map((r) => r.authorization));
     expect(

@@ -46,7 +46,7 @@ export interface IdentityDeps {
 export const TOKEN_COOKIE = "tarsy_token";
 
 /** oauth2-proxy's and kube-rbac-proxy's identity headers (the groups header per `scopes`). */
-export function identityHeaders(config: AuthorizationConfig): string[] {
+export function identityHeaders(config: Pick<AuthorizationConfig, "scopes">): string[] {
   return [
     "x-forwarded-user",
     "x-forwarded-email",
@@ -76,6 +76,27 @@ export function trustedProxyMatcher(entries: readonly string[]): (address?: stri
   };
 }
 
+/**
+ * The trusted-proxy rule on its own: identity headers from an address that is not a trusted
+ * proxy throw `untrusted_identity`, whether or not authorization is on (the relay applies it
+ * while authorization is off, when it identifies nobody).
+ */
+export function identityHeaderCheck(
+  config: Pick<AuthorizationConfig, "scopes" | "trusted_proxies">,
+): (facts: RequestFacts) => void {
+  const headers = identityHeaders(config);
+  const trusted = trustedProxyMatcher(config.trusted_proxies);
+  return (facts) => {
+    const present = headers.filter((h) => facts.header(h)?.trim());
+    if (present.length > 0 && !trusted(facts.remoteAddress)) {
+      throw new AuthError(
+        "untrusted_identity",
+        `identity headers (${present.join(", ")}) from ${facts.remoteAddress ?? "an unknown address"}, which is not a trusted proxy`,
+      );
+    }
+  };
+}
+
 const list = (value: string | undefined): string[] =>
   (value ?? "")
     .split(",")
@@ -93,8 +114,7 @@ const cookieToken = (cookie: string | undefined): string | undefined =>
  */
 export function createIdentityResolver(deps: IdentityDeps) {
   const { config } = deps;
-  const headers = identityHeaders(config);
-  const trusted = trustedProxyMatcher(config.trusted_proxies);
+  const checkHeaders = identityHeaderCheck(config);
   const now = deps.now ?? (() => new Date());
 
   async function fromToken(token: string): Promise<Identity> {
@@ -115,14 +135,7 @@ export function createIdentityResolver(deps: IdentityDeps) {
   }
 
   return async function resolveIdentity(facts: RequestFacts): Promise<Identity> {
-    const present = headers.filter((h) => facts.header(h)?.trim());
-    const fromProxy = trusted(facts.remoteAddress);
-    if (present.length > 0 && !fromProxy) {
-      throw new AuthError(
-        "untrusted_identity",
-        `identity headers (${present.join(", ")}) from ${facts.remoteAddress ?? "an unknown address"}, which is not a trusted proxy`,
-      );
-    }
+    checkHeaders(facts);
     const bearer = bearerOf(facts.header("authorization"));
     const apiToken = bearer?.startsWith(API_TOKEN_PREFIX)
       ? bearer

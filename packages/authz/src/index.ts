@@ -6,6 +6,7 @@ export {
   type IdentityDeps,
   type IdentityResolver,
   type IdentitySource,
+  identityHeaderCheck,
   identityHeaders,
   type RequestFacts,
   receiverIdentity,

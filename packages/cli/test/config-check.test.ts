@@ -208,6 +208,26 @@ agent_chains:
     );
   });
 
+  it("refuses a policy that does not parse, naming the file, the path and the file's line (exit 1)", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "tarsy.yaml"),
+      [
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        "  policy: |",
+        "    g, team-sre, role:sre",
+        "    p, role:sre, sessions, read, prod/*",
+      ].join("\n"),
+    );
+    const run = await tarsy(["config", "check", "--config-dir", dir]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(
+      `error: ${join(dir, "tarsy.yaml")}: authorization.policy: line 2 (file line 6): unknown action "read"`,
+    );
+  });
+
   it("rejects unknown options with the usage (exit 2)", async () => {
     const run = await tarsy(["config", "check", "--bogus"]);
     expect(run.code).toBe(2);

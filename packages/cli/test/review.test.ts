@@ -17,6 +17,7 @@ describe("tarsy session review and tarsy triage", () => {
     try {
       for (let i = 0; i < 3; i++) {
         const { session } = await createSession(db.prisma, {
+          project: "default",
           alertData: `review ${i}`,
           alertType: "PodCrashLooping",
           chainId: "k8s-chain",

@@ -201,8 +201,14 @@ function parseLine(body: string, line: number, known: ReadonlySet<string>): Poli
 /** Whether the value is a known project name. */
 export const isProjectName = (value: string): boolean => PROJECT_RE.test(value);
 
-/** Problems of the section as a whole, as `[path, message]` pairs. */
-export function authorizationProblems(config: AuthorizationConfig): [string, string][] {
+/**
+ * Problems of the section as a whole, as `[path, message]` pairs. A policy problem names its
+ * line in the policy and, given the file line the policy starts on, its line in the file.
+ */
+export function authorizationProblems(
+  config: AuthorizationConfig,
+  policyFileLine?: number,
+): [string, string][] {
   const out: [string, string][] = [];
   if (config.projects.length === 0) out.push(["projects", "at least one project is needed"]);
   const dup = config.projects.find((p, i) => config.projects.indexOf(p) !== i);
@@ -215,7 +221,9 @@ export function authorizationProblems(config: AuthorizationConfig): [string, str
     out.push(["alertmanager.project", `"${am}" is not in projects`]);
   }
   for (const p of parsePolicy(config.policy, config.projects).problems) {
-    out.push(["policy", `line ${p.line}: ${p.message}`]);
+    const inFile =
+      policyFileLine === undefined ? "" : ` (file line ${policyFileLine + p.line - 1})`;
+    out.push(["policy", `line ${p.line}${inFile}: ${p.message}`]);
   }
   return out;
 }

@@ -4,6 +4,7 @@ export {
   AUTHZ_RESOURCE,
   type AuthorizationConfig,
   type AuthzAction,
+  builtinAuthorization,
   DEFAULT_PROJECT,
   isProjectName,
   type PolicyRule,

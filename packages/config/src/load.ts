@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { LineCounter, parseDocument } from "yaml";
+import { type Document, isScalar, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { agentTypeWarnings } from "./agent-type.ts";
 import {
@@ -107,7 +107,11 @@ interface LoadState {
 }
 
 /** Reads, interpolates and parses one YAML file; undefined when the file does not exist. */
-function readYaml(file: string, state: LoadState): unknown {
+function readYaml(
+  file: string,
+  state: LoadState,
+  inspect?: (doc: Document, lines: LineCounter) => void,
+): unknown {
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file, "utf8");
   const lineCounter = new LineCounter();
@@ -132,7 +136,20 @@ function readYaml(file: string, state: LoadState): unknown {
     const key = `${file}\u0000${missing.path}`;
     state.missingAt.set(key, [...(state.missingAt.get(key) ?? []), missing.variable]);
   }
+  inspect?.(doc, lineCounter);
   return doc.toJS() ?? {};
+}
+
+/**
+ * The file line of a string's first line: for a block scalar (`policy: |`), the line after
+ * its header; for one on its key's line, that line. Undefined when it is not a string there.
+ */
+function firstLineOf(doc: Document, lines: LineCounter, path: string[]): number | undefined {
+  const node = doc.getIn(path, true);
+  if (!isScalar(node) || !node.range) return undefined;
+  const { line } = lines.linePos(node.range[0]);
+  const block = node.type === "BLOCK_LITERAL" || node.type === "BLOCK_FOLDED";
+  return block ? line + 1 : line;
 }
 
 /** Parses each entry of a named section; failed names are remembered so references stay quiet. */
@@ -179,7 +196,10 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     });
   }
 
-  const tarsyRaw = readYaml(tarsyFile, state);
+  let policyLine: number | undefined;
+  const tarsyRaw = readYaml(tarsyFile, state, (doc, lines) => {
+    policyLine = firstLineOf(doc, lines, ["authorization", "policy"]);
+  });
   const tarsy = parseEntry(TarsyFileSchema, tarsyRaw ?? {}, tarsyFile, []);
   state.issues.push(...tarsy.issues);
   state.ignored.push(...tarsy.ignored);
@@ -213,7 +233,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     section(AuthorizationSchema, top.authorization, "authorization"),
   );
   if (top.authorization !== undefined && top.authorization !== null) {
-    for (const [path, message] of authorizationProblems(authorization)) {
+    for (const [path, message] of authorizationProblems(authorization, policyLine)) {
       state.issues.push({ file: tarsyFile, path: `authorization.${path}`, message });
     }
   }

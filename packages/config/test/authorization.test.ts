@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parsePolicy } from "../src/index.ts";
+import { AUTHZ_ACTIONS, parsePolicy } from "../src/index.ts";
 import { load, loadIssues } from "./helpers.ts";
 
 const POLICY = `
@@ -95,7 +97,7 @@ authorization:
     ]);
   });
 
-  it("names the path and the policy line of every mistake in the policy", () => {
+  it("names the path, the policy line and the tarsy.yaml line of every mistake in the policy", () => {
     const issues = loadIssues({
       tarsy: `
 authorization:
@@ -116,15 +118,54 @@ authorization:
     expect(lines).toEqual([
       'authorization.projects: "prod" is listed twice',
       'authorization.default_project: "staging" is not in projects',
-      expect.stringMatching(/^authorization\.policy: line 1: a g line is/),
-      expect.stringMatching(/^authorization\.policy: line 2: unknown action "read"/),
-      expect.stringMatching(/^authorization\.policy: line 3: unknown resource "clusters"/),
-      expect.stringMatching(/^authorization\.policy: line 4: unknown project "nowhere"/),
-      expect.stringMatching(/^authorization\.policy: line 5: the object is/),
-      expect.stringMatching(/^authorization\.policy: line 6: unknown effect "maybe"/),
-      expect.stringMatching(/^authorization\.policy: line 7: a policy line starts with p or g/),
+      expect.stringMatching(/^authorization\.policy: line 1 \(file line 7\): a g line is/),
+      expect.stringMatching(
+        /^authorization\.policy: line 2 \(file line 8\): unknown action "read"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 3 \(file line 9\): unknown resource "clusters"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 4 \(file line 10\): unknown project "nowhere"/,
+      ),
+      expect.stringMatching(/^authorization\.policy: line 5 \(file line 11\): the object is/),
+      expect.stringMatching(
+        /^authorization\.policy: line 6 \(file line 12\): unknown effect "maybe"/,
+      ),
+      expect.stringMatching(
+        /^authorization\.policy: line 7 \(file line 13\): a policy line starts with p or g/,
+      ),
     ]);
     expect(issues.every((i) => i.file.endsWith("tarsy.yaml"))).toBe(true);
+  });
+
+  it("counts the file line from where the policy's text starts, in a block or on its key's line", () => {
+    const block = loadIssues({
+      tarsy: [
+        "# comment",
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        "  policy: |",
+        "    g, team-sre, role:sre",
+        "",
+        "    p, role:sre, sessions, read, prod/*",
+      ].join("\n"),
+    });
+    expect(block.map((i) => i.message)).toEqual([
+      expect.stringMatching(/^line 3 \(file line 8\): unknown action "read"/),
+    ]);
+    const inline = loadIssues({
+      tarsy: [
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        '  policy: "p, role:sre, sessions, get, nowhere/*"',
+      ].join("\n"),
+    });
+    expect(inline.map((i) => i.message)).toEqual([
+      expect.stringMatching(/^line 1 \(file line 4\): unknown project "nowhere"/),
+    ]);
   });
 });
 
@@ -197,5 +238,46 @@ ${auth}
     expect(loadIssues({ tarsy: server("      mode: impersonate") })).toEqual([
       expect.objectContaining({ path: "mcp_servers.k8s.auth.mode" }),
     ]);
+  });
+});
+
+describe("the documented authorization examples", () => {
+  const ROOT = resolve(import.meta.dirname, "../../..");
+  /** The ```yaml blocks of a Markdown file that show an `authorization` policy. */
+  const examples = (file: string): string[] =>
+    [...readFileSync(resolve(ROOT, file), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? "")
+      .filter((block) => /^authorization:/m.test(block) && /^ {2}policy: /m.test(block));
+
+  it.each(["README.md", "docs/operations.md"])(
+    "%s: every authorization policy example loads, and its policy parses into the lines it shows",
+    (file) => {
+      const blocks = examples(file);
+      expect(blocks.length).toBeGreaterThan(0);
+      for (const block of blocks) {
+        const { config } = load({ tarsy: block });
+        const { enabled, policy, projects, scopes, policy_default } = config.authorization;
+        expect(enabled).toBe(true);
+        // The example shows the groups claim and policy_default, as tarsy.yaml.example does.
+        expect(block).toMatch(/^ {2}scopes: /m);
+        expect(block).toMatch(/^ {2}policy_default: /m);
+        expect([scopes, policy_default]).toEqual(["groups", ""]);
+        const { rules, problems } = parsePolicy(policy, projects);
+        expect(problems).toEqual([]);
+        const shown = policy.split("\n").filter((l) => /^\s*[pg],/.test(l));
+        expect(rules).toHaveLength(shown.length);
+        for (const rule of rules) {
+          if (rule.kind === "p" && rule.action !== "*") {
+            expect(AUTHZ_ACTIONS).toContain(rule.action);
+          }
+        }
+      }
+    },
+  );
+
+  it("the approve action (reserved for action approvals) is a policy action that parses", () => {
+    const { rules, problems } = parsePolicy("p, approver, sessions, approve, prod/*", ["prod"]);
+    expect(problems).toEqual([]);
+    expect(rules).toEqual([expect.objectContaining({ kind: "p", action: "approve" })]);
   });
 });

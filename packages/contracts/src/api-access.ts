@@ -1,7 +1,11 @@
 import { z } from "zod";
 import { IdSchema, TimestampSchema } from "./common.ts";
+import { DeadLetterSchema } from "./work.ts";
 
-/** The HTTP API of ingest-api, part 3: who the caller is, API tokens and the audit log. */
+/**
+ * The HTTP API of ingest-api, part 3: who the caller is, API tokens, the audit log and the
+ * dead letters (administrators of every project).
+ */
 
 /** What a caller may do in a project (`authorization` in tarsy.yaml). */
 export const AuthzActionSchema = z.enum([
@@ -98,3 +102,36 @@ export const AuditListResponseSchema = z.object({
   next_before: z.string().nullable(),
 });
 export type AuditListResponse = z.infer<typeof AuditListResponseSchema>;
+
+/** `GET /api/v1/dead-letters` query: oldest first, `after_seq` is the previous page's last seq. */
+export const DeadLetterQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().positive().max(500).default(100),
+  after_seq: z.coerce.number().int().nonnegative().optional(),
+});
+export type DeadLetterQuery = z.infer<typeof DeadLetterQuerySchema>;
+
+/** One dead letter: a work message that failed for good, with its dead-letter sequence. */
+export const DeadLetterEntrySchema = DeadLetterSchema.omit({ v: true, headers: true }).extend({
+  /** Sequence in the dead-letter stream: what `POST /dead-letters/{seq}/redrive` takes. */
+  seq: z.number().int().positive(),
+});
+export type DeadLetterEntry = z.infer<typeof DeadLetterEntrySchema>;
+
+export const DeadLetterListResponseSchema = z.object({
+  dead_letters: z.array(DeadLetterEntrySchema),
+  /** More dead letters follow: pass the last `seq` as `after_seq`. */
+  more: z.boolean(),
+});
+export type DeadLetterListResponse = z.infer<typeof DeadLetterListResponseSchema>;
+
+/** The dead letter's original message, published again to its original subject. */
+export const DeadLetterRedriveResponseSchema = z.object({
+  seq: z.number().int().positive(),
+  /** The subject it was published to (its original one). */
+  subject: z.string(),
+  /** Its sequence in the work stream now. */
+  published_seq: z.number().int().nonnegative(),
+  /** The same dead letter was redriven before: nothing new was published. */
+  duplicate: z.boolean(),
+});
+export type DeadLetterRedriveResponse = z.infer<typeof DeadLetterRedriveResponseSchema>;

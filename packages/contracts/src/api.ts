@@ -109,9 +109,15 @@ export const AlertmanagerSkipReasonSchema = z.enum([
    * was stored for it and the notification is answered 503 so Alertmanager retries it.
    */
   "pending_limit",
-  /** Its project label names a project that is not configured; nothing was stored for it. */
+  /**
+   * Its project label names a project that is not configured. The receiver refuses such a
+   * notification whole (400 `unknown_project`) before intake, so a response does not carry it.
+   */
   "unknown_project",
-  /** The receiver may not create sessions in the project its label names; nothing stored. */
+  /**
+   * The receiver may not create sessions in the project its label names. Refused whole (403)
+   * before intake while authorization is on, so a response does not carry it.
+   */
   "forbidden_project",
 ]);
 export type AlertmanagerSkipReason = z.infer<typeof AlertmanagerSkipReasonSchema>;

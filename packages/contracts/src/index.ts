@@ -52,6 +52,14 @@ export {
   AuthMeResponseSchema,
   type AuthzActionName,
   AuthzActionSchema,
+  type DeadLetterEntry,
+  DeadLetterEntrySchema,
+  type DeadLetterListResponse,
+  DeadLetterListResponseSchema,
+  type DeadLetterQuery,
+  DeadLetterQuerySchema,
+  type DeadLetterRedriveResponse,
+  DeadLetterRedriveResponseSchema,
   TokenTtlSchema,
 } from "./api-access.ts";
 export {

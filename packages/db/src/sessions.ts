@@ -50,8 +50,8 @@ export interface CreateSessionInput {
   readonly slackMessageFingerprint?: string | null;
   /** The submitting user's bearer token, already sealed, kept until the session ends. */
   readonly userToken?: StoredUserToken | null;
-  /** The project the session belongs to (default `default`). */
-  readonly project?: string;
+  /** The project the session belongs to: every session has exactly one. */
+  readonly project: string;
 }
 
 export interface CreatedSession {
@@ -74,7 +74,7 @@ export function createSession(
         alertData: input.alertData,
         alertType: input.alertType,
         chainId: input.chainId,
-        ...(input.project === undefined ? {} : { project: input.project }),
+        project: input.project,
         agentType: input.agentType ?? null,
         author: input.author ?? null,
         runbookUrl: input.runbookUrl ?? null,

@@ -35,6 +35,32 @@ describe("session projects", () => {
   });
 });
 
+describe("a session's project", () => {
+  test("is a NOT NULL column with a (project, created_at) index; a NULL project is refused", async ({
+    db,
+  }) => {
+    const columns = await db.prisma.$queryRawUnsafe<{ is_nullable: string }[]>(
+      `SELECT is_nullable FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'alert_sessions' AND column_name = 'project'`,
+    );
+    expect(columns).toEqual([{ is_nullable: "NO" }]);
+    const indexes = await db.prisma.$queryRawUnsafe<{ indexdef: string }[]>(
+      `SELECT indexdef FROM pg_indexes
+        WHERE schemaname = current_schema() AND indexname = 'alert_sessions_project_created_at_idx'`,
+    );
+    expect(indexes).toHaveLength(1);
+    expect(indexes[0]?.indexdef).toMatch(
+      /ON \S*alert_sessions USING btree \(project, created_at\)/,
+    );
+    const session = await newSession(db.prisma);
+    await expect(
+      db.prisma.$executeRawUnsafe(
+        `UPDATE alert_sessions SET project = NULL WHERE id = '${session.id}'::uuid`,
+      ),
+    ).rejects.toThrow(/null value in column "project"/);
+  });
+});
+
 describe("the audit log", () => {
   test("is append-only: UPDATE, DELETE and TRUNCATE are refused by the database", async ({
     db,

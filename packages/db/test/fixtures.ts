@@ -10,6 +10,7 @@ export async function newSession(
 ): Promise<AlertSession> {
   counter += 1;
   const { session } = await createSession(client, {
+    project: "default",
     alertData: overrides.alertData ?? `alert ${counter}`,
     alertType: overrides.alertType ?? "kubernetes",
     chainId: overrides.chainId ?? "k8s-chain",

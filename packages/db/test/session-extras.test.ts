@@ -62,6 +62,7 @@ describe("session bookkeeping", () => {
     const labels = { alertname: "KubePodCrashLooping", namespace: "payments" };
     const groupKey = '{}:{alertname="KubePodCrashLooping"}';
     const { session: firing } = await createSession(db.prisma, {
+      project: "default",
       alertData: "{}",
       alertType: "kubernetes",
       chainId: "k8s",

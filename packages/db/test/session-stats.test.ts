@@ -29,6 +29,7 @@ function counting(prisma: PrismaClient) {
 async function seed(prisma: PrismaClient, n: number) {
   for (let i = 0; i < n; i++) {
     const { session } = await createSession(prisma, {
+      project: "default",
       alertData: `alert ${i}`,
       alertType: "kubernetes",
       chainId: "k8s-chain",
@@ -106,6 +107,7 @@ describe("session aggregates", () => {
     const [scored = "", rescoring = "", failed = ""] = await Promise.all(
       ["a", "b", "c"].map(async (t) => {
         const { session } = await createSession(db.prisma, {
+          project: "default",
           alertData: t,
           alertType: "kubernetes",
           chainId: "k8s-chain",

@@ -18,6 +18,7 @@ describe("sessions", () => {
     db,
   }) => {
     const { session, submitted } = await createSession(db.prisma, {
+      project: "default",
       alertData: "pod crashloop in ns payments",
       alertType: "kubernetes",
       chainId: "k8s-chain",
@@ -43,7 +44,12 @@ describe("sessions", () => {
   test("a failed creation leaves neither a session nor a message", async ({ db }) => {
     await expect(
       db.prisma.$transaction(async (tx) => {
-        await createSession(tx, { alertData: "x", alertType: "k", chainId: "c" });
+        await createSession(tx, {
+          alertData: "x",
+          alertType: "k",
+          chainId: "c",
+          project: "default",
+        });
         throw new Error("request aborted");
       }),
     ).rejects.toThrow("request aborted");
@@ -129,6 +135,7 @@ describe("sessions", () => {
 
   test("withSessionLock hands the handler the session exactly as stored", async ({ db }) => {
     const { session } = await createSession(db.prisma, {
+      project: "default",
       alertData: "a",
       alertType: "kubernetes",
       chainId: "k8s",

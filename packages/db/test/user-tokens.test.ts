@@ -22,6 +22,7 @@ describe("users' tokens (sealed by the caller) while sessions and chat turns run
   test("stored with the session, found by its executions, wiped when it ends", async ({ db }) => {
     for (const end of TERMINAL_SESSION_STATUSES) {
       const { session } = await createSession(db.prisma, {
+        project: "default",
         alertData: "a",
         alertType: "kubernetes",
         chainId: "k8s-chain",
@@ -45,12 +46,14 @@ describe("users' tokens (sealed by the caller) while sessions and chat turns run
 
   test("an expired token is never handed out, and the janitor wipes it", async ({ db }) => {
     const { session } = await createSession(db.prisma, {
+      project: "default",
       alertData: "a",
       alertType: "kubernetes",
       chainId: "k8s-chain",
       userToken: { sealed: "v1.old", expiresAt: new Date(Date.now() - 1_000) },
     });
     const { session: fresh } = await createSession(db.prisma, {
+      project: "default",
       alertData: "b",
       alertType: "kubernetes",
       chainId: "k8s-chain",

@@ -382,6 +382,7 @@ export async function seedExecution(
     ? { id: options.session.id }
     : (
         await createSession(env.db.prisma, {
+          project: "default",
           alertData: options.alertData ?? '{"alert":"PodCrashLooping","pod":"web-1"}',
           alertType: "test-alert",
           chainId: "test-chain",

@@ -13,6 +13,7 @@ import { accessRoutes } from "./routes/access.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
+import { deadLetterRoutes } from "./routes/dead-letters.ts";
 import { memoryRoutes, sessionMemoryRoutes } from "./routes/memories.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
 import { reviewRoutes } from "./routes/review.ts";
@@ -84,6 +85,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));
   app.route("/api/v1", accessRoutes(deps));
+  app.route("/api/v1/dead-letters", deadLetterRoutes(deps));
 
   // The dashboard's runtime settings, then its build: files as they are, index.html for
   // client-side routes.

@@ -5,11 +5,14 @@ import {
   AuditListResponseSchema,
   AuditQuerySchema,
   AuthMeResponseSchema,
+  DeadLetterListResponseSchema,
+  DeadLetterQuerySchema,
+  DeadLetterRedriveResponseSchema,
   HttpErrorBodySchema,
 } from "@tarsy/contracts";
 import { z } from "zod";
 
-/** The OpenAPI paths of `/auth/me`, `/tokens` and `/audit` (authorization, #29). */
+/** The OpenAPI paths of `/auth/me`, `/tokens`, `/audit` and `/dead-letters` (authorization, #29). */
 
 type Json = Record<string, unknown>;
 const json = (s: z.ZodType, io: "input" | "output" = "output") => ({
@@ -80,6 +83,43 @@ export function accessPaths(): Json {
           200: { description: "entries", content: json(AuditListResponseSchema) },
           401: E401,
           403: E403,
+        },
+      },
+    },
+    "/api/v1/dead-letters": {
+      get: {
+        summary:
+          "Dead letters (work messages that failed for good), oldest first (administrators of every project)",
+        parameters: Object.keys(DeadLetterQuerySchema.shape).map((name) => ({
+          name,
+          in: "query",
+          required: false,
+          schema: { type: "integer" },
+        })),
+        responses: {
+          200: {
+            description: "a page of dead letters",
+            content: json(DeadLetterListResponseSchema),
+          },
+          400: error("invalid query parameters"),
+          401: E401,
+          403: E403,
+          503: error("NATS unavailable"),
+        },
+      },
+    },
+    "/api/v1/dead-letters/{seq}/redrive": {
+      post: {
+        summary:
+          "Publishes a dead letter's original message to its original subject again and removes it (administrators of every project; audited)",
+        parameters: [{ name: "seq", in: "path", required: true, schema: { type: "integer" } }],
+        responses: {
+          200: { description: "redriven", content: json(DeadLetterRedriveResponseSchema) },
+          400: error("seq is not a dead-letter sequence"),
+          401: E401,
+          403: E403,
+          404: error("no dead letter with that sequence"),
+          503: error("NATS unavailable"),
         },
       },
     },

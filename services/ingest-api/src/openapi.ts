@@ -121,8 +121,13 @@ export function buildOpenApi(version: string): Json {
           requestBody: body(AlertmanagerWebhookSchema),
           responses: {
             ...ok(200, "sessions created and alerts skipped", AlertmanagerIntakeResponseSchema),
-            400: E400,
+            400: error(
+              "invalid body, or unknown_project: a project label names a project that is not configured (details: projects, alerts, known_projects); nothing stored",
+            ),
             401: error("credentials required and missing or wrong"),
+            403: error(
+              "a project label names a project the receiver may not create in (details: projects); nothing stored",
+            ),
             413: error(
               "more alerts than ALERTMANAGER_MAX_ALERTS (details: limit, count); nothing stored",
             ),

@@ -118,6 +118,26 @@ describe("projects on submit", () => {
   });
 });
 
+describe("the approve action", () => {
+  it("a policy line granting approve is reported by /auth/me, and grants nothing else", async () => {
+    const approver = as("april", "approvers-a");
+    const me = await request(`${h.url}/api/v1/auth/me`, { headers: approver });
+    expect(me.status).toBe(200);
+    conforms(AuthMeResponseSchema, me.body);
+    expect(me.body).toMatchObject({
+      user: "april",
+      groups: ["approvers-a"],
+      projects: [{ project: "team-a", actions: ["approve"] }],
+    });
+    // No route checks approve yet (#30): it does not let the caller see or submit anything.
+    const own = await seedSession(h.db.prisma, { project: "team-a" });
+    const session = await request(`${h.url}/api/v1/sessions/${own.id}`, { headers: approver });
+    expect(session.status).toBe(404);
+    const submit = await request(`${h.url}/api/v1/alerts`, { body: alert(), headers: approver });
+    expect(submit.status).toBe(403);
+  });
+});
+
 describe("API tokens", () => {
   it("are created, used, listed and revoked through the CLI; a revoked token is refused", async () => {
     const created = await tarsy(
@@ -200,7 +220,7 @@ describe("Alertmanager projects", () => {
       error?: { code: string };
     }>(`${h.url}/api/v1/alerts/alertmanager`, { body, headers });
 
-  it("maps the label's project, the receiver's own, refuses a forbidden or unknown one, takes an API token", async () => {
+  it("maps the label's project, the receiver's own, refuses a forbidden (403) or unknown (400) one whole, takes an API token", async () => {
     const own = await send(hook());
     expect(own.body.sessions_created.map((s) => s.project)).toEqual(["team-a", "team-a"]);
     const labelled = await send(hook("team-b"));
@@ -210,11 +230,28 @@ describe("Alertmanager projects", () => {
     const forbidden = await send(hook("team-c"));
     expect([forbidden.status, forbidden.body.error?.code]).toEqual([403, "forbidden"]);
     expect((await listSessions(h.db.prisma)).total).toBe(before);
-    const unknown = await send(hook("nope"));
-    expect(unknown.body.alerts_skipped.map((s) => s.reason)).toEqual([
-      "unknown_project",
-      "unknown_project",
-    ]);
+    // A project that is not configured refuses it whole too: 400, naming project and alert.
+    const unknownHook = hook("nope");
+    const unknown = await request<ErrorBody>(`${h.url}/api/v1/alerts/alertmanager`, {
+      body: unknownHook,
+      headers: bearer(WEBHOOK_TOKEN),
+    });
+    expect([unknown.status, unknown.body.error.code]).toEqual([400, "unknown_project"]);
+    const fingerprints = unknownHook.alerts.map((a: { fingerprint: string }) => a.fingerprint);
+    expect(unknown.body.error.message).toContain(`'nope' (alert ${fingerprints[0]})`);
+    expect(unknown.body.error.details).toMatchObject({
+      projects: ["nope"],
+      alerts: fingerprints.map((fingerprint: string) => ({ fingerprint, project: "nope" })),
+    });
+    // One alert of a notification in an unknown project: none of the others is stored either.
+    const mixed = hook("team-b");
+    mixed.alerts[1].labels.tarsy_project = "nope";
+    const refused = await request<ErrorBody>(`${h.url}/api/v1/alerts/alertmanager`, {
+      body: mixed,
+      headers: bearer(WEBHOOK_TOKEN),
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([400, "unknown_project"]);
+    expect((await listSessions(h.db.prisma)).total).toBe(before);
     const { token, hash } = newApiToken();
     await createApiToken(h.db.prisma, {
       name: "am-b",

@@ -1,5 +1,8 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { promisify } from "node:util";
 import { newApiToken } from "@tarsy/authz";
-import { createApiToken, getApiToken, listApiTokens, listAudit } from "@tarsy/db";
+import { createApiToken, getApiToken, listApiTokens, listAudit, listSessions } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedSession, startSession } from "./seed.ts";
 import {
@@ -145,6 +148,64 @@ describe("identity refusals", () => {
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("untrusted_identity");
     expect(res.body.error.message).toMatch(/203\.0\.113\.9.*not a trusted proxy/);
+  });
+});
+
+describe("identity refusals with authorization off", () => {
+  let off: Harness;
+  beforeAll(async () => {
+    off = await startHarness({ peerHeader: PEER });
+  });
+  afterAll(async () => {
+    await off?.close();
+  });
+
+  it("still answers identity headers from an untrusted address with 401 untrusted_identity, storing nothing", async () => {
+    expect(off.deps.access.authorizer.enabled).toBe(false);
+    const spoofed = { ...ADMIN, [PEER]: "203.0.113.9" };
+    const res = await request<ErrorBody>(`${off.url}/api/v1/sessions`, { headers: spoofed });
+    expect([res.status, res.body.error.code]).toEqual([401, "untrusted_identity"]);
+    expect(res.body.error.message).toMatch(/203\.0\.113\.9.*not a trusted proxy/);
+    const submit = await request<ErrorBody>(`${off.url}/api/v1/alerts`, {
+      body: { alert_type: "kubernetes", data: "spoofed" },
+      headers: spoofed,
+    });
+    expect([submit.status, submit.body.error.code]).toEqual([401, "untrusted_identity"]);
+    expect((await listSessions(off.db.prisma)).total).toBe(0);
+    // The same headers from a trusted proxy are read.
+    const trusted = await request(`${off.url}/api/v1/sessions`, { headers: ADMIN });
+    expect(trusted.status).toBe(200);
+  });
+});
+
+describe("API tokens at rest", () => {
+  it("stores only the SHA-256 of a created token: its text is nowhere in the database, even after use", async () => {
+    const created = await request<{ id: string; token: string }>(`${h.url}/api/v1/tokens`, {
+      body: { name: "at-rest", project: "team-a", role: "viewer-a", ttl: "1d" },
+      headers: ADMIN,
+    });
+    expect(created.status).toBe(201);
+    const { id, token } = created.body;
+    expect(token).toMatch(/^tarsy_/);
+    // Used once, so its last use and an audit row are written too.
+    const me = await request(`${h.url}/api/v1/auth/me`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(me.status).toBe(200);
+    await eventually(async () => (await getApiToken(h.db.prisma, id))?.lastUsedAt != null);
+    const row = await getApiToken(h.db.prisma, id);
+    const sha256 = createHash("sha256").update(token).digest("hex");
+    expect(row?.tokenHash).toBe(sha256);
+    // Every table's data, as a backup would hold it: the hash is there, the token is not.
+    const { stdout: dump } = await promisify(execFile)(
+      "pg_dump",
+      ["--data-only", h.testDb.database.url],
+      { maxBuffer: 64 * 1024 * 1024 },
+    );
+    expect(dump).toContain(sha256);
+    expect(dump).toContain("at-rest");
+    expect(dump).not.toContain(token);
+    expect(dump).not.toContain(token.slice("tarsy_".length));
   });
 });
 

@@ -123,6 +123,39 @@ describe("authorization on, webhook bearer credentials", () => {
       "alertmanager",
     );
     expect(receiverStartWarning(h.deps)).toBeUndefined();
+    // The accepted notification is audited: who, what, where, from where, when.
+    const allowed = async () =>
+      (await listAudit(h.db.prisma, { limit: 50, outcome: "allowed" })).filter(
+        (r) => r.path === "/api/v1/alerts/alertmanager",
+      );
+    await eventually(async () => (await allowed()).length === 1);
+    const [row] = await allowed();
+    expect(row).toMatchObject({
+      actor: "alertmanager",
+      identitySource: "receiver",
+      action: "create",
+      method: "POST",
+      status: 200,
+      project: "team-a",
+      remoteAddr: "127.0.0.1",
+      reason: "2 session(s) created, 0 alert(s) skipped",
+    });
+    expect(Date.now() - (row?.at.getTime() ?? 0)).toBeLessThan(60_000);
+  });
+
+  it("refuses a notification whose label names an unconfigured project with a 400 naming it, storing nothing, audited", async () => {
+    const before = await sessionCount(h);
+    const body = hook("nope");
+    const res = await send(h, body, bearer(WEBHOOK_TOKEN));
+    expect([res.status, res.body.error.code]).toEqual([400, "unknown_project"]);
+    expect(res.body.error.message).toMatch(
+      new RegExp(`unknown project 'nope' \\(alert ${body.alerts[0].fingerprint}\\)`),
+    );
+    expect(await sessionCount(h)).toBe(before);
+    await eventually(async () => {
+      const rows = await listAudit(h.db.prisma, { limit: 50, outcome: "denied" });
+      return rows.some((r) => r.status === 400 && r.project === "nope");
+    });
   });
 
   it("takes a labelled project the receiver may create in, refuses another with 403 storing nothing", async () => {

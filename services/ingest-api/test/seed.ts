@@ -20,7 +20,7 @@ export async function seedSession(
   } = {},
 ) {
   const { session } = await createSession(db, {
-    ...(input.project ? { project: input.project } : {}),
+    project: input.project ?? "default",
     alertData: input.data ?? "seeded alert",
     alertType: input.alertType ?? "kubernetes",
     chainId: input.chainId ?? "kubernetes-agent-chain",

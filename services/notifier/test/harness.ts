@@ -107,6 +107,7 @@ export function startTestNotifier(
 
 export async function newSession(db: Db, fingerprint?: string): Promise<AlertSession> {
   const { session } = await createSession(db.prisma, {
+    project: "default",
     alertData: '{"alert":"PodCrashLooping"}',
     alertType: "kubernetes",
     chainId: "kubernetes-agent-chain",

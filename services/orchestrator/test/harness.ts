@@ -307,6 +307,7 @@ export const workMessages = {
 
 export async function submit(db: Db, alertType = "test-alert", chainId = "three-stage") {
   const { session } = await createSession(db.prisma, {
+    project: "default",
     alertData: '{"alert":"PodCrashLooping","namespace":"payments"}',
     alertType,
     chainId,

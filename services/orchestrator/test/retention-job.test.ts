@@ -39,6 +39,7 @@ describe("the retention job (real Postgres)", () => {
 
   const session = async (completedAgoMs: number, deletedAgoMs: number | null = null) => {
     const { session } = await createSession(testDb.db.prisma, {
+      project: "default",
       alertData: "a",
       alertType: "kubernetes",
       chainId: "k8s-chain",

@@ -33,6 +33,7 @@ describe("the user-token janitor (real Postgres)", () => {
   const session = async (sealed: string, expiresAt: Date) =>
     (
       await createSession(testDb.db.prisma, {
+        project: "default",
         alertData: "a",
         alertType: "kubernetes",
         chainId: "k8s-chain",

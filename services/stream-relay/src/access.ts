@@ -20,6 +20,20 @@ export interface RelayAccess {
    * Rejects only when the identity could not be checked (e.g. the database is down).
    */
   identify(req: IncomingMessage): Promise<UpgradeIdentity>;
+  /**
+   * Appends a refused upgrade to the audit log (who is not known: `anonymous`; what, from
+   * where, when, why). Never throws and is not waited for: a refusal is not held up by it.
+   */
+  auditRefusal(refusal: UpgradeRefusal): void;
+}
+
+/** A WebSocket upgrade the relay refused, as the audit log records it. */
+export interface UpgradeRefusal {
+  status: 401 | 503;
+  code: string;
+  message: string;
+  path: string;
+  remoteAddress: string | undefined;
 }
 
 /** Why a frame about a session was withheld from a client. */

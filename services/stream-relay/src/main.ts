@@ -5,6 +5,7 @@ import { natsReadiness } from "@tarsy/metrics/bus";
 import { createLogger, logConfigWarnings, runService } from "@tarsy/runtime";
 import { busEventLog } from "./bus-event-log.ts";
 import { configEnv, loadEnv } from "./env.ts";
+import { createProxyTrust } from "./proxy-trust.ts";
 import { startRelay } from "./server.ts";
 
 const env = loadEnv();
@@ -16,6 +17,7 @@ await runService(
     logConfigWarnings(logger, warnings);
     // Postgres only while authorization is on (API tokens, each session's project); the
     // modules behind it are loaded only then, so the relay starts as fast as before when off.
+    // The trusted-proxy rule applies either way.
     const db = config.authorization.enabled
       ? (await import("@tarsy/db")).createDb({
           url: env.DATABASE_URL,
@@ -24,8 +26,13 @@ await runService(
         })
       : null;
     const access = db
-      ? await (await import("./relay-access.ts")).createRelayAccess(config.authorization, db.prisma)
+      ? await (await import("./relay-access.ts")).createRelayAccess(
+          config.authorization,
+          db.prisma,
+          logger.child({ component: "access" }),
+        )
       : null;
+    const proxyTrust = createProxyTrust(config.authorization);
     const bus = await connectBus(
       busOptionsFromEnv(env, {
         name: "stream-relay",
@@ -59,6 +66,7 @@ await runService(
           nats: { check: natsReadiness(bus) },
           ...(db ? { database: { check: () => db.ping() } } : {}),
         },
+        proxyTrust,
         ...(access ? { access } : {}),
       },
       logger.child({ component: "relay" }),

@@ -1,6 +1,13 @@
 import { AuthError, createAuthorizer, createIdentityResolver } from "@tarsy/authz";
 import type { AuthorizationConfig } from "@tarsy/config";
-import { type DbClient, findApiTokenByHash, getSessionProjects, touchApiToken } from "@tarsy/db";
+import {
+  appendAudit,
+  type DbClient,
+  findApiTokenByHash,
+  getSessionProjects,
+  touchApiToken,
+} from "@tarsy/db";
+import type { Logger } from "@tarsy/runtime";
 import type { RelayAccess } from "./access.ts";
 import { createSessionProjects } from "./session-projects.ts";
 
@@ -11,6 +18,7 @@ import { createSessionProjects } from "./session-projects.ts";
 export async function createRelayAccess(
   config: AuthorizationConfig,
   client: DbClient,
+  logger?: Logger,
 ): Promise<RelayAccess> {
   const resolveIdentity = createIdentityResolver({
     config,
@@ -18,6 +26,22 @@ export async function createRelayAccess(
     touchToken: (id) => touchApiToken(client, id),
   });
   return {
+    auditRefusal(refusal) {
+      const entry = {
+        actor: "anonymous",
+        identitySource: "none",
+        action: "get",
+        outcome: "denied" as const,
+        method: "GET",
+        path: refusal.path,
+        status: refusal.status,
+        remoteAddr: refusal.remoteAddress ?? null,
+        reason: `${refusal.code}: ${refusal.message}`,
+      };
+      appendAudit(client, entry).catch((err: unknown) =>
+        logger?.error({ err, audit: entry }, "audit entry not written"),
+      );
+    },
     authorizer: await createAuthorizer(config),
     projects: createSessionProjects({ lookup: (ids) => getSessionProjects(client, ids) }),
     async identify(req) {

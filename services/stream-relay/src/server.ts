@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Identity } from "@tarsy/authz";
+import { builtinAuthorization } from "@tarsy/config";
 import {
   createMetrics,
   createOpsRoutes,
@@ -23,6 +24,7 @@ import {
 import type { EventLog } from "./event-log.ts";
 import { SharedFeeds } from "./feeds.ts";
 import { identityOf, isOriginAllowed } from "./origin.ts";
+import { createProxyTrust, type ProxyTrust } from "./proxy-trust.ts";
 
 export const WS_PATH = "/api/v1/ws";
 
@@ -48,6 +50,12 @@ export interface RelayOptions
    * off, and then the relay checks nobody, as before authorization existed.
    */
   access?: RelayAccess;
+  /**
+   * Identity headers only from a trusted proxy (`authorization.trusted_proxies`): applied
+   * while authorization is off too, so a spoofed user name is refused rather than recorded.
+   * Default: the built-in `trusted_proxies` (loopback only).
+   */
+  proxyTrust?: ProxyTrust;
 }
 
 export interface Relay {
@@ -75,6 +83,7 @@ export async function startRelay(
   });
   const countFrame = (type: string) => metrics.wsFramesSent.inc({ type });
   const access = options.access?.authorizer.enabled ? options.access : null;
+  const proxyTrust = options.proxyTrust ?? createProxyTrust(builtinAuthorization());
   const feeds = new SharedFeeds(
     log,
     logger.child({ component: "feeds" }),
@@ -117,25 +126,42 @@ export async function startRelay(
       metrics.wsUpgradesRejected.inc({ reason: "origin" });
       return reject("403 Forbidden");
     }
+    const refuseUnidentified = (code: string, message: string) => {
+      logger.warn({ code, remote_address: req.socket.remoteAddress }, "rejected WebSocket");
+      metrics.wsUpgradesRejected.inc({ reason: code });
+      access?.auditRefusal({
+        status: 401,
+        code,
+        message,
+        path: WS_PATH,
+        remoteAddress: req.socket.remoteAddress,
+      });
+      return reject("401 Unauthorized", { code, message });
+    };
     let identity: Identity | null = null;
-    if (access) {
+    if (!access) {
+      const untrusted = proxyTrust(req);
+      if (untrusted) return refuseUnidentified(untrusted.code, untrusted.message);
+    } else {
       let answer: Awaited<ReturnType<RelayAccess["identify"]>>;
       try {
         answer = await access.identify(req);
       } catch (err) {
         logger.error({ err }, "could not identify a WebSocket client");
         metrics.wsUpgradesRejected.inc({ reason: "unavailable" });
-        return reject("503 Service Unavailable", {
+        const error = {
           code: "unavailable",
           message: "the caller could not be identified; try again",
+        };
+        access.auditRefusal({
+          status: 503,
+          ...error,
+          path: WS_PATH,
+          remoteAddress: req.socket.remoteAddress,
         });
+        return reject("503 Service Unavailable", error);
       }
-      if (!answer.ok) {
-        const { code, message } = answer;
-        logger.warn({ code, remote_address: req.socket.remoteAddress }, "rejected WebSocket");
-        metrics.wsUpgradesRejected.inc({ reason: code });
-        return reject("401 Unauthorized", { code, message });
-      }
+      if (!answer.ok) return refuseUnidentified(answer.code, answer.message);
       identity = answer.identity;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req, identity));

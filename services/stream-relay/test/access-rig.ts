@@ -2,8 +2,8 @@ import { request } from "node:http";
 import type { Bus } from "@tarsy/bus";
 import type { AuthorizationConfig } from "@tarsy/config";
 import { createSession, type Db } from "@tarsy/db";
-import { forceSessionProject } from "@tarsy/db/testing";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
+import { createProxyTrust } from "../src/proxy-trust.ts";
 import { createRelayAccess } from "../src/relay-access.ts";
 import type { Relay } from "../src/server.ts";
 import { relayOn } from "./helpers.ts";
@@ -47,9 +47,11 @@ export async function accessRelayOn(
   config: AuthorizationConfig = authorization(),
 ): Promise<AccessRelay> {
   const metrics = createMetrics("stream-relay", { processMetrics: false });
+  // As main wires it: the trusted-proxy rule from the same config, whether or not it is on.
   const relay = await relayOn(bus, {
     metrics,
     access: await createRelayAccess(config, db.prisma),
+    proxyTrust: createProxyTrust(config),
   });
   return {
     relay,
@@ -70,8 +72,8 @@ export async function sessionIn(db: Db, project: string): Promise<string> {
     alertData: `alert in ${project}`,
     alertType: "kubernetes",
     chainId: "k8s-chain",
+    project,
   });
-  await forceSessionProject(db.prisma, session.id, project);
   return session.id;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { newApiToken } from "@tarsy/authz";
 import type { Bus } from "@tarsy/bus";
 import type { WsServerFrame } from "@tarsy/contracts";
-import { createApiToken, revokeApiToken } from "@tarsy/db";
+import { createApiToken, listAudit, revokeApiToken } from "@tarsy/db";
 import { createTestDb, natsTest, type TestDb } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { CLOSE_ACCESS_UNAVAILABLE } from "../src/connection.ts";
@@ -60,17 +60,37 @@ async function drained(client: TestClient): Promise<void> {
   await client.waitFor((f) => f.type === "pong", 5_000, from);
 }
 
+/** A live stream chunk of one session's last event (never stored, never replayed). */
+function publishChunk(bus: Bus, sessionId: string, delta: string): void {
+  bus.publishTransient("streamChunk", {
+    v: 1,
+    type: "stream.chunk",
+    session_id: sessionId,
+    stage_id: null,
+    execution_id: null,
+    event_id: randomUUID(),
+    delta,
+    timestamp: new Date().toISOString(),
+  });
+}
+
+const chunkOf = (session: string, delta: string) => (f: WsServerFrame) =>
+  f.type === "stream.chunk" && f.session_id === session && f.payload.delta === delta;
+
 async function activity(bus: Bus, a: string, b: string) {
   // B first, then A's sentinels: once A's arrive, B's frames have passed the same feeds.
   await publishStatus(bus, b);
   const bEvents = await publishEvents(bus, b, 3);
+  for (const delta of ["b1 ", "b2 ", "b-last"]) publishChunk(bus, b, delta);
   await publishStatus(bus, a);
   const aEvents = await publishEvents(bus, a, 2);
+  publishChunk(bus, a, "a-last");
+  await bus.flush();
   return { aEvents, bEvents };
 }
 
 describe("stream-relay authorization", () => {
-  test("a user of project A, subscribed to everything, learns nothing about B, live or on catch-up; an admin sees both", async ({
+  test("a user of project A, subscribed to everything, learns nothing about B (statuses, events, stream chunks), live or on catch-up; an admin sees both", async ({
     nats,
   }) => {
     const { relay, sample } = await accessRelayOn(nats.bus, testDb.db);
@@ -91,10 +111,20 @@ describe("stream-relay authorization", () => {
       await admin.waitFor(about("sessions", b, "session.status"));
       await admin.waitFor((f) => "id" in f && f.id === bEvents.at(-1));
       await admin.waitFor((f) => "id" in f && f.id === aEvents.at(-1));
+      await admin.waitFor(chunkOf(b, "b-last"));
+      await admin.waitFor(chunkOf(a, "a-last"));
       await alice.waitFor(about("sessions", a, "session.status"));
       await alice.waitFor((f) => "id" in f && f.id === aEvents.at(-1));
+      await alice.waitFor(chunkOf(a, "a-last"));
       await drained(alice);
       expect(sessionsSeen(alice)).toEqual(new Set([a]));
+      // B's live chunks reached the admin and none reached alice.
+      const chunks = (client: TestClient) =>
+        client.frames.flatMap((f) =>
+          f.type === "stream.chunk" ? [`${f.session_id}:${f.payload.delta}`] : [],
+        );
+      expect(chunks(alice)).toEqual([`${a}:a-last`]);
+      expect(chunks(admin)).toEqual(expect.arrayContaining([`${b}:b1 `, `${b}:b-last`]));
       expect(alice.eventIds().filter((id) => bEvents.includes(id))).toEqual([]);
       // B's channel is answered exactly as a session that does not exist.
       expect(framesOn(alice, `session:${b}`)).toEqual(["subscription.confirmed"]);
@@ -125,9 +155,10 @@ describe("stream-relay authorization", () => {
     }
   });
 
-  test("spoofed identity headers from an untrusted address, or nobody, are refused with a 401", async ({
+  test("spoofed identity headers from an untrusted address, or nobody, are refused with a 401 and audited", async ({
     nats,
   }) => {
+    const started = Date.now() - 1_000;
     const { relay, sample } = await accessRelayOn(
       nats.bus,
       testDb.db,
@@ -146,6 +177,31 @@ describe("stream-relay authorization", () => {
         2,
       );
       expect(relay.connections).toBe(0);
+      // Each refusal is in the audit log: what, from where, when, why.
+      const refusals = async () =>
+        (await listAudit(testDb.db.prisma, { limit: 100, outcome: "denied" })).filter(
+          (r) => r.path === "/api/v1/ws" && r.at.getTime() >= started,
+        );
+      await expect.poll(async () => (await refusals()).length).toBe(3);
+      const rows = await refusals();
+      for (const row of rows) {
+        expect(row).toMatchObject({
+          actor: "anonymous",
+          action: "get",
+          method: "GET",
+          status: 401,
+          remoteAddr: "127.0.0.1",
+        });
+        expect(Date.now() - row.at.getTime()).toBeLessThan(60_000);
+      }
+      expect(rows.map((r) => r.reason?.split(":")[0]).sort()).toEqual([
+        "unauthorized",
+        "untrusted_identity",
+        "untrusted_identity",
+      ]);
+      expect(rows.find((r) => r.reason?.startsWith("untrusted_identity"))?.reason).toMatch(
+        /x-forwarded-user.*127\.0\.0\.1, which is not a trusted proxy/,
+      );
     } finally {
       await relay.close();
     }
@@ -211,16 +267,41 @@ describe("stream-relay authorization", () => {
     }
   });
 
-  test("with authorization off, the relay checks nobody and filters nothing", async ({ nats }) => {
-    const { relay } = await accessRelayOn(
+  test("with authorization off, the relay refuses spoofed identity headers with a 401 and filters nothing", async ({
+    nats,
+  }) => {
+    const { relay: untrusting, sample } = await accessRelayOn(
       nats.bus,
       testDb.db,
       authorization({ enabled: false, trusted_proxies: ["192.0.2.10"] }),
     );
+    try {
+      // Identity headers from an address that is not a trusted proxy: refused, as ingest-api does.
+      expect(await refusedUpgrade(untrusting.url, ALICE)).toEqual({
+        status: 401,
+        body: {
+          error: {
+            code: "untrusted_identity",
+            message: expect.stringMatching(/127\.0\.0\.1, which is not a trusted proxy/),
+          },
+        },
+      });
+      expect(await sample("tarsy_ws_upgrades_rejected_total", "reason", "untrusted_identity")).toBe(
+        1,
+      );
+      // Nobody named: the one local user, let in.
+      const anonymous = await connectClient(untrusting.url);
+      expect(anonymous.frames[0]).toMatchObject({ type: "connection.established", user: null });
+      await anonymous.close();
+      expect(untrusting.connections).toBe(0);
+    } finally {
+      await untrusting.close();
+    }
+    const { relay } = await accessRelayOn(nats.bus, testDb.db, authorization({ enabled: false }));
     const a = await sessionIn(testDb.db, "alpha");
     const b = await sessionIn(testDb.db, "beta");
     try {
-      // Identity headers from an address that is not a trusted proxy: recorded as before.
+      // From a trusted proxy the user is recorded, and nothing is filtered.
       const client = await connectClient(relay.url, ALICE);
       expect(client.frames[0]).toMatchObject({ type: "connection.established", user: "alice" });
       const anonymous = await connectClient(relay.url);

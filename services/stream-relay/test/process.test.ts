@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { natsTest } from "@tarsy/testkit";
 import { expect } from "vitest";
@@ -68,6 +71,56 @@ natsTest(
       expect((await client.closed).code).toBe(1001);
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  },
+);
+
+natsTest(
+  "the relay refuses to start with a policy that does not parse, naming file, path and line",
+  async ({ nats }) => {
+    const dir = mkdtempSync(join(tmpdir(), "tarsy-relay-policy-"));
+    const file = join(dir, "tarsy.yaml");
+    writeFileSync(
+      file,
+      [
+        "authorization:",
+        "  enabled: true",
+        "  projects: [prod]",
+        "  policy: |",
+        "    p, role:sre, sessions, get, nowhere/*",
+      ].join("\n"),
+    );
+    const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
+      cwd: serviceDir,
+      env: {
+        ...process.env,
+        NATS_URL: nats.url,
+        TARSY_SUBJECT_PREFIX: nats.prefix,
+        TARSY_STREAM_SUFFIX: nats.streamSuffix,
+        TARSY_CONFIG_DIR: dir,
+        RELAY_HOST: "127.0.0.1",
+        RELAY_PORT: "0",
+        LOG_LEVEL: "info",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      output += d.toString();
+    });
+    try {
+      const [code] = await once(child, "exit");
+      expect(code, output).not.toBe(0);
+      expect(output).toContain(
+        `${file}: authorization.policy: line 1 (file line 5): unknown project "nowhere"`,
+      );
+      expect(output).not.toMatch(/"url":"ws:/);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );

@@ -15,7 +15,8 @@ const DENIALS = new Set([401, 403]);
 /**
  * Applies `ROUTE_RULES` to every request: identifies the caller (API routes but the
  * Alertmanager receiver), refuses what the rule does not allow, and audits every denial and
- * every state-changing call. While authorization is off only identification runs.
+ * every state-changing call. An API path the table does not name fails closed (401 without
+ * an identity, 403 with one). While authorization is off only identification runs.
  */
 export function guard(
   deps: IngestResources,
@@ -23,11 +24,14 @@ export function guard(
 ): MiddlewareHandler {
   const { authorizer } = deps.access;
   return async (c, next) => {
+    if (!c.req.path.startsWith("/api/")) return next();
     const match = ruleFor(c.req.method, c.req.path);
-    const rule: RouteRule = match?.entry.rule ?? { kind: "public" };
-    if (!c.req.path.startsWith("/api/") || rule.kind === "receiver") return next();
+    // An API path no entry names (the dashboard's `/*` is not one) fails closed.
+    const rule: RouteRule | undefined =
+      match && match.entry.path !== "/*" ? match.entry.rule : undefined;
+    if (rule?.kind === "receiver") return next();
     const address = remoteAddressOf(c);
-    auditNote(c).action = actionOf(rule);
+    auditNote(c).action = rule ? actionOf(rule) : "admin";
     const deny = (
       status: ContentfulStatusCode,
       code: HttpErrorCode,
@@ -46,10 +50,18 @@ export function guard(
       if (err instanceof HttpError) throw deny(err.status, err.code, err.message);
       throw err;
     }
-    if (!authorizer.enabled || rule.kind === "public") return next();
+    if (!authorizer.enabled || rule?.kind === "public") return next();
     const identity = identityOf(c);
     if (identity.source === "none") {
       throw deny(401, "unauthorized", "this route needs an identified caller", identity);
+    }
+    if (!rule) {
+      throw deny(
+        403,
+        "forbidden",
+        `no authorization rule for ${c.req.method} ${c.req.path}`,
+        identity,
+      );
     }
     if (rule.kind === "global_admin" && !authorizer.can(identity, "admin", ALL_PROJECTS)) {
       throw deny(403, "forbidden", "only an administrator of every project may do this", identity);

@@ -24,12 +24,19 @@ export interface Receiver {
   /** An alert's project: its label's (`project_label`), else the receiver's or the token's. */
   place(caller: ReceiverCaller, labels: Record<string, string>): Placement;
   /**
-   * 403 (audited), before anything is stored, when a label names a known project the caller
-   * may not `create` in: the whole notification is refused, as a flood past the cap is.
+   * Before anything is stored, the whole notification is refused (as a flood past the cap is)
+   * when a label names a project that is not configured (400 `unknown_project`, naming it and
+   * the alert), or a known one the caller may not `create` in (403, audited).
    */
-  refuseForbidden(c: Context, caller: ReceiverCaller, labelSets: Record<string, string>[]): void;
+  refuseUnplaceable(c: Context, caller: ReceiverCaller, alerts: LabelledAlert[]): void;
   /** One audit entry for the notification, one denial per refused project. */
   audit(c: Context, caller: ReceiverCaller, result: AlertmanagerIntakeResponse): void;
+}
+
+/** An alert's labels (the fingerprint absent for a notification's common labels). */
+export interface LabelledAlert {
+  fingerprint?: string;
+  labels: Record<string, string>;
 }
 
 const CALLER = "receiverCaller";
@@ -104,14 +111,34 @@ export function receiverOf(deps: IngestResources, webhookAuth: MiddlewareHandler
     authenticate,
     of: (c) => c.get(CALLER as never) as ReceiverCaller,
     place,
-    refuseForbidden(c, caller, labelSets) {
+    refuseUnplaceable(c, caller, alerts) {
+      const placed = alerts.map((alert) => ({ alert, placement: place(caller, alert.labels) }));
+      const unknown = placed.filter((p) => p.placement.refused === "unknown_project");
+      if (unknown.length > 0) {
+        const projects = [...new Set(unknown.map((u) => u.placement.project))];
+        const named = unknown
+          .map((u) => `'${u.placement.project}' (alert ${u.alert.fingerprint ?? "group labels"})`)
+          .join(", ");
+        const message = `unknown project ${named}; known: ${authorizer.projects.join(", ")}; nothing was stored`;
+        if (authorizer.enabled) {
+          noteAudit(c, { action: "create", project: projects.join(","), reason: message });
+          recordAudit(deps, c, caller.identity, caller.address, "denied", 400);
+        }
+        throw new HttpError(400, "unknown_project", message, {
+          projects,
+          alerts: unknown.map((u) => ({
+            fingerprint: u.alert.fingerprint ?? null,
+            project: u.placement.project,
+          })),
+          known_projects: [...authorizer.projects],
+        });
+      }
       if (!authorizer.enabled) return;
       const forbidden = [
         ...new Set(
-          labelSets
-            .map((labels) => place(caller, labels))
-            .filter((p) => p.refused === "forbidden_project")
-            .map((p) => p.project),
+          placed
+            .filter((p) => p.placement.refused === "forbidden_project")
+            .map((p) => p.placement.project),
         ),
       ];
       if (forbidden.length === 0) return;

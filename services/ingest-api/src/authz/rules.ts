@@ -100,6 +100,8 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   post("/api/v1/tokens", { kind: "project_admin" }),
   { method: "DELETE", path: "/api/v1/tokens/:id", rule: { kind: "project_admin" } },
   get("/api/v1/audit", { kind: "global_admin" }),
+  get("/api/v1/dead-letters", { kind: "global_admin" }),
+  post("/api/v1/dead-letters/:seq/redrive", { kind: "global_admin" }),
 ];
 
 /** The action a rule stands for in the audit log. */

@@ -22,9 +22,9 @@ export function alertmanagerRoutes(deps: IngestResources, received: AlertsReceiv
       precheck: (value) => capAlerts(value, deps.settings.alertmanager.maxAlerts),
     });
     const who = receiver.of(c);
-    receiver.refuseForbidden(c, who, [
-      ...hook.alerts.map((a) => a.labels),
-      { ...hook.commonLabels, ...hook.groupLabels },
+    receiver.refuseUnplaceable(c, who, [
+      ...hook.alerts.map((a) => ({ fingerprint: a.fingerprint, labels: a.labels })),
+      { labels: { ...hook.commonLabels, ...hook.groupLabels } },
     ]);
     const author =
       who.identity.source === "token"
