@@ -4,6 +4,12 @@ import { chatCommand } from "./chat.ts";
 import { configCheckCommand } from "./config-check.ts";
 import { dlqDiscardCommand, dlqListCommand, dlqRedriveCommand } from "./dlq.ts";
 import { eventsReplayCommand } from "./events-replay.ts";
+import {
+  memoryDeleteCommand,
+  memoryDeprecateCommand,
+  memoryListCommand,
+  memoryShowCommand,
+} from "./memory.ts";
 import { sessionCancelCommand } from "./session-cancel.ts";
 import { sessionDeleteCommand } from "./session-delete.ts";
 import { sessionListCommand } from "./session-list.ts";
@@ -36,4 +42,8 @@ export const COMMANDS: readonly Command[] = [
   tokenListCommand,
   tokenRevokeCommand,
   usageCommand,
+  memoryListCommand,
+  memoryShowCommand,
+  memoryDeprecateCommand,
+  memoryDeleteCommand,
 ];
