@@ -11,12 +11,16 @@ import {
   LLMInteractionDetailSchema,
   MCPInteractionDetailSchema,
   McpServersResponseSchema,
+  MemoryListResponseSchema,
+  MemoryResponseSchema,
+  type MemoryUpdateRequest,
   ReviewActivityResponseSchema,
   RunbooksResponseSchema,
   ScoreSessionResponseSchema,
   SessionDeleteResponseSchema,
   SessionDetailSchema,
   SessionListResponseSchema,
+  SessionMemoriesResponseSchema,
   SessionNotificationsResponseSchema,
   SessionScoreSchema,
   SystemConfigResponseSchema,
@@ -29,7 +33,8 @@ import {
   UpdateReviewResponseSchema,
   UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
-import type { z } from "zod";
+import { z } from "zod";
+import { type MemoryState, memoryQueryString } from "./memory-state.ts";
 import { type ListState, listQueryString } from "./url-state.ts";
 import { type UsageState, usageQueryString } from "./usage-state.ts";
 
@@ -87,6 +92,18 @@ export interface ApiClient {
     group: TriageGroup,
     query: { page: number; page_size: number; assignee?: string | undefined },
   ): Promise<z.infer<typeof TriageGroupResponseSchema>>;
+  /** A page of the caller's projects' investigation memories. */
+  listMemories(state: MemoryState): Promise<z.infer<typeof MemoryListResponseSchema>>;
+  /** Edits a memory (e.g. `{deprecated: true}`); answers it as changed. */
+  updateMemory(
+    id: string,
+    change: MemoryUpdateRequest,
+  ): Promise<z.infer<typeof MemoryResponseSchema>>;
+  deleteMemory(id: string): Promise<null>;
+  /** Memories learned from the session. */
+  sessionMemories(id: string): Promise<z.infer<typeof SessionMemoriesResponseSchema>>;
+  /** Memories given to the session's agents. */
+  injectedMemories(id: string): Promise<z.infer<typeof SessionMemoriesResponseSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -170,5 +187,17 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
       if (query.assignee !== undefined) q.set("assignee", query.assignee);
       return call(TriageGroupResponseSchema, `/sessions/triage/${group}?${q}`);
     },
+    listMemories: (state) =>
+      call(MemoryListResponseSchema, `/memories?${memoryQueryString(state)}`),
+    updateMemory: (id, change) =>
+      call(MemoryResponseSchema, `/memories/${encodeURIComponent(id)}`, {
+        method: "PATCH",
+        body: JSON.stringify(change),
+      }),
+    // 204 without a body.
+    deleteMemory: (id) =>
+      call(z.null(), `/memories/${encodeURIComponent(id)}`, { method: "DELETE" }),
+    sessionMemories: (id) => call(SessionMemoriesResponseSchema, `${sid(id)}/memories`),
+    injectedMemories: (id) => call(SessionMemoriesResponseSchema, `${sid(id)}/injected-memories`),
   };
 }

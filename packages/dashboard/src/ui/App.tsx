@@ -20,6 +20,9 @@ const SystemPage = lazy(() => import("./SystemPage.tsx").then((m) => ({ default:
 const TriagePage = lazy(() => import("./TriagePage.tsx").then((m) => ({ default: m.TriagePage })));
 // The chart library is only in this page's chunk.
 const UsagePage = lazy(() => import("./UsagePage.tsx").then((m) => ({ default: m.UsagePage })));
+const MemoriesPage = lazy(() =>
+  import("./MemoriesPage.tsx").then((m) => ({ default: m.MemoriesPage })),
+);
 
 function SessionsRoute() {
   return <SessionsPage search={useLocation().search} />;
@@ -41,6 +44,10 @@ function TriageRoute() {
 
 function UsageRoute() {
   return <UsagePage search={useLocation().search} />;
+}
+
+function MemoriesRoute() {
+  return <MemoriesPage search={useLocation().search} />;
 }
 
 function PageLoading() {
@@ -100,6 +107,7 @@ const routes: RouteObject[] = [
           { path: "triage", Component: TriageRoute },
           { path: "submit", Component: SubmitPage },
           { path: "usage", Component: UsageRoute },
+          { path: "memories", Component: MemoriesRoute },
           { path: "system", Component: SystemPage },
           { path: "*", Component: NotFound },
         ],

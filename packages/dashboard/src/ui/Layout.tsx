@@ -228,13 +228,14 @@ const NAV: {
     action: "create",
   },
   { to: "/usage", label: "Usage", match: (p: string) => p === "/usage" },
+  { to: "/memories", label: "Memories", match: (p: string) => p === "/memories", action: "get" },
   { to: "/system", label: "System", match: (p: string) => p === "/system" },
 ];
 
 export function Layout(props: { children?: ReactNode }) {
   const { pathname } = useLocation();
   const access = useAccess();
-  // Hidden only once /auth/me says the caller may create nowhere (the API stays the boundary).
+  // Hidden only once /auth/me says the caller may do it nowhere (the API stays the boundary).
   const nav = NAV.filter(
     (n) => !n.action || access.status !== "ready" || projectsWith(access, n.action).length > 0,
   );

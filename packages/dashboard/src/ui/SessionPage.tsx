@@ -24,6 +24,7 @@ import {
   SessionHeader,
   StageStepper,
 } from "./SessionHeader.tsx";
+import { SessionMemories } from "./SessionMemories.tsx";
 import { SessionTimeline } from "./Timeline.tsx";
 import { useLiveSession } from "./useSession.ts";
 
@@ -132,6 +133,7 @@ export function SessionPage(props: { sessionId: string }) {
 
       <ScoreCard detail={detail} mayScore={can(access, REVIEW_PERMISSION, detail.project)} />
       <ReviewPanel detail={detail} mayReview={can(access, REVIEW_PERMISSION, detail.project)} />
+      <SessionMemories detail={detail} />
       <NotificationsCard detail={detail} />
 
       {detail.chat_enabled && terminal ? (
