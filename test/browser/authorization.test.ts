@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { AlertSubmitResponse, SessionDetail } from "@tarsy/contracts";
+import { createDb, createMemories } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "../../packages/dashboard/testing/browser.ts";
 import { ROOT, until } from "../e2e/support.ts";
@@ -247,5 +248,64 @@ describe("authorization in the dashboard", () => {
     await signedIn(page, "viewer-bob");
     await page.getByRole("table", { name: "MCP servers" }).waitFor();
     expect(await page.getByRole("heading", { name: "Configuration" }).count()).toBe(0);
+  }, 60_000);
+
+  it("offers memory actions only where /auth/me grants them: the SRE deprecates in payments, the viewer only reads", async () => {
+    const db = createDb({ url: rig.system.database.url });
+    const seed = async (project: string, content: string) => {
+      const [m] = await createMemories(
+        db.prisma,
+        { project, sourceSessionId: null, alertType: null, chainId: null },
+        [
+          {
+            content,
+            category: "procedural",
+            valence: "positive",
+            confidence: 0.9,
+            embedding: [],
+            embeddingModel: null,
+          },
+        ],
+      );
+      return m?.id ?? "";
+    };
+    let inPayments = "";
+    let inPlatform = "";
+    try {
+      inPayments = await seed("payments", "Restart checkout only after draining the queue");
+      inPlatform = await seed("platform", "The ingress controller drops idle connections");
+    } finally {
+      await db.close();
+    }
+    const memoryRow = (page: Page, id: string) => page.locator(`tr[data-memory-id="${id}"]`);
+    const buttons = (page: Page, id: string) =>
+      memoryRow(page, id).getByRole("button").allTextContents();
+
+    const sre = rig.page;
+    await sre.goto(rig.url("/"));
+    await signedIn(sre, "sre-alice");
+    await sre
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Memories" })
+      .click();
+    // The rows render once /auth/me has answered (signed in): what they offer is final.
+    await memoryRow(sre, inPayments).waitFor();
+    await memoryRow(sre, inPlatform).waitFor();
+    // update but not delete in payments; only get in platform.
+    expect(await buttons(sre, inPayments)).toEqual(["Deprecate"]);
+    expect(await buttons(sre, inPlatform)).toEqual([]);
+    await memoryRow(sre, inPayments).getByRole("button", { name: "Deprecate" }).click();
+    await memoryRow(sre, inPayments).getByRole("button", { name: "Undeprecate" }).waitFor();
+
+    await viewer.goto(rig.url("/"));
+    await signedIn(viewer, "viewer-bob");
+    await viewer
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Memories" })
+      .click();
+    await memoryRow(viewer, inPayments).waitFor();
+    await memoryRow(viewer, inPlatform).waitFor();
+    expect(await buttons(viewer, inPayments)).toEqual([]);
+    expect(await buttons(viewer, inPlatform)).toEqual([]);
   }, 60_000);
 });
