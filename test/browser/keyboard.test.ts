@@ -106,6 +106,11 @@ describe("the dashboard by keyboard", () => {
       await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
       expect(path()).toBe("/usage");
       await press("Tab");
+      await expectFocus(nav.getByRole("link", { name: "Memories" }));
+      await press("Enter");
+      await page.getByRole("heading", { name: "Memories", level: 1 }).waitFor();
+      expect(path()).toBe("/memories");
+      await press("Tab");
       await expectFocus(nav.getByRole("link", { name: "System" }));
       await press("Enter");
       await page.getByRole("heading", { name: "System", level: 1 }).waitFor();

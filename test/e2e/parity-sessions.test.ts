@@ -148,11 +148,13 @@ describe("e2e: parity — sessions", () => {
     await follow(ws, marker);
     await ws.waitFor((f) => f.type === "stream.chunk" && onChannel(f, marker), 60_000);
     await ws.waitFor((f) => isStatus(f, marker, "completed"), 60_000);
-    const after = ws.frames
-      .slice(cancelledAt + 1)
-      .filter((f) => onChannel(f, id))
-      .map((f) => ("id" in f ? f.payload.type : f.type));
-    expect(after).toEqual([]);
+    // After `cancelled`, only the review state a cancelled session starts with (announced
+    // right after its status): no chunk, no event of the stopped agents.
+    const after = ws.frames.slice(cancelledAt + 1).filter((f) => onChannel(f, id));
+    expect(after.map((f) => ("id" in f ? f.payload.type : f.type))).toEqual(["review.status"]);
+    expect(after.map((f) => ("id" in f ? f.payload : null))).toMatchObject([
+      { type: "review.status", review_status: "reviewed", actor: "system" },
+    ]);
 
     const d = await sessionOf(id);
     expect(d.status).toBe("cancelled");

@@ -108,7 +108,7 @@ defaults:
   llm_provider: google-default
   compose_provider: google-default
   fallback_list: fast
-  memory: { enabled: false }
+  label_map: triage
 `,
     );
     const env = { GOOGLE_API_KEY: "key" };
@@ -122,7 +122,7 @@ defaults:
     );
     expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
     expect(lenient.stdout).toMatch(
-      /unsupported: .*defaults\.memory: investigation memory.* \(#24\)/,
+      /unsupported: .*defaults\.label_map: selects the label_maps catalog entry.* \(#31\)/,
     );
     expect(lenient.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
 
@@ -141,11 +141,11 @@ defaults:
       const run = await tarsy(["config", "check", "-c", dir]);
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/Not supported yet \(\d+ settings of the Go TARSy, ignored\):/);
+      expect(run.stdout).toMatch(/Not supported yet \(\d+ settings? of the Go TARSy, ignored\):/);
       expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
       const strict = await tarsy(["config", "check", "-c", dir, "--strict"]);
       expect(strict.code).toBe(1);
-      expect(strict.stdout.trimEnd()).toMatch(/but --strict: \d+ settings not supported yet\.$/);
+      expect(strict.stdout.trimEnd()).toMatch(/but --strict: \d+ settings? not supported yet\.$/);
     }
     const full = await tarsy([
       "config",
@@ -172,7 +172,7 @@ defaults:
       `
 defaults:
   max_iterations: -2
-  memory: { enabled: true }
+  label_map: triage
 mcp_servers:
   broken:
     transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
@@ -202,7 +202,9 @@ agent_chains:
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
-    expect(run.stdout).toContain(`unsupported: ${file}: defaults.memory: investigation memory`);
+    expect(run.stdout).toContain(
+      `unsupported: ${file}: defaults.label_map: selects the label_maps catalog entry`,
+    );
     expect(run.stdout).toContain(
       `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
     );
@@ -240,22 +242,33 @@ describe("tarsy", () => {
   it("lists its commands", async () => {
     const help = await tarsy(["--help"]);
     expect(help.code).toBe(0);
-    for (const line of [
-      "tarsy alert submit    submit an alert from a file or stdin; prints the session id",
-      "tarsy session list    list sessions by status, alert type or text, a page at a time",
-      "tarsy session show    print a session's status, stages, analysis and token usage",
-      "tarsy session watch   follow a session's live timeline (streaming) until it ends",
-      "tarsy session trace   print a session's LLM and MCP interactions, or one of them in full",
-      "tarsy session cancel  cancel a running session (or its running chat answer)",
-      "tarsy chat            ask a follow-up question about a session and stream the answer",
-      "tarsy events replay   print stored events from NATS as JSON lines",
-      "tarsy dlq list        list dead letters",
-      "tarsy dlq redrive     publish a dead letter to its original subject again",
-      "tarsy dlq discard     remove a dead letter without redriving it",
-      "tarsy config check    validate the configuration and print a summary",
-      "tarsy usage           print LLM usage and estimated cost: totals, top models and sessions",
-    ]) {
-      expect(help.stdout).toContain(line);
+    // Each command on its own line, its description after the padding (the column widens
+    // with the longest command).
+    const commands: [string, string][] = [
+      ["tarsy alert submit", "submit an alert from a file or stdin; prints the session id"],
+      ["tarsy session list", "list sessions by status, alert type or text, a page at a time"],
+      ["tarsy session show", "print a session's status, stages, analysis and token usage"],
+      ["tarsy session watch", "follow a session's live timeline (streaming) until it ends"],
+      ["tarsy session trace", "print a session's LLM and MCP interactions, or one of them in full"],
+      ["tarsy session cancel", "cancel a running session (or its running chat answer)"],
+      ["tarsy chat", "ask a follow-up question about a session and stream the answer"],
+      ["tarsy events replay", "print stored events from NATS as JSON lines"],
+      ["tarsy dlq list", "list dead letters"],
+      ["tarsy dlq redrive", "publish a dead letter to its original subject again"],
+      ["tarsy dlq discard", "remove a dead letter without redriving it"],
+      ["tarsy config check", "validate the configuration and print a summary"],
+      ["tarsy usage", "print LLM usage and estimated cost: totals, top models and sessions"],
+      ["tarsy memory list", "list investigation memories, a page at a time"],
+      ["tarsy memory show", "show one investigation memory"],
+      ["tarsy memory deprecate", "deprecate an investigation memory"],
+      ["tarsy memory delete", "delete an investigation memory"],
+    ];
+    for (const [command, does] of commands) {
+      const line = help.stdout.split("\n").find((l) => l.startsWith(`  ${command}  `));
+      expect(line, command).toBeDefined();
+      expect(line?.slice(command.length + 2).trimStart(), command).toMatch(
+        new RegExp(`^${does.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`),
+      );
     }
     const none = await tarsy([]);
     expect(none.code).toBe(2);

@@ -155,7 +155,11 @@ describe("tarsy against the running system", () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(lines.every((l) => l.subject === sessionEventsSubject(sessionId))).toBe(true);
     expect(lines.every((l) => l.event.session_id === sessionId)).toBe(true);
-    expect(lines.at(-1)?.event).toMatchObject({ type: "session.status", status: "completed" });
+    // The session completes, then enters review (announced in that order).
+    expect(lines.slice(-2).map((l) => l.event)).toMatchObject([
+      { type: "session.status", status: "completed" },
+      { type: "review.status", review_status: "needs_review", actor: "system" },
+    ]);
     // Every timeline event the API knows was published on the stream.
     const show = JSON.parse(
       (await tarsy(["session", "show", sessionId, "--json"], { env: sys.env })).stdout,
