@@ -15,6 +15,7 @@ import { createMaskingService } from "@tarsy/masking";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { DEFAULT_TIMEOUTS, startGateway } from "@tarsy/mcp-gateway";
 import { createLogger } from "@tarsy/runtime";
+import { until } from "@tarsy/testkit/until";
 
 const DEMO_CLUSTER = fileURLToPath(
   new URL("../../packages/stack/demo/cluster-mcp-server.mjs", import.meta.url),
@@ -45,14 +46,6 @@ function row(what: string, samples: number[]): Row {
     p95: quantile(sorted, 0.95),
     max: sorted.at(-1) ?? Number.NaN,
   };
-}
-
-async function until(probe: () => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 const sdkClient = () => new Client({ name: "bench", version: "1" }, { capabilities: {} });
@@ -136,7 +129,11 @@ async function gatewayCalls(
   };
   try {
     for (let i = 0; i <= options.executions; i++) {
-      await until(() => gateway.pool.idleCount("demo") === warmPoolSize, "the pool to fill");
+      await until(() => gateway.pool.idleCount("demo") === warmPoolSize, {
+        what: "the pool to fill",
+        timeoutMs: 60_000,
+        intervalMs: 5,
+      });
       const execution = `${prefix}-${i}`;
       const took = await call(execution);
       const again = await call(execution);

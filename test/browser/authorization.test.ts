@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
 import type { AlertSubmitResponse, SessionDetail } from "@tarsy/contracts";
 import { createDb, createMemories } from "@tarsy/db";
+import { until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "../../packages/dashboard/testing/browser.ts";
-import { ROOT, until } from "../e2e/support.ts";
+import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/browser/fixtures/authorization");
@@ -70,11 +71,10 @@ describe("authorization in the dashboard", () => {
     });
     heldInPlatform = await submitAsAdmin("platform", "HOLD");
     doneInPayments = await submitAsAdmin("payments", "quick");
-    await until(
-      async () => (await statusOf(doneInPayments)) === "completed",
-      60_000,
-      "the seeded payments session to complete",
-    );
+    await until(async () => (await statusOf(doneInPayments)) === "completed", {
+      what: "the seeded payments session to complete",
+      timeoutMs: 60_000,
+    });
     viewer = await rig.pageAs(VIEWER);
   }, 240_000);
   afterAll(async () => {

@@ -2,12 +2,12 @@ import {
   type FakeSlack,
   startFakeSlack,
   startWebhookReceiver,
+  until,
   type WebhookReceiver,
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { notificationsStack, submitAlert, waitStatus } from "../e2e/scenario-support.ts";
-import { until } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
 /**
@@ -53,7 +53,10 @@ describe("the session page's Notifications card", () => {
     await rig.shot("session-notifications-retrying");
 
     slack.down = null;
-    await until(async () => (slack.posts.length > 0 ? true : undefined), 30_000, "the Slack post");
+    await until(async () => (slack.posts.length > 0 ? true : undefined), {
+      what: "the Slack post",
+      timeoutMs: 30_000,
+    });
     await waiting.getByText("sent", { exact: true }).waitFor({ timeout: 30_000 });
     await expect.poll(() => waiting.getByText("Slack answered HTTP 503").count()).toBe(0);
     expect(await card().getByRole("row").count()).toBe(4); // the header and three sends

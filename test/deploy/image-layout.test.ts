@@ -9,10 +9,10 @@
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { createTestDatabase, natsUrl } from "@tarsy/testkit";
+import { createTestDatabase, natsUrl, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, get, run, start, until } from "./support/processes.ts";
+import { freePort, get, run, start } from "./support/processes.ts";
 import { ROOT } from "./support/yaml.ts";
 
 /** The image installs the same tsx version globally (root devDependency, checked in dockerfiles.test.ts). */
@@ -59,10 +59,13 @@ describe("the stream-relay image layout", () => {
       },
     });
     try {
-      const ready = await until("relay /ready", async () => {
-        const res = await get(`http://127.0.0.1:${port}/ready`);
-        return res?.status === 200 ? res : undefined;
-      });
+      const ready = await until(
+        async () => {
+          const res = await get(`http://127.0.0.1:${port}/ready`);
+          return res?.status === 200 ? res : undefined;
+        },
+        { what: "relay /ready", retryErrors: true },
+      );
       // The ops routes of every service (`@tarsy/metrics`), on the relay's own port.
       expect(JSON.parse(ready.body)).toMatchObject({
         status: "ready",
@@ -101,12 +104,11 @@ describe("the llm-service image layout", () => {
     });
     try {
       await until(
-        "grpc health SERVING",
         async () => {
           const check = await run("node", ["grpc-health.mjs", `127.0.0.1:${port}`], { cwd: dir });
           return check.code === 0 ? check : undefined;
         },
-        60_000,
+        { what: "grpc health SERVING", timeoutMs: 60_000, intervalMs: 200, retryErrors: true },
       );
     } finally {
       service.child.kill("SIGTERM");
@@ -127,9 +129,10 @@ async function startLlmService(): Promise<{ env: Record<string, string>; stop: (
       METRICS_PORT: "0",
     },
   });
-  await until("llm-service listening", async () =>
-    /"msg":"service started"/.test(llm.output()) ? true : undefined,
-  );
+  await until(async () => (/"msg":"service started"/.test(llm.output()) ? true : undefined), {
+    what: "llm-service listening",
+    retryErrors: true,
+  });
   return {
     env: { LLM_SERVICE_ADDRESS: `127.0.0.1:${port}` },
     stop: () => llm.child.kill("SIGTERM"),
@@ -168,12 +171,11 @@ describe.each([
     });
     try {
       const ready = await until(
-        `${service} /ready`,
         async () => {
           const res = await get(`${ops}/ready`);
           return res?.status === 200 ? res : undefined;
         },
-        90_000,
+        { what: `${service} /ready`, timeoutMs: 90_000, retryErrors: true },
       );
       const report = JSON.parse(ready.body) as { status: string; checks: Record<string, unknown> };
       expect(report.status).toBe("ready");

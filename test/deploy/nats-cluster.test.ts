@@ -11,12 +11,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Bus, type BusAdmin, NatsEnvShape } from "@tarsy/bus";
 import { STREAMS } from "@tarsy/contracts";
-import { createTestBus } from "@tarsy/testkit";
+import { createTestBus, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { find, podSpec } from "./support/k8s.ts";
 import { renderKustomization } from "./support/kustomize.ts";
-import { freePort, get, run, type Started, start, until } from "./support/processes.ts";
+import { freePort, get, run, type Started, start } from "./support/processes.ts";
 import { ROOT } from "./support/yaml.ts";
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
@@ -93,10 +93,13 @@ describe("the production overlay's 3-node JetStream cluster", () => {
     // The StatefulSet's startup probe: JetStream up on every server.
     const startup = podSpec(sts).containers[0]?.startupProbe?.httpGet?.path ?? "";
     for (const s of servers) {
-      await until(`${s.name} ${startup}`, async () => {
-        const res = await get(`http://127.0.0.1:${s.monitor}${startup}`);
-        return res?.status === 200 ? res : undefined;
-      });
+      await until(
+        async () => {
+          const res = await get(`http://127.0.0.1:${s.monitor}${startup}`);
+          return res?.status === 200 ? res : undefined;
+        },
+        { what: `${s.name} ${startup}`, retryErrors: true },
+      );
     }
     // What the services read in production: the token, the overlay's stream replicas.
     const natsEnv = z.object(NatsEnvShape).parse({
@@ -107,7 +110,6 @@ describe("the production overlay's 3-node JetStream cluster", () => {
     // Connecting asks JetStream for the account, which times out until the cluster has a
     // meta leader (slow on a loaded machine): retry.
     const testBus = await until(
-      "JetStream answers on the cluster",
       () =>
         createTestBus({
           servers: natsEnv.NATS_URL.split(","),
@@ -115,13 +117,17 @@ describe("the production overlay's 3-node JetStream cluster", () => {
           replicas: natsEnv.TARSY_STREAM_REPLICAS,
           skipProvision: true,
         }).catch(() => undefined),
-      60_000,
+      { what: "JetStream answers on the cluster", timeoutMs: 60_000, retryErrors: true },
     );
     bus = testBus.bus;
     admin = testBus.admin;
     suffix = testBus.streamSuffix;
     // Until the JetStream meta leader is elected, stream creation is refused: retry.
-    await until("streams provisioned", () => admin.provision(), 60_000);
+    await until(() => admin.provision(), {
+      what: "streams provisioned",
+      timeoutMs: 60_000,
+      retryErrors: true,
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -146,13 +152,16 @@ describe("the production overlay's 3-node JetStream cluster", () => {
 
   it("holds every TARSy stream on all 3 servers", async () => {
     const names = Object.values(STREAMS).map((s) => `${s.name}${suffix}`);
-    const details = await until("every stream with a leader and 2 followers", async () => {
-      const found = (await streamDetails(servers[0]?.monitor ?? 0)).filter((d) =>
-        names.includes(d.name),
-      );
-      const settled = found.filter((d) => d.cluster?.leader && d.cluster.replicas?.length === 2);
-      return settled.length === names.length ? found : undefined;
-    });
+    const details = await until(
+      async () => {
+        const found = (await streamDetails(servers[0]?.monitor ?? 0)).filter((d) =>
+          names.includes(d.name),
+        );
+        const settled = found.filter((d) => d.cluster?.leader && d.cluster.replicas?.length === 2);
+        return settled.length === names.length ? found : undefined;
+      },
+      { what: "every stream with a leader and 2 followers", retryErrors: true },
+    );
     for (const d of details) {
       expect(d.config.num_replicas, d.name).toBe(3);
       // jsz lists the peers other than the reporting server (nats-0) itself.
@@ -197,7 +206,6 @@ describe("the production overlay's 3-node JetStream cluster", () => {
     await dead?.proc.exited;
     const names = Object.values(STREAMS).map((s) => `${s.name}${suffix}`);
     const details = await until(
-      "a leader on a surviving server for every stream",
       async () => {
         const found = (await streamDetails(alive[0]?.monitor ?? 0)).filter((d) =>
           names.includes(d.name),
@@ -205,16 +213,20 @@ describe("the production overlay's 3-node JetStream cluster", () => {
         const led = found.filter((d) => d.cluster?.leader && d.cluster.leader !== dead?.name);
         return led.length === names.length ? led : undefined;
       },
-      30_000,
+      {
+        what: "a leader on a surviving server for every stream",
+        timeoutMs: 30_000,
+        retryErrors: true,
+      },
     );
     expect(details.map((d) => d.name).sort()).toEqual([...names].sort());
     // The cluster still takes configuration changes (the meta group has its quorum of 2),
     // once the consumers led by the dead server have elected new leaders.
-    const report = await until(
-      "provisioning with one server down",
-      () => admin.provision(),
-      45_000,
-    );
+    const report = await until(() => admin.provision(), {
+      what: "provisioning with one server down",
+      timeoutMs: 45_000,
+      retryErrors: true,
+    });
     expect(Object.keys(report.streams)).toHaveLength(names.length);
   }, 90_000);
 });

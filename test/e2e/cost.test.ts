@@ -6,6 +6,7 @@
  * million (input/output), acme-promo-1 2/8 but 1/4 under the active promotion `launch`,
  * acme-mystery-1 none. Thinking tokens are billed at the output rate.
  */
+
 import { resolve } from "node:path";
 import type {
   CostTotals,
@@ -14,9 +15,10 @@ import type {
   SessionStatistics,
   TraceListResponse,
 } from "@tarsy/contracts";
+import { until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const COST_DIR = resolve(ROOT, "test/e2e/testdata/cost");
 
@@ -93,8 +95,7 @@ describe("Cost", () => {
     const chat = await ask(stack, id, "What now?");
     await until(
       async () => ((await chatStage(stack, id, chat.id)).status === "completed" ? true : null),
-      30_000,
-      "the chat answer",
+      { what: "the chat answer", timeoutMs: 30_000 },
     );
     const after = await session(id);
     const total = sum(RATED_AGENT, EXEC_SUMMARY, CHAT_ANSWER);

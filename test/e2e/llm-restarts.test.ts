@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -11,7 +11,7 @@ import {
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 /**
  * LlmRestarts: llm-service is killed (-9) mid-stream and between calls, with one replica
@@ -83,15 +83,17 @@ async function expectCompletedOnce(
   expect(events.filter((e) => e.status !== "completed")).toEqual([]);
   // The live channel: strictly increasing ids; a late viewer replays the very same ones.
   const last = events.length;
-  await until(
-    async () => ids(live, channel).length >= last,
-    15_000,
-    "the live viewer to see every event",
-  );
+  await until(async () => ids(live, channel).length >= last, {
+    what: "the live viewer to see every event",
+    timeoutMs: 15_000,
+  });
   const seen = ids(live, channel);
   for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1] as number);
   const late = await watch(sys.stack.wsUrl, channel);
-  await until(async () => ids(late, channel).length >= seen.length, 15_000, "the late replay");
+  await until(async () => ids(late, channel).length >= seen.length, {
+    what: "the late replay",
+    timeoutMs: 15_000,
+  });
   expect(ids(late, channel)).toEqual(seen);
   await late.close();
   // The trace: one LLM interaction per execution and iteration, no error recorded.
@@ -109,11 +111,10 @@ async function expectCompletedOnce(
     SELECT m.content FROM messages m JOIN agent_executions e ON e.id = m.execution_id
     WHERE m.session_id = ${id} AND m.role = 'assistant' AND e.agent_name = 'Narrator'`;
   expect(messages.map((m) => m.content)).toEqual([ANSWER]);
-  await until(
-    async () => announcedStatuses(sessions, id).includes("completed"),
-    15_000,
-    "the sessions channel to announce the completion",
-  );
+  await until(async () => announcedStatuses(sessions, id).includes("completed"), {
+    what: "the sessions channel to announce the completion",
+    timeoutMs: 15_000,
+  });
   const statuses = announcedStatuses(sessions, id);
   expect(statuses.filter((s) => s === "completed")).toHaveLength(1);
   const attempts = Object.fromEntries(
@@ -124,7 +125,10 @@ async function expectCompletedOnce(
 
 /** Waits until a session's answer is streaming to the viewer. */
 async function streaming(client: TestClient, channel: string, count = 3): Promise<void> {
-  await until(async () => chunks(client, channel).length >= count, 60_000, "the answer to stream");
+  await until(async () => chunks(client, channel).length >= count, {
+    what: "the answer to stream",
+    timeoutMs: 60_000,
+  });
 }
 
 async function readyCheck(sys: E2E, process: string) {
@@ -154,11 +158,10 @@ describe("e2e: LlmRestarts with one llm-service", () => {
     await streaming(live, channel);
     await sys.stack.process("llm-service-1").kill();
     // The runners' /ready names the cause while llm-service is gone.
-    await until(
-      async () => (await readyCheck(sys, "agent-runner-1")).llm === "failing",
-      10_000,
-      "agent-runner /ready to report llm-service failing",
-    );
+    await until(async () => (await readyCheck(sys, "agent-runner-1")).llm === "failing", {
+      what: "agent-runner /ready to report llm-service failing",
+      timeoutMs: 10_000,
+    });
     expect((await readyCheck(sys, "agent-runner-1")).status).toBe(503);
     await sleep(1_500);
     await sys.stack.start("llm-service");
@@ -168,16 +171,14 @@ describe("e2e: LlmRestarts with one llm-service", () => {
     expect(
       chunks(live, channel).filter((c) => c.event_id === answerEventId && c.reset),
     ).not.toEqual([]);
-    await until(
-      async () => shown(live, channel, answerEventId) === ANSWER,
-      10_000,
-      "the streamed text to be the answer",
-    );
-    await until(
-      async () => (await readyCheck(sys, "agent-runner-1")).status === 200,
-      10_000,
-      "agent-runner ready again",
-    );
+    await until(async () => shown(live, channel, answerEventId) === ANSWER, {
+      what: "the streamed text to be the answer",
+      timeoutMs: 10_000,
+    });
+    await until(async () => (await readyCheck(sys, "agent-runner-1")).status === 200, {
+      what: "agent-runner ready again",
+      timeoutMs: 10_000,
+    });
     await live.close();
     await sessions.close();
   }, 240_000);

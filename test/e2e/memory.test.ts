@@ -6,6 +6,7 @@
  * `recall_past_investigations`, and find the earlier session with `search_past_sessions`.
  * A second stack runs with memory off.
  */
+
 import { resolve } from "node:path";
 import type {
   LLMInteractionDetail,
@@ -15,6 +16,7 @@ import type {
   TimelineResponse,
   TraceListResponse,
 } from "@tarsy/contracts";
+import { until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scriptedEmbedding } from "../../llm-service/src/index.ts";
 import { type FakeProvider, startFakeProvider } from "../../llm-service/test/fakes/http.ts";
@@ -23,7 +25,7 @@ import {
   openAiEmbedResponder,
 } from "../../llm-service/test/fakes/openai.ts";
 import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const DIR = resolve(ROOT, "test/e2e/testdata/memory");
 const DIMENSIONS = 256;
@@ -65,8 +67,7 @@ const scored = (id: string): Promise<SessionScore> =>
       const r = await sys.api<SessionScore>(`/api/v1/sessions/${id}/score`);
       return r.status === 200 && r.body.status !== "in_progress" ? r.body : null;
     },
-    60_000,
-    `the score of ${id}`,
+    { what: `the score of ${id}`, timeoutMs: 60_000 },
   );
 
 let learned: string;
@@ -186,11 +187,10 @@ describe("Investigation memory", () => {
     // A chat turn on the session: no lessons in its prompt, but it recalls with the tool
     // (and, having been given nothing, may recall the injected memory too).
     const chat = await ask(sys, id, "What did we learn about OOM kills before?");
-    await until(
-      async () => (await chatStage(sys, id, chat.id)).status === "completed",
-      30_000,
-      "the chat turn",
-    );
+    await until(async () => (await chatStage(sys, id, chat.id)).status === "completed", {
+      what: "the chat turn",
+      timeoutMs: 30_000,
+    });
     const chatCalls = await callsOf(id, "ChatAgent");
     expect(systemOf(chatCalls[0])).not.toContain("Lessons from Past Investigations");
     expect(toolNames(chatCalls[0])).toEqual(

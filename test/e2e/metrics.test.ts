@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import type { WsServerFrame } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseExposition, type Sample, total } from "./prometheus.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const METRICS_DIR = resolve(ROOT, "test/e2e/testdata/metrics");
 const SCRIPTED = { provider: "scripted", model: "scripted-metrics" };
@@ -137,8 +137,7 @@ describe("e2e: Metrics", () => {
         const chatStage = r.body.stages.find((s) => s.kind === "chat");
         return chatStage && chatStage.status !== "active" ? r.body : null;
       },
-      10_000,
-      "the chat stage in the API",
+      { what: "the chat stage in the API", timeoutMs: 10_000 },
     );
     after = await scrapeAll(sys.stack.metricsUrls);
   }, 240_000);

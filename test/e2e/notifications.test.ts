@@ -12,11 +12,12 @@ import {
   type FakeSlackPost,
   startFakeSlack,
   startWebhookReceiver,
+  until,
   type WebhookReceiver,
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notificationsStack, saveLogs, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, until } from "./support.ts";
+import { bootSystem, type E2E } from "./support.ts";
 
 const CHANNEL = "C0ONCALL";
 const SECRET = "e2e-webhook-secret";
@@ -53,11 +54,10 @@ describe("e2e: Notifications", () => {
   };
   /** Waits for `count` Slack posts about the session (its notifications are sent after it ends). */
   const waitPosts = (sessionId: string, count: number) =>
-    until(
-      async () => (postsOf(sessionId).length >= count ? postsOf(sessionId) : undefined),
-      30_000,
-      `${count} Slack posts about ${sessionId}`,
-    );
+    until(async () => (postsOf(sessionId).length >= count ? postsOf(sessionId) : undefined), {
+      what: `${count} Slack posts about ${sessionId}`,
+      timeoutMs: 30_000,
+    });
 
   beforeAll(async () => {
     slack = await startFakeSlack();
@@ -120,11 +120,10 @@ describe("e2e: Notifications", () => {
     ]);
     expect(button(completed)?.url).toBe(`${DASHBOARD}/sessions/${id}`);
 
-    const requests = await until(
-      async () => (hooksOf(id).length >= 2 ? hooksOf(id) : undefined),
-      30_000,
-      "two webhook requests",
-    );
+    const requests = await until(async () => (hooksOf(id).length >= 2 ? hooksOf(id) : undefined), {
+      what: "two webhook requests",
+      timeoutMs: 30_000,
+    });
     for (const request of requests) {
       const ts = String(request.headers[WEBHOOK_HEADERS.timestamp]);
       const signature = createHmac("sha256", SECRET).update(`${ts}.${request.body}`).digest("hex");
@@ -147,8 +146,7 @@ describe("e2e: Notifications", () => {
         const all = await deliveriesOf(id);
         return all.length === 4 && all.every((d) => d.status === "sent") ? all : undefined;
       },
-      30_000,
-      "four sent deliveries",
+      { what: "four sent deliveries", timeoutMs: 30_000 },
     );
     expect(told.map((d) => `${d.target} ${d.event}`).sort()).toEqual([
       "slack completed",
@@ -193,8 +191,7 @@ describe("e2e: Notifications", () => {
     expect(header).toContain(done.error_message ?? "(no error message)");
     const failedHook = await until(
       async () => hooksOf(id).find((r) => JSON.parse(r.body).event === "failed"),
-      30_000,
-      "the failed webhook",
+      { what: "the failed webhook", timeoutMs: 30_000 },
     );
     expect(JSON.parse(failedHook.body).error_message).toBe(done.error_message);
   }, 150_000);
@@ -215,8 +212,7 @@ describe("e2e: Notifications", () => {
         const slackOne = (await deliveriesOf(id)).find((d) => d.target === "slack");
         return slackOne && slackOne.attempts >= 2 ? slackOne : undefined;
       },
-      30_000,
-      "two failed attempts",
+      { what: "two failed attempts", timeoutMs: 30_000 },
     );
     expect(pending).toMatchObject({
       event: "completed",
@@ -236,8 +232,7 @@ describe("e2e: Notifications", () => {
         const slackOne = (await deliveriesOf(id)).find((d) => d.target === "slack");
         return slackOne?.status === "sent" ? slackOne : undefined;
       },
-      30_000,
-      "the Slack delivery to be marked sent",
+      { what: "the Slack delivery to be marked sent", timeoutMs: 30_000 },
     );
     expect(sent.last_error).toBeNull();
     expect(postsOf(id)).toHaveLength(1);

@@ -8,7 +8,7 @@ import {
   type TimelineResponse,
   type TraceListResponse,
 } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { geminiChunk, geminiUsage } from "../../llm-service/test/fakes/gemini.ts";
 import {
@@ -19,7 +19,7 @@ import {
   startFakeProvider,
 } from "../../llm-service/test/fakes/http.ts";
 import { ask, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/parity-llm");
 const EVERYTHING_MCP = resolve(
@@ -228,8 +228,7 @@ describe("e2e: parity-llm", () => {
         const s = d.stages.find((x) => x.id === chat.id);
         return s && !ACTIVE_EXECUTION_STATUSES.includes(s.status) ? s : null;
       },
-      60_000,
-      "the chat turn to end",
+      { what: "the chat turn to end", timeoutMs: 60_000 },
     );
     expect(stage.status).toBe("completed");
 

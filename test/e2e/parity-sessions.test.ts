@@ -6,10 +6,10 @@ import {
   type TraceListResponse,
   type WsServerFrame,
 } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveLogs, submitAlert, timeline } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/parity-sessions");
 
@@ -76,8 +76,7 @@ async function ended(id: string, timeoutMs: number): Promise<SessionDetail> {
       const d = await sessionOf(id);
       return TERMINAL_SESSION_STATUSES.includes(d.status) ? d : null;
     },
-    timeoutMs,
-    `session ${id} to end`,
+    { what: `session ${id} to end`, timeoutMs },
   );
 }
 
@@ -112,8 +111,7 @@ describe("e2e: parity — sessions", () => {
         );
         return executions.size === 3 ? executions : null;
       },
-      60_000,
-      "the three parallel agents to stream",
+      { what: "the three parallel agents to stream", timeoutMs: 60_000 },
     );
     const r = await sys.api<{ status: string }>(`/api/v1/sessions/${id}/cancel`, {
       method: "POST",

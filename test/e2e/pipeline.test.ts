@@ -6,7 +6,7 @@ import {
   type TimelineResponse,
   type TraceListResponse,
 } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { goldenJson, goldenSession } from "./golden.ts";
 import {
@@ -17,7 +17,6 @@ import {
   PLANTED,
   PLANTED_B64,
   ROOT,
-  until,
 } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/pipeline");
@@ -79,8 +78,7 @@ describe("e2e: Pipeline", () => {
         const r = await api<SessionDetail>(`/api/v1/sessions/${sessionId}`);
         return TERMINAL_SESSION_STATUSES.includes(r.body.status) ? r.body : null;
       },
-      120_000,
-      "the session to finish",
+      { what: "the session to finish", timeoutMs: 120_000 },
     );
     expect(detail.status).toBe("completed");
     expect(
@@ -269,8 +267,7 @@ describe("e2e: Pipeline", () => {
           if (last) expect(last.id).toBe(r.body.stage_id);
           return last && last.status !== "pending" && last.status !== "active" ? last : null;
         },
-        60_000,
-        `answer to "${content}"`,
+        { what: `answer to "${content}"`, timeoutMs: 60_000 },
       );
     };
     const first = await ask("Which pod failed first?", 1);
@@ -321,8 +318,7 @@ describe("e2e: Pipeline", () => {
         );
         return body.events.every((e) => completed.has(e.id) || created.get(e.id) === "completed");
       },
-      10_000,
-      "the WebSocket to show every completed timeline event",
+      { what: "the WebSocket to show every completed timeline event", timeoutMs: 10_000 },
     );
     const files = await goldenSession(api, sessionId, ws.frames, { [ROOT]: "<repo>" });
     for (const [name, content] of Object.entries(files)) {

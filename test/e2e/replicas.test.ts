@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -12,7 +12,7 @@ import {
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
-import { bootSystem, DEMO_ALERT, type E2E, until } from "./support.ts";
+import { bootSystem, DEMO_ALERT, type E2E } from "./support.ts";
 
 /**
  * MultiReplica and CrashRecovery share one stack with two of every service
@@ -99,11 +99,10 @@ describe("e2e: MultiReplica", () => {
     expectStrictlyIncreasing(ids);
     // A late client on relay A replays the same events: the same ids in the same order.
     const onA = await subscribed(wsA as string, [channel]);
-    await until(
-      async () => channelIds(onA, channel).length >= ids.length,
-      10_000,
-      "relay A replay",
-    );
+    await until(async () => channelIds(onA, channel).length >= ids.length, {
+      what: "relay A replay",
+      timeoutMs: 10_000,
+    });
     expect(channelIds(onA, channel)).toEqual(ids);
     // Every timeline event of the API was announced exactly once on B.
     const events = await timeline(sys, id);
@@ -145,8 +144,7 @@ describe("e2e: CrashRecovery", () => {
           WHERE e.session_id = ${id} AND s.stage_name = 'triage'`;
         return row?.status === "active" && row.runner_id ? row : null;
       },
-      60_000,
-      "triage to run",
+      { what: "triage to run", timeoutMs: 60_000 },
     );
     const runnerName = `agent-runner-${triage.runner_id?.split("-").at(-1)}`;
     await sys.stack.process(runnerName).kill();
@@ -164,8 +162,7 @@ describe("e2e: CrashRecovery", () => {
           SELECT 1 FROM stages WHERE session_id = ${id} AND stage_name = 'deep-dive'`;
         return rows.length > 0;
       },
-      120_000,
-      "the deep-dive stage",
+      { what: "the deep-dive stage", timeoutMs: 120_000 },
     );
     await sys.stack.process("orchestrator-1").kill();
     await sys.stack.start("orchestrator");
@@ -179,8 +176,7 @@ describe("e2e: CrashRecovery", () => {
           WHERE e.session_id = ${id} AND e.agent_name = 'LogAgent' AND m.interaction_type = 'tool_call'`;
         return row;
       },
-      60_000,
-      "LogAgent's first tool call",
+      { what: "LogAgent's first tool call", timeoutMs: 60_000 },
     );
     const gateway =
       ["mcp-gateway-1", "mcp-gateway-2"].find((name) =>
@@ -231,11 +227,10 @@ describe("e2e: CrashRecovery", () => {
     // The reconnected watcher: what it saw before plus its catch-up is exactly the reference.
     const refIds = channelIds(reference, channel);
     expectStrictlyIncreasing(refIds);
-    await until(
-      async () => channelIds(back, channel).at(-1) === refIds.at(-1),
-      15_000,
-      "the reconnected watcher to catch up",
-    );
+    await until(async () => channelIds(back, channel).at(-1) === refIds.at(-1), {
+      what: "the reconnected watcher to catch up",
+      timeoutMs: 15_000,
+    });
     expect([...before, ...channelIds(back, channel)]).toEqual(refIds);
     const created = createdEventIds(reference, channel);
     expect(new Set(created).size).toBe(created.length);

@@ -7,7 +7,7 @@ import {
   type TimelineResponse,
   type TraceListResponse,
 } from "@tarsy/contracts";
-import { type FakeGithub, startFakeGithub } from "@tarsy/testkit";
+import { type FakeGithub, startFakeGithub, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ask, saveLogs, waitStatus } from "./scenario-support.ts";
@@ -100,7 +100,7 @@ describe("e2e: Runbooks", () => {
     const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
     expect(done.status).toBe("completed");
     const chat = await ask(sys, id, "What is the first step?");
-    await until(chat.id, id);
+    await chatTurnEnded(chat.id, id);
 
     const requests = await requestsOf(id);
     const agents = requests.map((r) => r.agent).sort();
@@ -129,16 +129,15 @@ describe("e2e: Runbooks", () => {
     expect(detail.runbook).toMatchObject({ source: "fetched", content: OOM, error: null });
   }, 150_000);
 
-  async function until(stageId: string, sessionId: string) {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const detail = (await api<SessionDetail>(`/api/v1/sessions/${sessionId}`)).body;
-      const stage = detail.stages.find((s) => s.id === stageId);
-      if (stage && ["completed", "failed"].includes(stage.status)) return stage; // wire-literal: the turn ended on its own
-      if (Date.now() > deadline) throw new Error("chat turn did not finish");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const chatTurnEnded = (stageId: string, sessionId: string) =>
+    until(
+      async () => {
+        const detail = (await api<SessionDetail>(`/api/v1/sessions/${sessionId}`)).body;
+        const stage = detail.stages.find((s) => s.id === stageId);
+        return stage && ["completed", "failed"].includes(stage.status) && stage; // wire-literal: the turn ended on its own
+      },
+      { what: "the chat turn to finish", timeoutMs: 30_000, intervalMs: 100 },
+    );
 
   it("refuses a runbook on a host outside the allowlist: 400, no session, no LLM call", async () => {
     const sessions = async () => Number((await sql`SELECT count(*) FROM alert_sessions`)[0]?.count);

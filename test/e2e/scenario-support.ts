@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
 import type { FakeSlack, TestClient, WebhookReceiver } from "@tarsy/testkit";
-import { type E2E, ROOT, until } from "./support.ts";
+import { until } from "@tarsy/testkit";
+import { type E2E, ROOT } from "./support.ts";
 
 /** Config dirs of the scenarios (tarsy.yaml, llm-providers.yaml, llm-script.yaml). */
 export const SCENARIOS_DIR = resolve(ROOT, "test/e2e/testdata/scenarios");
@@ -93,8 +94,7 @@ export async function waitStatus(
       const d = await detail(sys, id);
       return statuses.includes(d.status) ? d : null;
     },
-    timeoutMs,
-    `session ${id} to be ${statuses.join("|")}`,
+    { what: `session ${id} to be ${statuses.join("|")}`, timeoutMs },
   );
 }
 
@@ -114,8 +114,7 @@ export async function ask(sys: E2E, id: string, content: string): Promise<Stage>
   if (r.status !== 202) throw new Error(`chat: ${r.status} ${JSON.stringify(r.body)}`);
   return until(
     async () => (await detail(sys, id)).stages.filter((s) => s.kind === "chat")[before],
-    30_000,
-    `the chat stage answering "${content}"`,
+    { what: `the chat stage answering "${content}"`, timeoutMs: 30_000 },
   );
 }
 

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { TERMINAL_EXECUTION_STATUSES, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tarsy } from "../../packages/cli/test/support.ts";
@@ -17,7 +17,7 @@ import {
   timeline,
   waitStatus,
 } from "./scenario-support.ts";
-import { bootSystem, type E2E, until } from "./support.ts";
+import { bootSystem, type E2E } from "./support.ts";
 
 /**
  * FailureResilience, FailurePropagation, Cancellation, Timeout and Concurrency share one stack
@@ -32,8 +32,7 @@ const chatEnded = (id: string, stageId: string, timeoutMs: number, what: string)
       const s = await chatStage(sys, id, stageId);
       return TERMINAL_EXECUTION_STATUSES.includes(s.status) ? s : null;
     },
-    timeoutMs,
-    what,
+    { what, timeoutMs },
   );
 let ws: TestClient;
 let sql: postgres.Sql;
@@ -72,8 +71,7 @@ describe("e2e: Concurrency", () => {
         const done = await Promise.all(ids.map((id) => detail(sys, id)));
         return done.every((d) => TERMINAL_SESSION_STATUSES.includes(d.status)) ? done : null;
       },
-      90_000,
-      "three sessions to complete",
+      { what: "three sessions to complete", timeoutMs: 90_000 },
     );
     const statuses = (await Promise.all(ids.map((id) => detail(sys, id)))).map((d) => d.status);
     expect(statuses).toEqual(["completed", "completed", "completed"]); // wire-literal: expected outcome
@@ -159,8 +157,7 @@ describe("e2e: Cancellation", () => {
         const d = await detail(sys, id);
         return d.status === "in_progress" && d.stages[0]?.executions[0]?.status === "active";
       },
-      30_000,
-      "the slow agent to be running",
+      { what: "the slow agent to be running", timeoutMs: 30_000 },
     );
     const started = Date.now();
     const r = await sys.api<{ status: string }>(`/api/v1/sessions/${id}/cancel`, {
@@ -192,8 +189,7 @@ describe("e2e: Cancellation", () => {
           WHERE e.stage_id = ${stage.id}`;
         return rows.length > 0;
       },
-      30_000,
-      "the chat answer to be in flight",
+      { what: "the chat answer to be in flight", timeoutMs: 30_000 },
     );
     await sleep(500);
     const r = await sys.api(`/api/v1/sessions/${id}/cancel`, { method: "POST" });

@@ -19,11 +19,11 @@ import type {
   TriageGroupResponse,
   UpdateReviewResponse,
 } from "@tarsy/contracts";
-import { connectClient, type TestClient } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCORING_PROMPT_HASH } from "../../services/agent-runner/src/prompts/scoring.ts";
 import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const DIR = resolve(ROOT, "test/e2e/testdata/scoring");
 
@@ -48,8 +48,7 @@ const scoreEnded = (id: string): Promise<SessionScore> =>
       const r = await sys.api<SessionScore>(`/api/v1/sessions/${id}/score`);
       return r.status === 200 && r.body.status !== "in_progress" ? r.body : null;
     },
-    60_000,
-    `the score of ${id} to end`,
+    { what: `the score of ${id} to end`, timeoutMs: 60_000 },
   );
 
 const completed = async (alertType: string): Promise<string> => {
@@ -456,8 +455,7 @@ describe("Review", () => {
         const d = await get<SessionDetail>(`/api/v1/sessions/${id}`);
         return d.quality_rating === null ? d : null;
       },
-      10_000,
-      "the rating to be cleared",
+      { what: "the rating to be cleared", timeoutMs: 10_000 },
     );
     expect(cleared.review_status).toBe("reviewed");
     expect((await activity(id)).map((a) => [a.action, a.quality_rating])).toEqual([

@@ -85,17 +85,3 @@ export async function dumpDatabase(url: string): Promise<string> {
     await sql.end();
   }
 }
-
-export async function until<T>(
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

@@ -19,10 +19,11 @@ import {
   startFakeSts,
   startRecordingMcpServer,
   type TestClient,
+  until,
 } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { saveLogs } from "./scenario-support.ts";
-import { bootSystem, dumpDatabase, type E2E, ROOT, until } from "./support.ts";
+import { bootSystem, dumpDatabase, type E2E, ROOT } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/user-credentials");
 const unique = (what: string) => `${what}-${randomBytes(12).toString("hex")}`;
@@ -117,8 +118,7 @@ describe("e2e: UserCredentials", () => {
         );
         return body.events.every((e) => completed.has(e.id) || createdDone.has(e.id));
       },
-      15_000,
-      "the WebSocket to show every completed timeline event",
+      { what: "the WebSocket to show every completed timeline event", timeoutMs: 15_000 },
     );
   }
 
@@ -181,8 +181,7 @@ describe("e2e: UserCredentials", () => {
         const r = await api<SessionDetail>(`/api/v1/sessions/${sessionId}`);
         return TERMINAL_SESSION_STATUSES.includes(r.body.status) ? r.body : null;
       },
-      90_000,
-      "the session to end",
+      { what: "the session to end", timeoutMs: 90_000 },
     );
     expect(done.status).toBe("completed");
     expect(done.final_analysis).toContain("the strict cluster refused");
@@ -250,8 +249,7 @@ describe("e2e: UserCredentials", () => {
         const chat = r.body.stages.find((s) => s.kind === "chat");
         return chat && TERMINAL_EXECUTION_STATUSES.includes(chat.status) ? chat : null;
       },
-      60_000,
-      "the chat turn to end",
+      { what: "the chat turn to end", timeoutMs: 60_000 },
     );
     chatStageId = stage.id;
     expect(stage.status).toBe("completed");
@@ -286,8 +284,7 @@ describe("e2e: UserCredentials", () => {
     await until(
       async () =>
         sys.stack.processes.every((p) => p.child.stdout?.closed && p.child.stderr?.closed),
-      15_000,
-      "every service's output to close",
+      { what: "every service's output to close", timeoutMs: 15_000 },
     );
     const logs = [...sys.stack.processes.flatMap((p) => p.lines), ...sys.logs].join("\n");
     // Postgres only ever held the sealed form, now wiped.

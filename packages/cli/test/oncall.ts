@@ -9,10 +9,11 @@ import {
   SystemConfigResponseSchema,
   TraceListResponseSchema,
 } from "@tarsy/contracts";
+import { until } from "@tarsy/testkit";
 import { expect, it } from "vitest";
 import type { z } from "zod";
 import { startCookieProxy } from "./cookie-proxy.ts";
-import { DEMO_ALERT, ROOT, type System, tarsy, until } from "./support.ts";
+import { DEMO_ALERT, ROOT, type System, tarsy } from "./support.ts";
 
 /**
  * LLM script entries for the on-call cases, answered before the demo's: an alert naming
@@ -79,8 +80,7 @@ export function onCallTests(context: { sys(): System; completedSession(): string
       async () =>
         (await api(sys, `/api/v1/sessions/${cancelledId}`, SessionDetailSchema)).status ===
         "in_progress",
-      30_000,
-      "the session to run",
+      { what: "the session to run", timeoutMs: 30_000 },
     );
     const cancel = await tarsy(["session", "cancel", cancelledId], { env: env() });
     expect(cancel.stderr).toBe("");

@@ -123,20 +123,6 @@ export function tarsy(args: string[], options: RunOptions = {}): Promise<Run> {
   });
 }
 
-export async function until<T>(
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 export const DEMO_ALERT = {
   alertname: "PodCrashLooping",
   namespace: "payments",

@@ -38,4 +38,5 @@ export {
   startFakeSts,
   startRecordingMcpServer,
 } from "./recording-mcp.ts";
+export { isAlive, type NotYet, type UntilOptions, until } from "./until.ts";
 export { connectClient, type TestClient, waitForEvents } from "./ws.ts";

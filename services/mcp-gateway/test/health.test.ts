@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import type { McpHealthReply } from "@tarsy/contracts";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createLogger } from "@tarsy/runtime";
+import { until } from "@tarsy/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   freePort,
@@ -11,19 +12,6 @@ import {
   type TestGateway,
 } from "./helpers.ts";
 import { type FixtureHttpServer, serveFixtureHttp } from "./servers/fixture-server.ts";
-
-async function until<T>(
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe("health monitor", { timeout: 90_000 }, () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -60,8 +48,11 @@ describe("health monitor", { timeout: 90_000 }, () => {
 
     await server.close();
     const down = await until(
-      () => client.warnings(),
-      (w) => w.warnings.length > 0,
+      async () => {
+        const w = await client.warnings();
+        return w.warnings.length > 0 && w;
+      },
+      { what: "a warning", timeoutMs: 15_000 },
     );
     expect(down.warnings).toHaveLength(1);
     expect(down.warnings[0]).toMatchObject({ category: "mcp_health", server_id: "flaky" });
@@ -76,8 +67,11 @@ describe("health monitor", { timeout: 90_000 }, () => {
     const lastCheck = (h: McpHealthReply) => Date.parse(h.servers[0]?.last_check ?? "") || 0;
     const checkedAfter = async (since: number) => {
       const health = await until(
-        () => client.health(),
-        (h) => lastCheck(h) > since,
+        async () => {
+          const h = await client.health();
+          return lastCheck(h) > since && h;
+        },
+        { what: "a health check after the last one", timeoutMs: 15_000 },
       );
       expect(lastCheck(health)).toBeGreaterThan(since);
       expect(health.servers[0]?.healthy).toBe(false);
@@ -94,8 +88,11 @@ describe("health monitor", { timeout: 90_000 }, () => {
     server = await serveFixtureHttp(port);
     cleanups.push(() => server.close());
     const recovered = await until(
-      () => client.health(),
-      (h) => h.healthy,
+      async () => {
+        const h = await client.health();
+        return h.healthy && h;
+      },
+      { what: "the server to be healthy again", timeoutMs: 15_000 },
     );
     expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 12 });
     expect((await client.warnings()).warnings).toEqual([]);
@@ -122,8 +119,11 @@ describe("health monitor", { timeout: 90_000 }, () => {
     const server = await serveFixtureHttp(port);
     cleanups.push(() => server.close());
     const ready = await until(
-      () => client.health(),
-      (h) => h.ready,
+      async () => {
+        const h = await client.health();
+        return h.ready && h;
+      },
+      { what: "the gateway to be ready", timeoutMs: 15_000 },
     );
     expect(ready).toMatchObject({ ready: true, healthy: true });
     const cached = await client.serverTools();

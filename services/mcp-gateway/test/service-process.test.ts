@@ -5,18 +5,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { connectBus } from "@tarsy/bus";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
+import { isAlive, until } from "@tarsy/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { FIXTURE_SERVER, KUBERNETES_MCP_BIN, REPO_ROOT, TSX_BIN, testLogger } from "./helpers.ts";
 import { plantedForms } from "./servers/fixtures.ts";
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "tarsy-mcp-gateway-"));
@@ -98,7 +90,7 @@ describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
       const who = JSON.parse(
         (await client.callTool(scope, { name: "fixture.whoami" })).content,
       ) as { pid: number };
-      expect(alive(who.pid)).toBe(true);
+      expect(isAlive(who.pid)).toBe(true);
 
       // Its ops server: ready with its MCP servers up, and the calls above counted.
       const base = output
@@ -130,9 +122,12 @@ describe("the mcp-gateway process (src/main.ts)", { timeout: 90_000 }, () => {
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
       // Its stdio MCP servers went with it.
-      const gone = Date.now() + 5_000;
-      while (alive(who.pid) && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
-      expect(alive(who.pid)).toBe(false);
+      await until(() => !isAlive(who.pid), {
+        what: "its stdio MCP server to exit",
+        timeoutMs: 5_000,
+        intervalMs: 100,
+      });
+      expect(isAlive(who.pid)).toBe(false);
       expect(output).toContain("mcp-gateway serving");
       for (const s of plantedForms()) expect(output).not.toContain(s);
     } finally {

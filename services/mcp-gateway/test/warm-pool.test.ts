@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { McpServerConfig } from "@tarsy/config";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { createMetrics } from "@tarsy/metrics";
+import { isAlive, until } from "@tarsy/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { WarmPool } from "../src/client/warm-pool.ts";
 import {
@@ -28,31 +29,15 @@ const fixtureNode = (): McpServerConfig["transport"] => ({
   env: {},
 });
 
-async function until<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The process of the one warm session waiting for "fx", once there is one. */
 const waitingPid = (pool: WarmPool, what: string) =>
-  until(() => {
-    const pids = pool.idlePids("fx");
-    return pids.length === 1 ? pids[0] : undefined;
-  }, what);
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+  until(
+    () => {
+      const pids = pool.idlePids("fx");
+      return pids.length === 1 ? pids[0] : undefined;
+    },
+    { what },
+  );
 
 describe("warm MCP pools", { timeout: 120_000 }, () => {
   let http: FixtureHttpServer;
@@ -112,7 +97,7 @@ describe("warm MCP pools", { timeout: 120_000 }, () => {
 
     // Released, the execution's process ends with it; it never goes back to the pool.
     expect(await release("exec-a")).toMatchObject({ released: true });
-    await until(() => !alive(a.pid), "exec-a's process to exit");
+    await until(() => !isAlive(a.pid), { what: "exec-a's process to exit" });
     expect(pool.idlePids("fx")).not.toContain(a.pid);
     expect((await whoami("exec-c", "fx")).pid).not.toBe(a.pid);
   });
@@ -138,15 +123,15 @@ describe("warm MCP pools", { timeout: 120_000 }, () => {
     process.kill(doomed, "SIGKILL");
     const a = await whoami("exec-a", "fx");
     expect(a.pid).not.toBe(doomed);
-    expect(alive(a.pid)).toBe(true);
+    expect(isAlive(a.pid)).toBe(true);
 
     // Killed and noticed: it leaves the pool, which starts another.
     const next = await waitingPid(pool, "the pool to refill");
     process.kill(next, "SIGKILL");
-    await until(() => !pool.idlePids("fx").includes(next), "the pool to drop it");
+    await until(() => !pool.idlePids("fx").includes(next), { what: "the pool to drop it" });
     const b = await whoami("exec-b", "fx");
     expect([doomed, next]).not.toContain(b.pid);
-    await until(() => pool.idleCount("fx") === 1, "the pool to refill after a death");
+    await until(() => pool.idleCount("fx") === 1, { what: "the pool to refill after a death" });
   });
 
   it("0 turns the pool off: nothing starts before an execution asks", async () => {
@@ -173,13 +158,13 @@ describe("warm MCP pools", { timeout: 120_000 }, () => {
     );
     const pool = gw.gateway.pool;
     expect(pool.sizes()).toEqual({ fxhttp: 2 });
-    await until(() => pool.idleCount("fxhttp") === 2, "two warm HTTP sessions");
+    await until(() => pool.idleCount("fxhttp") === 2, { what: "two warm HTTP sessions" });
     const opened = http.sessions();
     const [a, b] = await Promise.all([whoami("exec-a", "fxhttp"), whoami("exec-b", "fxhttp")]);
     expect(a.session).not.toBe(b.session);
     // Both came from the pool: the server saw no initialize for them (only the refills after).
     expect(await takes()).toEqual({ "fxhttp:warm": 2 });
-    await until(() => pool.idleCount("fxhttp") === 2, "the pool to refill");
+    await until(() => pool.idleCount("fxhttp") === 2, { what: "the pool to refill" });
     expect(http.sessions()).toBe(opened + 2);
     // warm_pool: 0 on the stdio server: its first call starts its process.
     expect(pool.idleCount("fx")).toBe(0);

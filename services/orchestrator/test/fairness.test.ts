@@ -1,6 +1,7 @@
 import type { Db } from "@tarsy/db";
 import { getSession, listActiveSessions } from "@tarsy/db";
 import { countStoredRows, insertSessionRows } from "@tarsy/db/testing";
+import { until } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -8,7 +9,6 @@ import {
   simpleChainConfig,
   startTestOrchestrator,
   submit,
-  waitFor,
 } from "./harness.ts";
 
 const config = (maxConcurrent: number) =>
@@ -51,20 +51,25 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     orchestrators.push(
       await startTestOrchestrator(t.db, await nats.connectAnother(), cfg, "orch-b"),
     );
-    await waitFor(async () => peer.held.length === 2, 15_000, "two storm sessions to run");
+    await until(async () => peer.held.length === 2, {
+      what: "two storm sessions to run",
+      timeoutMs: 15_000,
+    });
     const lone = await submit(t.db, "lone-b", "simple");
     // Its submission was handled (an admission pass ran) and found no free slot.
-    await waitFor(
-      async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0,
-      5_000,
-      "the submission to be published",
-    );
+    await until(async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0, {
+      what: "the submission to be published",
+      timeoutMs: 5_000,
+    });
     await orchestrators[0]?.sweep();
     await orchestrators[0]?.sweep();
     expect(peer.held.map((r) => r.session_id)).not.toContain(lone);
 
     expect(await peer.releaseOldest(() => done)).toBe(true);
-    await waitFor(async () => peer.held.length === 2, 15_000, "the freed slot to be taken");
+    await until(async () => peer.held.length === 2, {
+      what: "the freed slot to be taken",
+      timeoutMs: 15_000,
+    });
     const third = peer.requests.filter((r) => r.kind === "investigation")[2];
     expect(third?.session_id).toBe(lone);
     const { active } = await listActiveSessions(t.db.prisma);
@@ -85,7 +90,10 @@ describe("fair admission under an alert storm (real Postgres and NATS)", () => {
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config(1), "orch-a"));
     const investigations = () => peer.requests.filter((r) => r.kind === "investigation");
     for (let n = 1; n <= 6; n++) {
-      await waitFor(async () => investigations().length === n, 15_000, `admission ${n}`);
+      await until(async () => investigations().length === n, {
+        what: `admission ${n}`,
+        timeoutMs: 15_000,
+      });
       expect(await peer.releaseOldest(() => done)).toBe(true);
     }
     const order: string[] = [];

@@ -1,4 +1,5 @@
 import { MESSAGES, type MessageKey, WORK_SUBJECTS, workSubject } from "@tarsy/contracts";
+import { until } from "@tarsy/testkit";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -6,7 +7,6 @@ import {
   simpleChainConfig,
   startSharedStack,
   submit,
-  waitFor,
   waitForSession,
   workMessages,
 } from "./harness.ts";
@@ -82,12 +82,15 @@ describe("payload fuzz on the orchestrator's work subjects (real Postgres and NA
         const raw = await stack.nats.raw();
         raw.publish(stack.nats.bus.subject(subject), body);
         await raw.flush();
-        const outcome = await waitFor(async () => {
-          const [l, d] = [(await deadLetters()).length, await orphaned()];
-          if (l === letters + 1 && d === drops) return "dead_letter" as const;
-          if (d === drops + 1 && l === letters) return "orphaned" as const;
-          return undefined;
-        });
+        const outcome = await until(
+          async () => {
+            const [l, d] = [(await deadLetters()).length, await orphaned()];
+            if (l === letters + 1 && d === drops) return "dead_letter" as const;
+            if (d === drops + 1 && l === letters) return "orphaned" as const;
+            return undefined;
+          },
+          { what: "the message to be dead-lettered or dropped", timeoutMs: 15_000 },
+        );
         expect(outcome).toBe(expected(kind, body));
         seen[outcome]++;
         if (outcome === "dead_letter") {

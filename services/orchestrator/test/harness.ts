@@ -8,7 +8,14 @@ import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import { createSession, createTimelineEvent, type Db, getSession } from "@tarsy/db";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createLogger, type Logger } from "@tarsy/runtime";
-import { createTestBus, createTestDb, natsTest, type TestBus, type TestDb } from "@tarsy/testkit";
+import {
+  createTestBus,
+  createTestDb,
+  natsTest,
+  type TestBus,
+  type TestDb,
+  until,
+} from "@tarsy/testkit";
 import {
   type Orchestrator,
   type OrchestratorMetricSet,
@@ -316,33 +323,18 @@ export async function submit(db: Db, alertType = "test-alert", chainId = "three-
   return session.id;
 }
 
-export async function waitFor<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  timeoutMs = 15_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export async function waitForSession(
   db: Db,
   id: string,
   statuses: readonly string[],
   timeoutMs = 15_000,
 ) {
-  return waitFor(
+  return until(
     async () => {
       const s = await getSession(db.prisma, id);
       return s && statuses.includes(s.status) ? s : null;
     },
-    timeoutMs,
-    `session ${id} to be ${statuses.join("|")}`,
+    { what: `session ${id} to be ${statuses.join("|")}`, timeoutMs },
   );
 }
 

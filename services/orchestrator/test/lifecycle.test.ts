@@ -19,7 +19,7 @@ import {
   submitChatMessage,
 } from "@tarsy/db";
 import { countStoredRows } from "@tarsy/db/testing";
-import { workStored } from "@tarsy/testkit";
+import { until, workStored } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -28,7 +28,6 @@ import {
   simpleChainConfig,
   startTestOrchestrator,
   submit,
-  waitFor,
   waitForSession,
 } from "./harness.ts";
 
@@ -68,13 +67,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       }
       await new Promise((r) => setTimeout(r, 30));
     }
-    await waitFor(
+    await until(
       async () => {
         await peer.release((r) => ({ status: "completed", analysis: `done ${r.execution_id}` }));
         return (await listSessions(t.db.prisma, { status: ["completed"] })).total === 6;
       },
-      30_000,
-      "all sessions to complete",
+      { what: "all sessions to complete", timeoutMs: 30_000 },
     );
     await peer.stop();
     expect(maxRunning).toBeLessThanOrEqual(2);
@@ -99,7 +97,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const peer = await runnerPeer(nats.bus, () => "hold");
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
     const id = await submit(t.db, "test-alert", "simple");
-    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    await until(async () => peer.held.length === 1, { what: "first execution", timeoutMs: 10_000 });
     // The runner is streaming an answer (a timeline event still open).
     const held = peer.held[0];
     const streaming = await createTimelineEvent(t.db.prisma, {
@@ -123,17 +121,16 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     });
     const done = await waitForSession(t.db, id, ["cancelled"]);
     expect(done.errorMessage).toBe("cancelled by alice");
-    await waitFor(async () => controls.length === 1, 5_000, "cancel control");
+    await until(async () => controls.length === 1, { what: "cancel control", timeoutMs: 5_000 });
     expect(controls[0]).toMatchObject({ session_id: id, scope: "session", reason: "cancelled" });
     const executions = await listSessionExecutions(t.db.prisma, id);
     expect(executions.map((e) => e.status)).toEqual(["cancelled"]);
     // The runner's late answer changes nothing.
     await peer.release(() => ({ status: "completed", analysis: "too late" }));
-    await waitFor(
-      async () => (await workStored(nats, WORK_SUBJECTS.executionFinished)) === 0,
-      10_000,
-      "the late answer to be handled",
-    );
+    await until(async () => (await workStored(nats, WORK_SUBJECTS.executionFinished)) === 0, {
+      what: "the late answer to be handled",
+      timeoutMs: 10_000,
+    });
     expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
     expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
     const events = (
@@ -199,7 +196,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       author: "bob",
       content: "Which pod first?",
     });
-    await waitFor(async () => peer.held.length === 1, 10_000, "first chat turn");
+    await until(async () => peer.held.length === 1, { what: "first chat turn", timeoutMs: 10_000 });
     const first = peer.held[0];
     expect(first?.chat?.question).toBe("Which pod first?");
     expect(first?.context).toContain("analysis by Investigator");
@@ -207,18 +204,20 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "and then?" }),
     ).rejects.toBeInstanceOf(ChatTurnActiveError);
     await peer.release(() => ({ status: "completed", analysis: "payments-7f9 crashed first" }));
-    await waitFor(
-      async () => (await chatStage(t.db, id, "completed")) ?? null,
-      10_000,
-      "first turn done",
-    );
+    await until(async () => (await chatStage(t.db, id, "completed")) ?? null, {
+      what: "first turn done",
+      timeoutMs: 10_000,
+    });
 
     await submitChatMessage(t.db.prisma, {
       sessionId: id,
       author: "bob",
       content: "Why did it crash?",
     });
-    await waitFor(async () => peer.held.length === 1, 10_000, "second chat turn");
+    await until(async () => peer.held.length === 1, {
+      what: "second chat turn",
+      timeoutMs: 10_000,
+    });
     const second = peer.held[0];
     expect(second?.context).toContain("Which pod first?");
     await peer.release(() => ({ status: "completed", analysis: "OOM" }));
@@ -239,26 +238,31 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await waitForSession(t.db, id, ["completed"]);
 
     await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q1" });
-    await waitFor(async () => peer.held.length === 1, 10_000, "chat turn");
-    const timedOut = await waitFor(
-      async () => chatStage(t.db, id, "timed_out"),
-      10_000,
-      "chat timeout",
-    );
+    await until(async () => peer.held.length === 1, { what: "chat turn", timeoutMs: 10_000 });
+    const timedOut = await until(async () => chatStage(t.db, id, "timed_out"), {
+      what: "chat timeout",
+      timeoutMs: 10_000,
+    });
     expect(timedOut.stageName).toBe("Chat Response");
     expect(timedOut.errorMessage).toBe("chat turn timed out after 1s (queue.chat_timeout)");
     peer.held.splice(0);
 
     await t.db.ping();
     await submitChatMessage(t.db.prisma, { sessionId: id, author: "bob", content: "q2" });
-    await waitFor(async () => peer.held.length === 1, 10_000, "second chat turn");
+    await until(async () => peer.held.length === 1, {
+      what: "second chat turn",
+      timeoutMs: 10_000,
+    });
     await nats.bus.publish("cancelRequested", {
       v: 1,
       session_id: id,
       requested_by: "bob",
       requested_at: new Date().toISOString(),
     });
-    await waitFor(async () => chatStage(t.db, id, "cancelled"), 10_000, "chat cancel");
+    await until(async () => chatStage(t.db, id, "cancelled"), {
+      what: "chat cancel",
+      timeoutMs: 10_000,
+    });
     expect((await getSession(t.db.prisma, id))?.status).toBe("completed");
     await peer.stop();
   });
@@ -273,30 +277,32 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const busA = await nats.connectAnother();
     const a = await startTestOrchestrator(t.db, busA, cfg, "orch-a");
     const id = await submit(t.db, "test-alert", "simple");
-    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    await until(async () => peer.held.length === 1, { what: "first execution", timeoutMs: 10_000 });
     await busA.close(); // dies without acking or draining
     void a.stop().catch(() => undefined);
     await peer.release(() => ({ status: "completed", analysis: "step one" }));
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg, "orch-b"));
     // The result may have gone to a pull request of orch-a's dead connection: then JetStream
     // redelivers it after the ack wait (30 s), not at once.
-    await waitFor(async () => peer.held.length === 1, 45_000, "second stage on orch-b");
+    await until(async () => peer.held.length === 1, {
+      what: "second stage on orch-b",
+      timeoutMs: 45_000,
+    });
     await peer.release((r) => ({
       status: "completed",
       analysis: r.kind === "executive_summary" ? "sum" : "step two",
     }));
-    await waitFor(async () => peer.held.length === 1, 15_000, "summary request");
+    await until(async () => peer.held.length === 1, { what: "summary request", timeoutMs: 15_000 });
     await peer.release(() => ({ status: "completed", analysis: "summary" }));
     const done = await waitForSession(t.db, id, ["completed"], 15_000);
     expect(done.executiveSummary).toBe("summary");
     const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
     // The completion event leaves through the outbox after the commit: count once it is out.
-    await waitFor(
-      async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0,
-      15_000,
-      "the outbox to be published",
-    );
+    await until(async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0, {
+      what: "the outbox to be published",
+      timeoutMs: 15_000,
+    });
     const completedEvents = (
       await nats.bus.replayEvents({ subject: SESSIONS_EVENTS_SUBJECT, afterSeq: 0, limit: 500 })
     ).events.filter(

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { workSubject } from "@tarsy/contracts";
 import { getExecution, getSession, listSessionExecutions } from "@tarsy/db";
+import { until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type SharedStack,
   simpleChainConfig,
   startSharedStack,
   submit,
-  waitFor,
   waitForSession,
   workMessages,
 } from "./harness.ts";
@@ -41,11 +41,10 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
     if (!execution) throw new Error("no investigation execution");
     done = { sessionId, stageId: execution.stageId ?? "", executionId: execution.id };
     // All that stays in the backlog: the finished session's deadline check, due in 10 minutes.
-    await waitFor(
-      async () => (await nats.admin.workBacklog("orchestrator")) === 1,
-      10_000,
-      "the session's work to settle",
-    );
+    await until(async () => (await nats.admin.workBacklog("orchestrator")) === 1, {
+      what: "the session's work to settle",
+      timeoutMs: 10_000,
+    });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -138,17 +137,15 @@ describe("work messages naming missing things (real Postgres and NATS)", () => {
         JSON.stringify(payload),
       );
       await raw.flush();
-      await waitFor(
-        async () => (await orphaned(c.kind, c.missing)) === before + 1,
-        10_000,
-        "the drop",
-      );
+      await until(async () => (await orphaned(c.kind, c.missing)) === before + 1, {
+        what: "the drop",
+        timeoutMs: 10_000,
+      });
       // Acknowledged: nothing waits for a redelivery, nothing was dead-lettered.
-      await waitFor(
-        async () => (await stack.nats.admin.workBacklog("orchestrator")) === backlog,
-        5_000,
-        "the acknowledgement",
-      );
+      await until(async () => (await stack.nats.admin.workBacklog("orchestrator")) === backlog, {
+        what: "the acknowledgement",
+        timeoutMs: 5_000,
+      });
       expect((await stack.nats.admin.listDeadLetters()).items).toEqual([]);
       const logged = stack.lines.filter((l) => l.missing_id === missingId);
       expect(logged).toEqual([

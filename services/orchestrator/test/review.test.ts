@@ -6,6 +6,7 @@ import {
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
 import { applyReviewAction, type Db, getSession, initializeReview } from "@tarsy/db";
+import { until } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
@@ -13,7 +14,6 @@ import {
   simpleChainConfig,
   startTestOrchestrator,
   submit,
-  waitFor,
   waitForSession,
 } from "./harness.ts";
 
@@ -26,7 +26,7 @@ async function reviewEventsOf(bus: Bus, id: string): Promise<ReviewStatusEvent[]
     (await bus.replayEvents({ subject, afterSeq: 0, limit: 10_000 })).events
       .map((e) => e.payload)
       .filter((p): p is ReviewStatusEvent => p.type === "review.status" && p.session_id === id);
-  return waitFor(
+  return until(
     async () => {
       const [own, all] = await Promise.all([
         read(sessionEventsSubject(id)),
@@ -36,8 +36,7 @@ async function reviewEventsOf(bus: Bus, id: string): Promise<ReviewStatusEvent[]
       expect(all).toEqual(own);
       return own;
     },
-    10_000,
-    "review.status on both channels",
+    { what: "review.status on both channels", timeoutMs: 10_000 },
   );
 }
 
@@ -106,7 +105,7 @@ describe("the review state a session starts with when it ends (real Postgres and
     const peer = await runnerPeer(nats.bus, () => "hold");
     orchestrators.push(await startTestOrchestrator(t.db, nats.bus, config({})));
     const id = await submit(t.db, "test-alert", "simple");
-    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    await until(async () => peer.held.length === 1, { what: "first execution", timeoutMs: 10_000 });
     // Still running: no review yet.
     expect((await reviewOf(t.db, id)).review_status).toBeNull();
     await nats.bus.publish("cancelRequested", {
@@ -149,7 +148,7 @@ describe("the review state a session starts with when it ends (real Postgres and
       ),
     );
     const first = await submit(t.db, "test-alert", "simple");
-    await waitFor(async () => peer.held.length === 1, 10_000, "first execution");
+    await until(async () => peer.held.length === 1, { what: "first execution", timeoutMs: 10_000 });
     const queued = await submit(t.db, "test-alert", "simple");
     await waitForSession(t.db, queued, ["pending"]);
     await nats.bus.publish("cancelRequested", {

@@ -58,26 +58,6 @@ export async function run(
   return { code, output: started.output() };
 }
 
-/** Polls `check` until it returns a value, or fails after `timeoutMs` with `what`. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
-
 /** GET a URL: status and body, or undefined when nothing answers. */
 export async function get(url: string): Promise<{ status: number; body: string } | undefined> {
   try {
