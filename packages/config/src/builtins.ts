@@ -23,6 +23,10 @@ export const DEFAULT_CHAT_AGENT = "ChatAgent";
 export const DEFAULT_SYNTHESIS_AGENT = "SynthesisAgent";
 export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
 export const SCORING_AGENT = "ScoringAgent";
+/** The built-in sub-agent that only reasons (no tools). */
+export const GENERAL_WORKER_AGENT = "GeneralWorker";
+/** Sub-agents an orchestrating agent runs at once when no `orchestrator:` block says. */
+export const DEFAULT_MAX_CONCURRENT_AGENTS = 5;
 
 export const DEFAULT_RUNBOOK = `# Generic troubleshooting guide
 
@@ -187,6 +191,15 @@ Focus on the alert, not on comparing the investigators.`,
       name: SCORING_AGENT,
       description: "Judges a finished investigation: a 0-100 score and tool improvements",
       mcp_servers: [],
+      builtin: true,
+    },
+    {
+      name: GENERAL_WORKER_AGENT,
+      description: "General-purpose worker for analysis, summarization and reasoning; no tools",
+      mcp_servers: [],
+      custom_instructions: `You are a general-purpose worker given one task by another agent.
+You have no tools: work from the task's text and your own knowledge and reasoning.
+Say what you concluded, why, and what you could not determine from what you were given.`,
       builtin: true,
     },
   ];

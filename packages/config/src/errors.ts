@@ -7,12 +7,13 @@ export interface ConfigIssue {
   /** Dotted path inside the file, e.g. `agent_chains.k8s.stages[0].agents[1].name`. */
   path: string;
   message: string;
+  /** The file line (1-based) of what the path points at, where it is known. */
+  line?: number;
 }
 
 export function formatIssue(issue: ConfigIssue): string {
-  return issue.path
-    ? `${issue.file}: ${issue.path}: ${issue.message}`
-    : `${issue.file}: ${issue.message}`;
+  const file = issue.line === undefined ? issue.file : `${issue.file}:${issue.line}`;
+  return issue.path ? `${file}: ${issue.path}: ${issue.message}` : `${file}: ${issue.message}`;
 }
 
 /** Base of every error this package throws. */

@@ -57,7 +57,9 @@ import type {
 import { type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";
 import {
   disabledServerWarnings,
+  type LineOf,
   nativeToolFallbackWarnings,
+  subAgentWarnings,
   validateReferences,
   validateSkillReferences,
 } from "./validate.ts";
@@ -152,6 +154,16 @@ function firstLineOf(doc: Document, lines: LineCounter, path: string[]): number 
   return block ? line + 1 : line;
 }
 
+/** The file line of the node at `path` (a key's value, a list item), if the document has it. */
+function nodeLine(
+  doc: Document,
+  lines: LineCounter,
+  path: readonly (string | number)[],
+): number | undefined {
+  const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
+  return node?.range ? lines.linePos(node.range[0]).line : undefined;
+}
+
 /** Parses each entry of a named section; failed names are remembered so references stay quiet. */
 function parseSection<S extends z.ZodType, T>(
   state: LoadState,
@@ -197,8 +209,10 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   }
 
   let policyLine: number | undefined;
+  let lineOf: LineOf = () => undefined;
   const tarsyRaw = readYaml(tarsyFile, state, (doc, lines) => {
     policyLine = firstLineOf(doc, lines, ["authorization", "policy"]);
+    lineOf = (file, path) => (file === tarsyFile ? nodeLine(doc, lines, path) : undefined);
   });
   const tarsy = parseEntry(TarsyFileSchema, tarsyRaw ?? {}, tarsyFile, []);
   state.issues.push(...tarsy.issues);
@@ -327,7 +341,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     skills: skills.skills,
     sources,
   };
-  state.issues.push(...validateReferences(config, invalid));
+  state.issues.push(...validateReferences(config, invalid, lineOf));
   state.issues.push(...validateSkillReferences(config));
   state.issues.push(...vertexEnvIssues(config, options.env));
   state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
@@ -338,6 +352,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.warnings.push(...apiKeyWarnings(config, options.env));
   state.warnings.push(...nativeToolFallbackWarnings(config));
   state.warnings.push(...disabledServerWarnings(config));
+  state.warnings.push(...subAgentWarnings(config));
   state.warnings.push(...agentTypeWarnings(config));
   // An empty required value whose variable is unset: say which variable.
   const issues = state.issues.map((issue) => {

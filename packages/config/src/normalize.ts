@@ -8,7 +8,9 @@ import {
   type RawLlmProvider,
   type RawMcpServer,
   type RawMemory,
+  type RawOrchestrator,
   type RawQueue,
+  type RawSubAgentRef,
   type RawSystem,
   SUMMARIZATION_DEFAULTS,
 } from "./schema.ts";
@@ -19,8 +21,10 @@ import type {
   LlmProviderConfig,
   McpServerConfig,
   MemoryConfig,
+  OrchestratorLimits,
   QueueConfig,
   StageConfig,
+  SubAgentRef,
   SystemConfig,
 } from "./types.ts";
 
@@ -75,6 +79,20 @@ function mcpAuth(raw: NonNullable<RawMcpServer["auth"]>): McpAuthConfig {
   return exchange ? { ...rest, token_exchange: { ...exchange, ...defined(exchange) } } : rest;
 }
 
+/** A `sub_agents` list with only the keys each reference sets. */
+function toSubAgents(raw: readonly RawSubAgentRef[] | undefined): SubAgentRef[] | undefined {
+  return raw?.map((ref) => ({ ...defined(ref), name: ref.name }));
+}
+
+function toOrchestrator(raw: RawOrchestrator | undefined): Partial<OrchestratorLimits> | undefined {
+  if (!raw) return undefined;
+  return defined({
+    max_concurrent_agents: raw.max_concurrent_agents,
+    agent_timeout_ms: raw.agent_timeout,
+    max_budget_ms: raw.max_budget,
+  });
+}
+
 export function toAgent(name: string, raw: RawAgent): AgentConfig {
   return {
     name,
@@ -88,6 +106,8 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
       type: raw.type,
       skills: raw.skills,
       required_skills: raw.required_skills,
+      sub_agents: toSubAgents(raw.sub_agents),
+      orchestrator: toOrchestrator(raw.orchestrator),
     }),
     mcp_servers: raw.mcp_servers,
     builtin: false,
@@ -97,7 +117,9 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
 export function toChain(id: string, raw: RawChain): ChainConfig {
   const stages: StageConfig[] = raw.stages.map((stage) => ({
     name: stage.name,
-    agents: (stage.agents ?? (stage.agent ? [{ name: stage.agent }] : [])).map((a) => defined(a)),
+    agents: (stage.agents ?? (stage.agent ? [{ name: stage.agent }] : [])).map((a) =>
+      defined({ ...a, sub_agents: toSubAgents(a.sub_agents) }),
+    ),
     replicas: stage.replicas,
     ...defined({
       success_policy: stage.success_policy,
@@ -105,6 +127,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       iteration_timeout_ms: stage.iteration_timeout,
       synthesis: stage.synthesis && defined(stage.synthesis),
       fallback_providers: stage.fallback_providers,
+      sub_agents: toSubAgents(stage.sub_agents),
     }),
   }));
   return {
@@ -119,9 +142,12 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       max_iterations: raw.max_iterations,
       mcp_servers: raw.mcp_servers,
       fallback_providers: raw.fallback_providers,
+      sub_agents: toSubAgents(raw.sub_agents),
     }),
     stages,
-    chat: raw.chat ? defined(raw.chat) : { enabled: true },
+    chat: raw.chat
+      ? defined({ ...raw.chat, sub_agents: toSubAgents(raw.chat.sub_agents) })
+      : { enabled: true },
     ...(raw.scoring && { scoring: defined(raw.scoring) }),
     builtin: false,
   };
@@ -165,6 +191,7 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       fallback_providers: raw.fallback_providers,
       scoring: raw.scoring && defined(raw.scoring),
       memory: raw.memory && toMemory(base.memory, raw.memory),
+      orchestrator: toOrchestrator(raw.orchestrator),
     }),
   };
 }

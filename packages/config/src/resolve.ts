@@ -1,5 +1,6 @@
 import {
   DEFAULT_CHAT_AGENT,
+  DEFAULT_MAX_CONCURRENT_AGENTS,
   DEFAULT_MAX_ITERATIONS,
   DEFAULT_SYNTHESIS_AGENT,
   EXEC_SUMMARY_AGENT,
@@ -19,8 +20,10 @@ import type {
   LlmProviderConfig,
   LlmProviderType,
   NativeToolsConfig,
+  OrchestratorLimits,
   StageAgentConfig,
   StageConfig,
+  SubAgentRef,
   TarsyConfig,
 } from "./types.ts";
 
@@ -44,12 +47,111 @@ export interface ResolvedAgentConfig {
   required_skills: ResolvedSkill[];
   /** Skills the agent may load with `load_skill` (its catalog); never a required one. */
   on_demand_skills: ResolvedSkill[];
+  /**
+   * The agents it may dispatch (its sub-agent catalog). Empty: a plain agent, no
+   * orchestration; always empty for synthesis, the executive summary, the judge and
+   * sub-agents themselves (depth 1).
+   */
+  sub_agents: ResolvedSubAgent[];
+  /** Its guardrails when it dispatches: `defaults.orchestrator`, then the definition's block. */
+  orchestrator: OrchestratorLimits;
 }
+
+/** An entry of an agent's sub-agent catalog: what the orchestrating agent is told about it. */
+export interface ResolvedSubAgent {
+  name: string;
+  description: string;
+  /** The MCP servers it runs with: the reference's list, else its definition's. */
+  mcp_servers: string[];
+  /** Gemini native tools its definition switches on (for the catalog's display). */
+  native_tools: string[];
+  /** The reference as configured (its per-dispatch overrides). */
+  ref: SubAgentRef;
+}
+
+/** Whose sub-agents: a stage agent's (investigation and action stages) or a chain's chat's. */
+export type SubAgentParent =
+  | { kind: "stage"; stageIndex: number; agentRef: StageAgentConfig }
+  | { kind: "chat" };
 
 export interface ResolvedSkill {
   name: string;
   description: string;
   body: string;
+}
+
+/**
+ * An agent's guardrails as an orchestrator: built-in (5 at once, no timeout, no budget) ←
+ * `defaults.orchestrator` ← the agent definition's `orchestrator:` block, key by key.
+ */
+export function resolveOrchestratorLimits(
+  config: TarsyConfig,
+  agent?: AgentConfig,
+): OrchestratorLimits {
+  return {
+    max_concurrent_agents: DEFAULT_MAX_CONCURRENT_AGENTS,
+    ...config.defaults.orchestrator,
+    ...agent?.orchestrator,
+  };
+}
+
+/** The first list (most specific first) that names at least one agent. */
+function firstNonEmptyRefs(levels: readonly (SubAgentRef[] | undefined)[]): SubAgentRef[] {
+  return levels.find((list) => list !== undefined && list.length > 0) ?? [];
+}
+
+/**
+ * The `sub_agents` list in force for a parent, first non-empty wins: for a stage agent its
+ * reference's list, the stage's, the chain's, then its definition's; for chat `chat.sub_agents`,
+ * then the chain's.
+ */
+export function resolveSubAgentRefs(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  parent: SubAgentParent,
+): SubAgentRef[] {
+  if (parent.kind === "chat") return firstNonEmptyRefs([chain.chat.sub_agents, chain.sub_agents]);
+  const stage = getStage(chain, parent.stageIndex);
+  return firstNonEmptyRefs([
+    parent.agentRef.sub_agents,
+    stage.sub_agents,
+    chain.sub_agents,
+    config.agents.get(parent.agentRef.name)?.sub_agents,
+  ]);
+}
+
+/**
+ * The catalog of a `sub_agents` list: the references whose agent exists and has a
+ * `description` (what the orchestrating agent chooses by), in the list's order, each name once.
+ * Unknown and undescribed agents are left out (config loading reports them).
+ */
+export function subAgentCatalog(
+  config: TarsyConfig,
+  refs: readonly SubAgentRef[],
+): ResolvedSubAgent[] {
+  const seen = new Set<string>();
+  const catalog: ResolvedSubAgent[] = [];
+  for (const ref of refs) {
+    const agent = config.agents.get(ref.name);
+    if (!agent?.description || seen.has(ref.name)) continue;
+    seen.add(ref.name);
+    catalog.push({
+      name: ref.name,
+      description: agent.description,
+      mcp_servers: nonEmpty(ref.mcp_servers) ?? [...agent.mcp_servers],
+      native_tools: enabledNativeTools(agent.native_tools).sort(),
+      ref,
+    });
+  }
+  return catalog;
+}
+
+/** No sub-agents: what synthesis, the executive summary and the judge run with. */
+export function noSubAgents(
+  config: TarsyConfig,
+  agent?: AgentConfig,
+): Pick<ResolvedAgentConfig, "sub_agents" | "orchestrator"> {
+  return { sub_agents: [], orchestrator: resolveOrchestratorLimits(config, agent) };
 }
 
 /** No skills: what synthesis, the executive summary and the judge run with. */
@@ -226,6 +328,11 @@ export function resolveAgentConfig(
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...resolveSkills(config, [agentRef, agent]),
+    sub_agents: subAgentCatalog(
+      config,
+      resolveSubAgentRefs(config, chain, { kind: "stage", stageIndex, agentRef }),
+    ),
+    orchestrator: resolveOrchestratorLimits(config, agent),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -275,6 +382,7 @@ export function resolveSynthesisConfig(
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...noSkills(),
+    ...noSubAgents(config, agent),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -335,6 +443,8 @@ export function resolveChatAgentConfig(
     ),
     requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
     ...resolveSkills(config, [agent]),
+    sub_agents: subAgentCatalog(config, resolveSubAgentRefs(config, chain, { kind: "chat" })),
+    orchestrator: resolveOrchestratorLimits(config, agent),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -424,8 +534,83 @@ export function resolveScoringConfig(config: TarsyConfig, chain: ChainConfig): R
     fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
     requires_native_tools: false,
     ...noSkills(),
+    ...noSubAgents(config, agent),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
+  };
+}
+
+/** Names once each, first occurrence first. */
+function unique(names: readonly string[]): string[] {
+  return [...new Set(names)];
+}
+
+/**
+ * A sub-agent's own configuration, for a dispatch by `parent` (a stage agent, or the chain's
+ * chat agent). The reference is looked up in the parent's catalog by name; the hierarchy is
+ * defaults → agent definition → chain → the reference's overrides:
+ * - provider: reference → chain → defaults
+ * - backend: reference → agent → chain → defaults, else the provider type's default
+ * - max_iterations: reference → agent → defaults → 20
+ * - mcp_servers: reference → agent (a non-empty list replaces)
+ * - skills and required skills: the definition's plus the reference's (deduplicated)
+ * - fallback providers: the chain's, else the defaults' (never the parent stage agent's)
+ * A sub-agent dispatches nothing itself (`sub_agents` is always empty: depth 1).
+ */
+export function resolveSubAgentConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  parent: SubAgentParent,
+  name: string,
+): ResolvedAgentConfig {
+  let context: string;
+  if (parent.kind === "chat") {
+    if (!chain.chat.enabled) throw new ChatDisabledError(chain.id);
+    context = `chain "${chain.id}" chat`;
+  } else {
+    const stage = getStage(chain, parent.stageIndex);
+    context = `chain "${chain.id}" stage "${stage.name}" agent "${parent.agentRef.name}"`;
+  }
+  const entry = subAgentCatalog(config, resolveSubAgentRefs(config, chain, parent)).find(
+    (candidate) => candidate.name === name,
+  );
+  if (!entry) throw new UnknownReferenceError("agent", [name], `${context} sub-agents`);
+  const { ref } = entry;
+  context = `${context} sub-agent "${name}"`;
+  const agent = getAgent(config, name, context);
+  const providerName = ref.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  const skills: SkillLevel = {
+    ...(agent.skills !== undefined && {
+      skills: unique([...agent.skills, ...(ref.skills ?? [])]),
+    }),
+    required_skills: unique([...(agent.required_skills ?? []), ...(ref.required_skills ?? [])]),
+  };
+  return {
+    agent_name: agent.name,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: pickBackend([ref, agent, chain, config.defaults], provider),
+    max_iterations:
+      ref.max_iterations ??
+      agent.max_iterations ??
+      config.defaults.max_iterations ??
+      DEFAULT_MAX_ITERATIONS,
+    iteration_timeout_ms: config.defaults.iteration_timeout_ms,
+    mcp_servers: entry.mcp_servers,
+    fallback_providers: resolveFallbackProviders(
+      config,
+      [chain, config.defaults],
+      context,
+      agent.native_tools,
+    ),
+    requires_native_tools: enabledNativeTools(agent.native_tools).length > 0,
+    ...resolveSkills(config, [skills]),
+    ...noSubAgents(config, agent),
+    ...(agent.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+    ...optionalNativeTools(mergeNativeTools(provider, agent)),
   };
 }

@@ -181,6 +181,40 @@ export const McpServerSchema = z.strictObject({
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 
+/**
+ * `sub_agents`: agents an agent may dispatch. Each item is a name (short form) or an object
+ * with overrides for that dispatch (long form); both may be mixed in one list.
+ */
+const SubAgentRefSchema = z.preprocess(
+  (value) => (typeof value === "string" ? { name: value } : value),
+  z.strictObject(
+    {
+      name: Name,
+      llm_provider: Name.optional(),
+      llm_backend: Backend.optional(),
+      max_iterations: PositiveInt.optional(),
+      mcp_servers: NameList.optional(),
+      skills: NameList.optional(),
+      required_skills: NameList.optional(),
+    },
+    { error: "expected an agent name or an object with a name" },
+  ),
+);
+const SubAgentsSchema = z.array(SubAgentRefSchema, {
+  error: "expected a list of agent names or {name, ...} objects",
+});
+export type RawSubAgentRef = z.output<typeof SubAgentRefSchema>;
+
+/** Guardrails of an agent that dispatches sub-agents (defaults and per agent). */
+const OrchestratorSchema = z.strictObject({
+  max_concurrent_agents: PositiveInt.optional(),
+  /** Cap of each sub-agent's run (unset: the parent's remaining time). */
+  agent_timeout: PositiveDurationSchema.optional(),
+  /** Total time of all sub-agent runs (unset: no total cap). */
+  max_budget: PositiveDurationSchema.optional(),
+});
+export type RawOrchestrator = z.output<typeof OrchestratorSchema>;
+
 /** The Go TARSy's agent kinds (`type`); an unknown value is an error, as there. */
 const AgentTypeSchema = z.enum(AGENT_TYPES);
 
@@ -195,6 +229,8 @@ export const AgentSchema = z.strictObject({
   type: AgentTypeSchema.optional(),
   skills: NameList.optional(),
   required_skills: NameList.optional(),
+  sub_agents: SubAgentsSchema.optional(),
+  orchestrator: OrchestratorSchema.optional(),
 });
 export type RawAgent = z.output<typeof AgentSchema>;
 
@@ -211,6 +247,7 @@ const StageAgentSchema = z.preprocess(
     type: AgentTypeSchema.optional(),
     skills: NameList.optional(),
     required_skills: NameList.optional(),
+    sub_agents: SubAgentsSchema.optional(),
   }),
 );
 
@@ -233,6 +270,7 @@ const StageSchema = z
     iteration_timeout: DurationSchema.optional(),
     synthesis: SynthesisSchema.optional(),
     fallback_providers: FallbackProvidersSchema.optional(),
+    sub_agents: SubAgentsSchema.optional(),
   })
   .superRefine((stage, ctx) => {
     if (!stage.agents && !stage.agent) {
@@ -258,6 +296,7 @@ const ChatSchema = z.strictObject({
   llm_provider: Name.optional(),
   mcp_servers: NameList.optional(),
   max_iterations: PositiveInt.optional(),
+  sub_agents: SubAgentsSchema.optional(),
 });
 
 /** The LLM judge of finished sessions (the Go TARSy's `scoring`), on a chain or in defaults. */
@@ -280,6 +319,7 @@ export const ChainSchema = z.strictObject({
   max_iterations: PositiveInt.optional(),
   mcp_servers: NameList.optional(),
   stages: z.array(StageSchema).min(1, "must have at least one stage"),
+  sub_agents: SubAgentsSchema.optional(),
   chat: ChatSchema.optional(),
   scoring: ScoringSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
@@ -349,6 +389,7 @@ export const DefaultsSchema = z.strictObject({
   fallback_providers: FallbackProvidersSchema.optional(),
   scoring: ScoringSchema.optional(),
   memory: MemorySchema.optional(),
+  orchestrator: OrchestratorSchema.optional(),
 });
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 

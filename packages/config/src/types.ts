@@ -119,6 +119,36 @@ export interface McpServerConfig {
   warm_pool?: number;
 }
 
+/**
+ * One entry of a `sub_agents` list: an agent an orchestrating agent may dispatch, with
+ * overrides for that dispatch. YAML writes it as a name (short form) or an object (long form).
+ */
+export interface SubAgentRef {
+  name: string;
+  llm_provider?: string;
+  llm_backend?: LlmBackend;
+  max_iterations?: number;
+  /** Replaces the agent definition's servers for this dispatch. */
+  mcp_servers?: string[];
+  /** Added to the agent definition's `skills` for this dispatch (deduplicated). */
+  skills?: string[];
+  /** Added to the agent definition's `required_skills` for this dispatch (deduplicated). */
+  required_skills?: string[];
+}
+
+/**
+ * Guardrails of an agent that dispatches sub-agents (`orchestrator:`), resolved from
+ * `defaults.orchestrator` and then the agent definition's block.
+ */
+export interface OrchestratorLimits {
+  /** Sub-agents running at once (default 5). */
+  max_concurrent_agents: number;
+  /** Cap of each sub-agent's run; unset: the parent's remaining time. */
+  agent_timeout_ms?: number;
+  /** Total time of all sub-agent runs; unset: no total cap. */
+  max_budget_ms?: number;
+}
+
 export interface AgentConfig {
   name: string;
   description?: string;
@@ -135,6 +165,10 @@ export interface AgentConfig {
   skills?: string[];
   /** Skills whose bodies go into the system prompt (not offered through `load_skill`). */
   required_skills?: string[];
+  /** Agents it may dispatch, unless a chain, stage or stage agent lists its own. */
+  sub_agents?: SubAgentRef[];
+  /** Its guardrails as an orchestrator, over `defaults.orchestrator`. */
+  orchestrator?: Partial<OrchestratorLimits>;
   builtin: boolean;
 }
 
@@ -159,6 +193,8 @@ export interface StageAgentConfig {
   skills?: string[];
   /** Replaces the agent definition's `required_skills` for this stage. */
   required_skills?: string[];
+  /** Agents it may dispatch here (wins over the stage's, the chain's and the definition's). */
+  sub_agents?: SubAgentRef[];
 }
 
 export interface SynthesisConfig {
@@ -179,6 +215,8 @@ export interface StageConfig {
   iteration_timeout_ms?: number;
   synthesis?: SynthesisConfig;
   fallback_providers?: FallbackProviderEntry[];
+  /** Sub-agents of the stage's agents that list none of their own. */
+  sub_agents?: SubAgentRef[];
 }
 
 export interface ChatConfig {
@@ -190,6 +228,8 @@ export interface ChatConfig {
   llm_provider?: string;
   mcp_servers?: string[];
   max_iterations?: number;
+  /** Agents the chat agent may dispatch (wins over the chain's `sub_agents`). */
+  sub_agents?: SubAgentRef[];
 }
 
 /** The judge of finished sessions: on a chain, over `defaults.scoring`. */
@@ -214,6 +254,8 @@ export interface ChainConfig {
   max_iterations?: number;
   mcp_servers?: string[];
   stages: StageConfig[];
+  /** Sub-agents of the chain's stage agents and of its chat, unless a closer level lists some. */
+  sub_agents?: SubAgentRef[];
   chat: ChatConfig;
   scoring?: ScoringConfig;
   fallback_providers?: FallbackProviderEntry[];
@@ -284,6 +326,8 @@ export interface DefaultsConfig {
   fallback_providers?: FallbackProviderEntry[];
   scoring?: ScoringConfig;
   memory: MemoryConfig;
+  /** Guardrails of every orchestrating agent, under each agent definition's `orchestrator`. */
+  orchestrator?: Partial<OrchestratorLimits>;
 }
 
 export interface QueueConfig {

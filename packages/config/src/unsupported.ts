@@ -16,7 +16,6 @@ export interface UnsupportedKey {
 
 const MEMORY =
   "investigation memory: lessons extracted from scored sessions, injected into later prompts";
-const SUB_AGENTS = "sub-agents an orchestrator agent may dispatch (names, or refs with overrides)";
 const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
 const COMPOSE =
   "model of the compose stage that merges the investigation and action reports after an action stage";
@@ -25,11 +24,6 @@ const LABEL_MAP =
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
-  { path: "agents.*.sub_agents", does: SUB_AGENTS, issue: 24 },
-  { path: "agent_chains.*.sub_agents", does: SUB_AGENTS, issue: 24 },
-  { path: "agent_chains.*.stages[].sub_agents", does: SUB_AGENTS, issue: 24 },
-  { path: "agent_chains.*.stages[].agents[].sub_agents", does: SUB_AGENTS, issue: 24 },
-  { path: "agent_chains.*.chat.sub_agents", does: SUB_AGENTS, issue: 24 },
   {
     path: "system.prompt_caching",
     does: "provider prompt caching of the stable prompt prefix (on by default)",

@@ -7,7 +7,13 @@ import {
   resolveChatAgentConfig,
   resolveSynthesisConfig,
 } from "./resolve.ts";
-import type { ChainConfig, ConfigWarning, FallbackProviderEntry, TarsyConfig } from "./types.ts";
+import type {
+  ChainConfig,
+  ConfigWarning,
+  FallbackProviderEntry,
+  SubAgentRef,
+  TarsyConfig,
+} from "./types.ts";
 
 /** Entries that failed to parse: references to them are not reported a second time. */
 export interface InvalidNames {
@@ -19,8 +25,46 @@ export interface InvalidNames {
 
 type Segment = string | number;
 
+/** The file line of the YAML node at `path` in `file`, where the loader knows it. */
+export type LineOf = (file: string, path: readonly Segment[]) => number | undefined;
+
+/**
+ * Every `sub_agents` list of the configuration with the file and path it is written at:
+ * agent definitions, chains, stages, stage agents and chats.
+ */
+export function forEachSubAgentList(
+  config: TarsyConfig,
+  visit: (file: string, path: Segment[], refs: readonly SubAgentRef[]) => void,
+): void {
+  for (const agent of config.agents.values()) {
+    if (!agent.sub_agents) continue;
+    visit(
+      config.sources.agents.get(agent.name) ?? "",
+      ["agents", agent.name, "sub_agents"],
+      agent.sub_agents,
+    );
+  }
+  for (const chain of config.chains.values()) {
+    const file = config.sources.chains.get(chain.id) ?? "";
+    const base: Segment[] = ["agent_chains", chain.id];
+    if (chain.sub_agents) visit(file, [...base, "sub_agents"], chain.sub_agents);
+    chain.stages.forEach((stage, s) => {
+      const stagePath: Segment[] = [...base, "stages", s];
+      if (stage.sub_agents) visit(file, [...stagePath, "sub_agents"], stage.sub_agents);
+      stage.agents.forEach((ref, a) => {
+        if (ref.sub_agents) visit(file, [...stagePath, "agents", a, "sub_agents"], ref.sub_agents);
+      });
+    });
+    if (chain.chat.sub_agents) visit(file, [...base, "chat", "sub_agents"], chain.chat.sub_agents);
+  }
+}
+
 /** Cross-entry checks: references, alert type conflicts, backend/provider compatibility. */
-export function validateReferences(config: TarsyConfig, invalid: InvalidNames): ConfigIssue[] {
+export function validateReferences(
+  config: TarsyConfig,
+  invalid: InvalidNames,
+  lineOf: LineOf = () => undefined,
+): ConfigIssue[] {
   const sources = config.sources;
   const issues: ConfigIssue[] = [];
   const report = (file: string, path: Segment[], message: string) =>
@@ -91,6 +135,24 @@ export function validateReferences(config: TarsyConfig, invalid: InvalidNames): 
     const file = sources.agents.get(agent.name) ?? "";
     checkServers(file, ["agents", agent.name, "mcp_servers"], agent.mcp_servers);
   }
+
+  // Sub-agent references: an unknown agent is an error with the line it is written on.
+  forEachSubAgentList(config, (file, path, refs) => {
+    refs.forEach((ref, index) => {
+      const at = [...path, index];
+      if (!config.agents.has(ref.name) && !invalid.agents.has(ref.name)) {
+        const line = lineOf(file, at);
+        issues.push({
+          file,
+          path: formatPath(at),
+          message: `unknown agent "${ref.name}" in sub_agents`,
+          ...(line !== undefined && { line }),
+        });
+      }
+      checkProvider(file, [...at, "llm_provider"], ref.llm_provider);
+      checkServers(file, [...at, "mcp_servers"], ref.mcp_servers);
+    });
+  });
 
   checkProvider(sources.defaults, ["defaults", "llm_provider"], config.defaults.llm_provider);
   checkFallbacks(sources.defaults, ["defaults"], config.defaults.fallback_providers);
@@ -230,6 +292,26 @@ export function nativeToolFallbackWarnings(config: TarsyConfig): ConfigWarning[]
   return warnings;
 }
 
+/**
+ * Sub-agent references to an agent without a `description`: the orchestrating agent chooses
+ * by description, so such an agent is left out of the catalog (it still loads).
+ */
+export function subAgentWarnings(config: TarsyConfig): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  forEachSubAgentList(config, (file, path, refs) => {
+    refs.forEach((ref, index) => {
+      const agent = config.agents.get(ref.name);
+      if (!agent || agent.description) return;
+      warnings.push({
+        file,
+        path: formatPath([...path, index]),
+        message: `agent "${ref.name}" has no description: it is left out of the sub-agent catalog (an orchestrating agent picks sub-agents by their description)`,
+      });
+    });
+  });
+  return warnings;
+}
+
 /** Agents and chains naming a server with `enabled: false`: it is left out of their tools. */
 export function disabledServerWarnings(config: TarsyConfig): ConfigWarning[] {
   const disabled = new Set(
@@ -265,6 +347,11 @@ export function disabledServerWarnings(config: TarsyConfig): ConfigWarning[] {
     });
     check(file, [...base, "chat", "mcp_servers"], chain.chat.mcp_servers);
   }
+  forEachSubAgentList(config, (file, path, refs) => {
+    refs.forEach((ref, index) => {
+      check(file, [...path, index, "mcp_servers"], ref.mcp_servers);
+    });
+  });
   return warnings;
 }
 
@@ -340,5 +427,12 @@ export function validateSkillReferences(config: TarsyConfig): ConfigIssue[] {
       });
     });
   }
+  // A sub-agent reference adds skills to its agent's (no allowlist check: both lists add up).
+  forEachSubAgentList(config, (file, path, refs) => {
+    refs.forEach((ref, index) => {
+      known(ref.skills, file, [...path, index, "skills"]);
+      known(ref.required_skills, file, [...path, index, "required_skills"]);
+    });
+  });
   return issues;
 }

@@ -13,6 +13,7 @@ describe("built-ins", () => {
       "SynthesisAgent",
       "ExecSummaryAgent",
       "ScoringAgent",
+      "GeneralWorker",
     ]);
     expect([...config.llmProviders.keys()]).toEqual([
       "google-default",

@@ -11,12 +11,15 @@ describe("TARSy settings this implementation does not support", () => {
 agents:
   KubernetesAgent:
     mcp_servers: [kubernetes-server]
-    sub_agents: [LogAnalyzer]
+    sub_agents: [GeneralWorker]
 agent_chains:
   a:
     alert_types: [a]
+    fallback_list: fast
     scoring: { enabled: true }
-    stages: [{ name: s, agents: [{ name: KubernetesAgent, sub_agents: [X] }] }]
+    stages:
+      - name: s
+        agents: [{ name: KubernetesAgent, fallback_list: fast, sub_agents: [GeneralWorker] }]
   b:
     alert_types: [b]
     scoring: { enabled: false }
@@ -33,21 +36,23 @@ memory:
     const file = join(dir, "tarsy.yaml");
     const unsupported = (key: string, does: string, issue: number) =>
       `"${key}" is not supported yet (in the Go TARSy: ${does}; planned in #${issue}); ignored`;
-    const subAgents =
-      "sub-agents an orchestrator agent may dispatch (names, or refs with overrides)";
+    const fallbackList = "selects a named list from fallback_lists as this level's fallback walk";
     expect(warnings).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           file,
-          path: "agents.KubernetesAgent.sub_agents, agent_chains.a.stages[0].agents[0].sub_agents",
-          message: unsupported("sub_agents", subAgents, 24),
+          path: "agent_chains.a.stages[0].agents[0].fallback_list, agent_chains.a.fallback_list",
+          message: unsupported("fallback_list", fallbackList, 31),
         }),
         expect.objectContaining({ file, path: "system.prompt_caching" }),
         expect.objectContaining({ file, path: "memory" }),
       ]),
     );
     const issues = warnings.filter((w) => w.unsupported).map((w) => w.unsupported?.issue);
-    expect(issues.sort()).toEqual([24, 24, 31]);
+    expect(issues.sort()).toEqual([24, 31, 31]);
+    // sub_agents are read, not listed.
+    expect(warnings.filter((w) => w.path.includes("sub_agents"))).toEqual([]);
+    expect(config.agents.get("KubernetesAgent")?.sub_agents).toEqual([{ name: "GeneralWorker" }]);
     // Scoring is read, not listed: chain a scores its sessions, chain b does not.
     expect(warnings.filter((w) => w.path.includes("scoring"))).toEqual([]);
     expect(config.chains.get("a")?.scoring).toEqual({ enabled: true });

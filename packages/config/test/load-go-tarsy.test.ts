@@ -8,7 +8,9 @@ import {
   isScoringEnabled,
   loadConfig,
   resolveMcpSelection,
+  resolveOrchestratorLimits,
   resolveScoringConfig,
+  subAgentCatalog,
 } from "../src/index.ts";
 import { loadIssues } from "./helpers.ts";
 
@@ -101,10 +103,28 @@ describe("the Go TARSy's configuration shapes", () => {
       expect.arrayContaining([
         "fallback_lists",
         "system.prompt_caching",
-        "agents.Orchestrator.sub_agents",
         "llm_providers.claude-sonnet.reasoning_effort",
       ]),
     );
+    // sub_agents are read at every level: none is listed as ignored.
+    expect(warnings.filter((w) => w.message.includes("sub_agents"))).toEqual([]);
+    expect(unsupported.filter((path) => path.includes("sub_agents"))).toEqual([]);
+    const orchestrator = config.agents.get("Orchestrator");
+    expect(orchestrator?.sub_agents).toEqual([
+      { name: "security-agent" },
+      { name: "KubernetesAgent" },
+    ]);
+    // security-agent has no description: it loads, but is left out of the catalog, with a warning.
+    expect(warnings).toContainEqual({
+      file,
+      path: "agents.Orchestrator.sub_agents[0]",
+      message:
+        'agent "security-agent" has no description: it is left out of the sub-agent catalog (an orchestrating agent picks sub-agents by their description)',
+    });
+    expect(subAgentCatalog(config, orchestrator?.sub_agents ?? []).map((s) => s.name)).toEqual([
+      "KubernetesAgent",
+    ]);
+    expect(resolveOrchestratorLimits(config, orchestrator)).toEqual({ max_concurrent_agents: 5 });
     // `type` is read: orchestrator loads, runs as a default agent, and says so (#24).
     expect(unsupported).not.toContain("agents.Orchestrator.type");
     expect(config.agents.get("Orchestrator")?.type).toBe("orchestrator");

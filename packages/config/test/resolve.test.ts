@@ -65,6 +65,9 @@ describe("agent configuration hierarchy: defaults → agent → chain → stage 
       // no skills/ directory: no skills
       required_skills: [],
       on_demand_skills: [],
+      // no sub_agents anywhere: a plain agent, with the built-in guardrails
+      sub_agents: [],
+      orchestrator: { max_concurrent_agents: 5 },
     });
     const tuned = resolveAgentConfig(config, chain, 0, agentAt(chain, 0, 1));
     expect(tuned).toMatchObject({
