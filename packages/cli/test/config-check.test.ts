@@ -67,7 +67,7 @@ describe("tarsy config check", () => {
     );
     expect(run.stdout).toContain("       - KubernetesAgent-3: google-default (google-native)");
     expect(run.stdout).toContain("    chat: disabled");
-    expect(run.stdout).toContain("Agents (7):");
+    expect(run.stdout).toContain("Agents (8):");
     expect(run.stdout).toContain("MCP servers (4):");
     expect(run.stdout).toContain(
       "  cli-mcp-server: disabled (enabled: false); http: https://cli-mcp-server:8443/mcp;",
@@ -78,6 +78,46 @@ describe("tarsy config check", () => {
     expect(run.stdout).toContain("LLM providers (12):");
     expect(run.stdout).toContain("  scripted-demo: scripted scripted");
     expect(run.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
+  });
+
+  it("shows each orchestrating agent's sub-agents and guardrails", async () => {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "tarsy.yaml"),
+      `
+defaults:
+  llm_provider: google-default
+  orchestrator: { agent_timeout: 20m }
+agents:
+  Lead:
+    description: Leads an investigation
+    mcp_servers: [kubernetes-server]
+    sub_agents: [GeneralWorker]
+    orchestrator: { max_concurrent_agents: 2 }
+agent_chains:
+  kubernetes-agent-chain:
+    alert_types: [kubernetes]
+    stages:
+      - name: s
+        agents: [Lead]
+    chat:
+      sub_agents: [{ name: KubernetesAgent, max_iterations: 4 }]
+`,
+    );
+    const run = await tarsy(["config", "check", "-c", dir], { GOOGLE_API_KEY: "key" });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain("warning");
+    expect(run.stdout).toContain(
+      "       - Lead: google-default (google-native), max 20 iterations, tools: kubernetes-server, sub-agents: GeneralWorker (up to 2 at once, 20m each)",
+    );
+    expect(run.stdout).toContain(
+      "    chat: ChatAgent on google-default (google-native), tools: kubernetes-server, sub-agents: KubernetesAgent (up to 5 at once, 20m each)",
+    );
+    expect(run.stdout).toContain(
+      "  Lead: tools: kubernetes-server; sub-agents: GeneralWorker (up to 2 at once, 20m each)",
+    );
+    expect(run.stdout).toContain("  GeneralWorker [built-in]: tools: none");
   });
 
   it("reads TARSY_CONFIG_DIR and prints warnings on stdout without failing", async () => {

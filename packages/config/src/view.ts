@@ -1,7 +1,47 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
 import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
-import { isScoringEnabled } from "./resolve.ts";
-import type { McpServerConfig, TarsyConfig } from "./types.ts";
+import {
+  isScoringEnabled,
+  resolveOrchestratorLimits,
+  resolveSubAgentRefs,
+  subAgentCatalog,
+} from "./resolve.ts";
+import type {
+  ChainConfig,
+  McpServerConfig,
+  OrchestratorLimits,
+  SubAgentRef,
+  TarsyConfig,
+} from "./types.ts";
+
+type OrchestratorView = SystemConfigResponse["defaults"]["orchestrator"];
+
+function orchestratorView(limits: OrchestratorLimits): OrchestratorView {
+  return {
+    max_concurrent_agents: limits.max_concurrent_agents,
+    agent_timeout_ms: limits.agent_timeout_ms ?? null,
+    max_budget_ms: limits.max_budget_ms ?? null,
+  };
+}
+
+const refNames = (refs: readonly SubAgentRef[] | undefined) => (refs ?? []).map((r) => r.name);
+
+/** Each agent of a stage that has a sub-agent catalog → the catalog's names. */
+function stageSubAgents(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  stageIndex: number,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const agentRef of chain.stages[stageIndex]?.agents ?? []) {
+    const catalog = subAgentCatalog(
+      config,
+      resolveSubAgentRefs(config, chain, { kind: "stage", stageIndex, agentRef }),
+    );
+    if (catalog.length > 0) out[agentRef.name] = catalog.map((entry) => entry.name);
+  }
+  return out;
+}
 
 /** A URL without credentials, query or fragment (they can carry keys); null if unparsable. */
 function publicUrl(url: string | undefined): string | null {
@@ -69,6 +109,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       llm_provider: defaults.llm_provider,
       alert_type: defaults.alert_type,
       max_iterations: defaults.max_iterations,
+      orchestrator: orchestratorView(resolveOrchestratorLimits(config)),
       memory: {
         enabled: defaults.memory.enabled,
         max_inject: defaults.memory.max_inject,
@@ -90,11 +131,18 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       chat_enabled: chain.chat.enabled,
       scoring_enabled: isScoringEnabled(config, chain),
       builtin: chain.builtin,
-      stages: chain.stages.map((stage) => ({
+      sub_agents: refNames(chain.sub_agents),
+      chat_sub_agents: chain.chat.enabled
+        ? subAgentCatalog(config, resolveSubAgentRefs(config, chain, { kind: "chat" })).map(
+            (entry) => entry.name,
+          )
+        : [],
+      stages: chain.stages.map((stage, index) => ({
         name: stage.name,
         agents: stage.agents.map((a) => a.name),
         replicas: stage.replicas,
         success_policy: stage.success_policy ?? defaults.success_policy ?? null,
+        sub_agents: stageSubAgents(config, chain, index),
       })),
     })),
     agents: [...config.agents.values()].map((agent) => ({
@@ -103,6 +151,8 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       mcp_servers: agent.mcp_servers,
       llm_backend: agent.llm_backend ?? null,
       max_iterations: agent.max_iterations ?? null,
+      sub_agents: refNames(agent.sub_agents),
+      orchestrator: orchestratorView(resolveOrchestratorLimits(config, agent)),
       builtin: agent.builtin,
     })),
     skills: [...config.skills.values()].map((skill) => ({

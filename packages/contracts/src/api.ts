@@ -273,11 +273,20 @@ export type FilterOptionsResponse = z.infer<typeof FilterOptionsResponseSchema>;
  * Only what is safe to show: names, types, models and which environment variable holds a
  * credential, never a value (no keys, tokens, headers, commands' env or URL credentials).
  */
+/** Guardrails of an agent that dispatches sub-agents (null: not capped). */
+const OrchestratorLimitsViewSchema = z.object({
+  max_concurrent_agents: z.number().int(),
+  agent_timeout_ms: z.number().int().nullable(),
+  max_budget_ms: z.number().int().nullable(),
+});
+
 export const SystemConfigResponseSchema = z.object({
   defaults: z.object({
     llm_provider: z.string(),
     alert_type: z.string(),
     max_iterations: z.number().int(),
+    /** `defaults.orchestrator` over the built-in guardrails. */
+    orchestrator: OrchestratorLimitsViewSchema,
     /** Investigation memory (`defaults.memory`): the embedding's key by its variable's name. */
     memory: z.object({
       enabled: z.boolean(),
@@ -303,12 +312,18 @@ export const SystemConfigResponseSchema = z.object({
       /** Completed sessions are scored automatically (chain → defaults.scoring). */
       scoring_enabled: z.boolean(),
       builtin: z.boolean(),
+      /** The chain's `sub_agents`, as listed. */
+      sub_agents: z.array(z.string()),
+      /** The chat agent's sub-agent catalog (empty: chat dispatches nothing, or is disabled). */
+      chat_sub_agents: z.array(z.string()),
       stages: z.array(
         z.object({
           name: z.string(),
           agents: z.array(z.string()),
           replicas: z.number().int(),
           success_policy: z.string().nullable(),
+          /** Each orchestrating agent of the stage → its sub-agent catalog. */
+          sub_agents: z.record(z.string(), z.array(z.string())),
         }),
       ),
     }),
@@ -320,6 +335,10 @@ export const SystemConfigResponseSchema = z.object({
       mcp_servers: z.array(z.string()),
       llm_backend: z.string().nullable(),
       max_iterations: z.number().int().nullable(),
+      /** The definition's `sub_agents`, as listed. */
+      sub_agents: z.array(z.string()),
+      /** Its guardrails when it dispatches sub-agents (defaults, then its `orchestrator:`). */
+      orchestrator: OrchestratorLimitsViewSchema,
       builtin: z.boolean(),
     }),
   ),

@@ -7,9 +7,12 @@ import {
   type ChainConfig,
   formatDuration,
   type McpServerConfig,
+  type OrchestratorLimits,
   planStage,
+  type ResolvedAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
+  resolveOrchestratorLimits,
   type TarsyConfig,
 } from "@tarsy/config";
 
@@ -18,6 +21,24 @@ import {
 function origin(file: string | undefined, name: string, builtinNames: ReadonlySet<string>): string {
   if (file === BUILTIN_FILE) return " [built-in]";
   return builtinNames.has(name) ? " [overrides built-in]" : "";
+}
+
+/** "up to 5 at once, 20m each, 1h in all": an orchestrating agent's guardrails. */
+function describeLimits(limits: OrchestratorLimits): string {
+  return [
+    `up to ${limits.max_concurrent_agents} at once`,
+    limits.agent_timeout_ms === undefined ? "" : `${formatDuration(limits.agent_timeout_ms)} each`,
+    limits.max_budget_ms === undefined ? "" : `${formatDuration(limits.max_budget_ms)} in all`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** `, sub-agents: A, B (up to 5 at once)` for an execution with a sub-agent catalog. */
+function describeSubAgents(resolved: ResolvedAgentConfig): string {
+  if (resolved.sub_agents.length === 0) return "";
+  const names = resolved.sub_agents.map((s) => s.name).join(", ");
+  return `, sub-agents: ${names} (${describeLimits(resolved.orchestrator)})`;
 }
 
 function describeStage(config: TarsyConfig, chain: ChainConfig, index: number): string[] {
@@ -30,7 +51,8 @@ function describeStage(config: TarsyConfig, chain: ChainConfig, index: number): 
     const c = execution.config;
     lines.push(
       `       - ${execution.display_name}: ${c.llm_provider_name} (${c.llm_backend}), ` +
-        `max ${c.max_iterations} iterations, tools: ${c.mcp_servers.join(", ") || "none"}`,
+        `max ${c.max_iterations} iterations, tools: ${c.mcp_servers.join(", ") || "none"}` +
+        describeSubAgents(c),
     );
   }
   return lines;
@@ -47,7 +69,8 @@ function describeChain(config: TarsyConfig, chain: ChainConfig, builtins: Set<st
   if (chain.chat.enabled) {
     const chat = resolveChatAgentConfig(config, chain);
     lines.push(
-      `    chat: ${chat.agent_name} on ${chat.llm_provider_name} (${chat.llm_backend}), tools: ${chat.mcp_servers.join(", ") || "none"}`,
+      `    chat: ${chat.agent_name} on ${chat.llm_provider_name} (${chat.llm_backend}), tools: ${chat.mcp_servers.join(", ") || "none"}` +
+        describeSubAgents(chat),
     );
   } else {
     lines.push("    chat: disabled");
@@ -95,8 +118,11 @@ export function formatConfigSummary(config: TarsyConfig): string {
   const agentBuiltins = new Set(builtinAgents().map((a) => a.name));
   lines.push("", `Agents (${config.agents.size}):`);
   for (const agent of config.agents.values()) {
+    const subAgents = agent.sub_agents?.length
+      ? `; sub-agents: ${agent.sub_agents.map((s) => s.name).join(", ")} (${describeLimits(resolveOrchestratorLimits(config, agent))})`
+      : "";
     lines.push(
-      `  ${agent.name}${origin(config.sources.agents.get(agent.name), agent.name, agentBuiltins)}: tools: ${agent.mcp_servers.join(", ") || "none"}`,
+      `  ${agent.name}${origin(config.sources.agents.get(agent.name), agent.name, agentBuiltins)}: tools: ${agent.mcp_servers.join(", ") || "none"}${subAgents}`,
     );
   }
 

@@ -24,7 +24,7 @@ import type { ReactNode } from "react";
 import { isAdminSomewhere } from "../lib/access.ts";
 import { ApiError } from "../lib/api.ts";
 import { useAccess, useLoad, useServices } from "./context.tsx";
-import { formatTime } from "./format.ts";
+import { formatDuration, formatTime } from "./format.ts";
 
 function Section(props: { title: string; id: string; children: ReactNode }) {
   return (
@@ -122,6 +122,19 @@ function McpServers(props: { data: McpServersResponse }) {
 
 const orNone = (text: string | null | undefined) => text || "—";
 
+type OrchestratorView = SystemConfigResponse["defaults"]["orchestrator"];
+
+/** An orchestrating agent's guardrails in a line, e.g. "up to 5 at once, 20m 0s each". */
+function describeLimits(limits: OrchestratorView): string {
+  return [
+    `up to ${limits.max_concurrent_agents} at once`,
+    limits.agent_timeout_ms === null ? null : `${formatDuration(limits.agent_timeout_ms)} each`,
+    limits.max_budget_ms === null ? null : `${formatDuration(limits.max_budget_ms)} in all`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
 /** The resolved configuration, read-only; the API never sends secret values. */
 function ConfigViewer(props: { config: SystemConfigResponse }) {
   const { config } = props;
@@ -130,7 +143,8 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
       <Typography variant="body2">
         Defaults: provider <strong>{config.defaults.llm_provider}</strong>, alert type{" "}
         <strong>{config.defaults.alert_type}</strong>, up to{" "}
-        <strong>{config.defaults.max_iterations}</strong> iterations.
+        <strong>{config.defaults.max_iterations}</strong> iterations; an orchestrating agent runs
+        sub-agents {describeLimits(config.defaults.orchestrator)}.
       </Typography>
       <Box>
         <Typography variant="h3" gutterBottom>
@@ -157,11 +171,23 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
                   <div key={s.name}>
                     <strong>{s.name}</strong>: {s.agents.join(", ")}
                     {s.replicas > 1 ? ` ×${s.replicas}` : ""}
+                    {Object.entries(s.sub_agents).map(([agent, subs]) => (
+                      <Typography key={agent} variant="body2" color="text.secondary">
+                        {agent} dispatches {subs.join(", ")}
+                      </Typography>
+                    ))}
                   </div>
                 ))}
               </TableCell>
               <TableCell>{c.llm_provider}</TableCell>
-              <TableCell>{c.chat_enabled ? "on" : "off"}</TableCell>
+              <TableCell>
+                {c.chat_enabled ? "on" : "off"}
+                {c.chat_sub_agents.length > 0 ? (
+                  <Typography variant="body2" color="text.secondary">
+                    dispatches {c.chat_sub_agents.join(", ")}
+                  </Typography>
+                ) : null}
+              </TableCell>
               <TableCell>{c.scoring_enabled ? "on" : "off"}</TableCell>
             </TableRow>
           ))}
@@ -171,7 +197,10 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
         <Typography variant="h3" gutterBottom>
           Agents
         </Typography>
-        <DataTable label="Agents" head={["Agent", "MCP servers", "Backend", "Max iterations"]}>
+        <DataTable
+          label="Agents"
+          head={["Agent", "MCP servers", "Backend", "Max iterations", "Sub-agents"]}
+        >
           {config.agents.map((a) => (
             <TableRow key={a.name} sx={{ verticalAlign: "top" }}>
               <TableCell>
@@ -185,6 +214,14 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
               <TableCell>{orNone(a.mcp_servers.join(", "))}</TableCell>
               <TableCell>{orNone(a.llm_backend)}</TableCell>
               <TableCell>{a.max_iterations ?? "default"}</TableCell>
+              <TableCell>
+                {orNone(a.sub_agents.join(", "))}
+                {a.sub_agents.length > 0 ? (
+                  <Typography variant="body2" color="text.secondary">
+                    {describeLimits(a.orchestrator)}
+                  </Typography>
+                ) : null}
+              </TableCell>
             </TableRow>
           ))}
         </DataTable>
