@@ -132,6 +132,40 @@ responses:
     expect(errorOf(exhausted)).toMatchObject({ code: "script_exhausted" });
   });
 
+  it("fills {{result:<call id>.<field>}} in tool call arguments from an earlier tool result", async () => {
+    const script = `
+responses:
+  - tool_calls:
+      - id: c2
+        name: cancel_agent
+        arguments: { execution_id: "{{result:c1.execution_id}}", other: "{{result:nope.x}}" }
+`;
+    const chunks = await collect(
+      h.client.generate(
+        baseInput(scripted(script), {
+          sessionId: session(),
+          messages: [
+            { role: "user", content: "go" },
+            {
+              role: "assistant",
+              content: "",
+              toolCalls: [{ id: "c1", name: "dispatch_agent", arguments: "{}" }],
+            },
+            {
+              role: "tool",
+              content: '{"execution_id":"exec-42","status":"accepted"}',
+              toolCallId: "c1",
+              toolName: "dispatch_agent",
+            },
+          ],
+        }),
+      ),
+    );
+    expect(toolCallsOf(chunks).map((c) => JSON.parse(c.arguments))).toEqual([
+      { execution_id: "exec-42", other: "{{result:nope.x}}" },
+    ]);
+  });
+
   it("gives each of 20 concurrent requests a distinct entry, in arrival order per agent", async () => {
     const lines = Array.from(
       { length: 20 },

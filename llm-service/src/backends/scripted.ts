@@ -25,6 +25,30 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
   }
 }
 
+const RESULT_REFERENCE = /\{\{result:([^.}]+)\.([A-Za-z0-9_]+)\}\}/g;
+
+/**
+ * Fills `{{result:<call id>.<field>}}` in a scripted tool call's arguments with that field of
+ * the JSON result of the earlier tool call `<call id>` in the conversation (an id a tool
+ * returned, such as a sub-agent's execution id, can then be passed on). Left as written when
+ * there is no such result or field.
+ */
+export function fillResultReferences(
+  argumentsText: string,
+  messages: GenerateRequest["messages"],
+): string {
+  return argumentsText.replace(RESULT_REFERENCE, (whole, callId: string, field: string) => {
+    const result = messages.find((m) => m.role === "tool" && m.tool_call_id === callId);
+    if (!result) return whole;
+    try {
+      const value = (JSON.parse(result.content) as Record<string, unknown>)[field];
+      return typeof value === "string" || typeof value === "number" ? String(value) : whole;
+    } catch {
+      return whole;
+    }
+  });
+}
+
 /**
  * A deterministic LLM for tests and demos. Each request takes the next entry of the first
  * rule queue (agent / system prompt / last user message) that matches it and still has
@@ -118,8 +142,10 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
           tool_call: {
             call_id: call.id ?? `call_${randomUUID()}`,
             name: call.name,
-            arguments:
+            arguments: fillResultReferences(
               typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+              request.messages,
+            ),
             ...(call.thought_signature ? { thought_signature: call.thought_signature } : {}),
           },
         };

@@ -15,6 +15,8 @@ const LABELS: Record<TimelineEventType, string> = {
   provider_fallback: "provider fallback",
   skill_loaded: "skill loaded",
   memory_injected: "memories injected",
+  task_assigned: "task assigned",
+  sub_agent_result: "sub-agent result",
 };
 
 interface StreamState {

@@ -239,6 +239,10 @@ export const ExecutionDetailSchema = z.object({
   cost: CostTotalsSchema,
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
+  /** Sub-agents: the execution that dispatched this one (null for the stage's own agents). */
+  parent_execution_id: IdSchema.nullable(),
+  /** Sub-agents: the task their parent gave them. */
+  task: z.string().nullable(),
 });
 
 export const StageDetailSchema = z.object({
@@ -389,6 +393,8 @@ export const TraceListResponseSchema = z.object({
         z.object({
           execution_id: IdSchema,
           agent_name: z.string(),
+          /** Sub-agents: the execution that dispatched this one. */
+          parent_execution_id: IdSchema.nullable(),
           llm_interactions: z.array(LLMInteractionListItemSchema),
           mcp_interactions: z.array(MCPInteractionListItemSchema),
         }),

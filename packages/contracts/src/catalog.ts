@@ -153,7 +153,11 @@ export const MESSAGES = {
     stream: "work",
     schema: ExecutionRequestedSchema,
     subjects: () => [WORK_SUBJECTS.executionRequested],
-    msgId: (p) => `execution-requested.${p.execution_id}`,
+    // A suspended parent's resumption is a new request each time it is woken.
+    msgId: (p) =>
+      p.resume
+        ? `execution-requested.${p.execution_id}.resume.${p.requested_at}`
+        : `execution-requested.${p.execution_id}`,
   }),
   // --- persistent events (stream TARSY_EVENTS) ---
   timelineEventCreated: persistent({

@@ -107,6 +107,8 @@ export const TimelineEventTypeSchema = z.enum([
   "provider_fallback",
   "skill_loaded",
   "memory_injected",
+  "task_assigned",
+  "sub_agent_result",
 ]);
 export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
 

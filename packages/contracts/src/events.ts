@@ -184,12 +184,16 @@ export const StreamChunkSchema = z.object({
 });
 export type StreamChunk = z.infer<typeof StreamChunkSchema>;
 
-/** Transient control message: abort in-flight work of a session (all of it, or one chat turn). */
+/**
+ * Transient control message: abort in-flight work of a session (all of it, one chat turn, or
+ * one execution: a sub-agent its parent cancelled).
+ */
 export const CancelControlSchema = z.object({
   v: V1,
   session_id: IdSchema,
-  scope: z.enum(["session", "chat"]),
+  scope: z.enum(["session", "chat", "execution"]),
   stage_id: IdSchema.optional(),
+  execution_id: IdSchema.optional(),
   reason: z.enum(["cancelled", "timed_out"]),
   timestamp: TimestampSchema,
 });

@@ -84,6 +84,15 @@ export const ExecutionRequestedSchema = z.object({
    * orchestrator's own deadline check write the same reason whichever comes first.
    */
   deadline_reason: z.string().min(1).optional(),
+  /** Sub-agents: the execution that dispatched this one. */
+  parent_execution_id: IdSchema.optional(),
+  /** Sub-agents: the task their parent gave them (their whole user prompt). */
+  task: z.string().min(1).optional(),
+  /**
+   * A suspended parent's resumption (its sub-agents reported): the runner continues the stored
+   * conversation instead of starting over.
+   */
+  resume: z.boolean().optional(),
   requested_at: TimestampSchema,
 });
 export type ExecutionRequested = z.infer<typeof ExecutionRequestedSchema>;
@@ -104,6 +113,8 @@ export const ExecutionFinishedSchema = z.object({
   actions_executed: z.boolean().nullable().optional(),
   error: z.string().nullable(),
   token_usage: TokenUsageSchema.nullable(),
+  /** Sub-agents: the parent to wake with this outcome. */
+  parent_execution_id: IdSchema.optional(),
   finished_at: TimestampSchema,
 });
 export type ExecutionFinished = z.infer<typeof ExecutionFinishedSchema>;

@@ -154,7 +154,7 @@ export function openChatTurn(
   return inTransaction(client, async (tx) => {
     const existing = await tx.stage.findUnique({
       where: { chatUserMessageId: input.messageId },
-      include: { executions: { orderBy: { agentIndex: "asc" } } },
+      include: { executions: { orderBy: [{ agentIndex: "asc" }, { createdAt: "asc" }] } },
     });
     if (existing !== null) {
       const { executions, ...stage } = existing;

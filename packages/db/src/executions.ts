@@ -164,6 +164,21 @@ export function discardInterruptedAttempt(
 ): Promise<TimelineEvent[]> {
   return inTransaction(client, async (tx) => {
     await tx.message.deleteMany({ where: { executionId } });
+    return endInterruptedEvents(tx, executionId, attempt);
+  });
+}
+
+/**
+ * A resumed execution (a suspended parent woken by its sub-agents, or such a resumption
+ * redelivered after a crash) keeps its conversation: only timeline events an interrupted
+ * attempt left streaming end `failed`, marked `interrupted` with `attempt`.
+ */
+export function endInterruptedEvents(
+  client: DbClient,
+  executionId: string,
+  attempt: number,
+): Promise<TimelineEvent[]> {
+  return inTransaction(client, async (tx) => {
     const open = await tx.timelineEvent.findMany({ where: { executionId, status: "streaming" } });
     const ended: TimelineEvent[] = [];
     for (const event of open) {
@@ -279,6 +294,28 @@ export function appendMessages(
           },
         }),
       );
+    }
+    return created;
+  });
+}
+
+/**
+ * Appends messages to the conversation and, in the same transaction, marks the sub-agent
+ * outcomes they carry as delivered: a crash never gives the parent an outcome twice.
+ */
+export function appendMessagesDelivering(
+  client: DbClient,
+  ref: ExecutionRef,
+  messages: readonly MessageInput[],
+  deliveredSubAgentIds: readonly string[],
+): Promise<Message[]> {
+  return inTransaction(client, async (tx) => {
+    const created = await appendMessages(tx, ref, messages);
+    if (deliveredSubAgentIds.length > 0) {
+      await tx.agentExecution.updateMany({
+        where: { id: { in: [...deliveredSubAgentIds] }, resultDeliveredAt: null },
+        data: { resultDeliveredAt: new Date() },
+      });
     }
     return created;
   });

@@ -63,9 +63,11 @@ export {
 } from "./errors.ts";
 export {
   appendMessages,
+  appendMessagesDelivering,
   discardInterruptedAttempt,
   type ExecutionRef,
   type ExecutionUpdate,
+  endInterruptedEvents,
   ensureExecutiveSummaryExecution,
   failStageExecutions,
   finishExecutionAttempt,
@@ -270,6 +272,19 @@ export {
   type StageWithExecutions,
   transitionStageStatus,
 } from "./stages.ts";
+export {
+  abandonSubAgents,
+  cancelSubAgents,
+  type DispatchResult,
+  dispatchSubAgent,
+  listSubAgents,
+  listUndeliveredSubAgentResults,
+  markSubAgentResultsDelivered,
+  type SubAgentDispatch,
+  type SuspendOutcome,
+  suspendExecution,
+  wakeSuspendedParent,
+} from "./sub-agents.ts";
 export {
   type CompleteTimelineEventInput,
   completeTimelineEvent,

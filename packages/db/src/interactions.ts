@@ -129,6 +129,8 @@ export function listMCPInteractions(
 export interface TraceExecution {
   readonly executionId: string;
   readonly agentName: string;
+  /** Sub-agents: the execution that dispatched this one. */
+  readonly parentExecutionId: string | null;
   readonly llmInteractions: LLMInteraction[];
   readonly mcpInteractions: MCPInteraction[];
 }
@@ -151,7 +153,8 @@ export async function getSessionTrace(client: DbClient, sessionId: string): Prom
     client.stage.findMany({
       where: { sessionId },
       orderBy: { stageIndex: "asc" },
-      include: { executions: { orderBy: { agentIndex: "asc" } } },
+      // A sub-agent has its parent's agent index and comes after it.
+      include: { executions: { orderBy: [{ agentIndex: "asc" }, { createdAt: "asc" }] } },
     }),
     client.lLMInteraction.findMany({ where: { sessionId }, orderBy: { createdAt: "asc" } }),
     client.mCPInteraction.findMany({ where: { sessionId }, orderBy: { createdAt: "asc" } }),
@@ -163,6 +166,7 @@ export async function getSessionTrace(client: DbClient, sessionId: string): Prom
       executions: stage.executions.map((execution) => ({
         executionId: execution.id,
         agentName: execution.agentName,
+        parentExecutionId: execution.parentExecutionId,
         llmInteractions: llm.filter((i) => i.executionId === execution.id),
         mcpInteractions: mcp.filter((i) => i.executionId === execution.id),
       })),

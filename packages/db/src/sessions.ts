@@ -247,7 +247,7 @@ export async function getSessionDetail(
     include: {
       stages: {
         orderBy: { stageIndex: "asc" },
-        include: { executions: { orderBy: { agentIndex: "asc" } } },
+        include: { executions: { orderBy: [{ agentIndex: "asc" }, { createdAt: "asc" }] } },
       },
       chat: {
         include: {

@@ -133,7 +133,7 @@ export function getStageWithExecutions(
 ): Promise<(Stage & { executions: AgentExecution[] }) | null> {
   return client.stage.findUnique({
     where: { id },
-    include: { executions: { orderBy: { agentIndex: "asc" } } },
+    include: { executions: { orderBy: [{ agentIndex: "asc" }, { createdAt: "asc" }] } },
   });
 }
 
@@ -145,7 +145,7 @@ export function listSessionStages(
   return client.stage.findMany({
     where: { sessionId },
     orderBy: { stageIndex: "asc" },
-    include: { executions: { orderBy: { agentIndex: "asc" } } },
+    include: { executions: { orderBy: [{ agentIndex: "asc" }, { createdAt: "asc" }] } },
   });
 }
 

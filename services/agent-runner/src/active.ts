@@ -25,11 +25,15 @@ export class ActiveExecutions {
     return this.entries.size;
   }
 
-  /** Aborts the session's executions (only the chat turn's stage for scope `chat`). */
+  /**
+   * Aborts the session's executions (only the chat turn's stage for scope `chat`, only the
+   * named one for scope `execution`).
+   */
   cancel(control: CancelControl): number {
     let count = 0;
-    for (const entry of this.entries.values()) {
+    for (const [executionId, entry] of this.entries) {
       if (entry.sessionId !== control.session_id) continue;
+      if (control.scope === "execution" && executionId !== control.execution_id) continue;
       if (control.scope === "chat" && control.stage_id && entry.stageId !== control.stage_id)
         continue;
       if (entry.controller.signal.aborted) continue;

@@ -10,12 +10,26 @@ import type { TimelineScope } from "./timeline.ts";
 export class Conversation {
   private readonly list: ConversationMessage[] = [];
   private pending: ConversationMessage[] = [];
+  private deliveries: string[] = [];
   private lastId: string | null = null;
 
   constructor(
     private readonly store: RunnerStore,
     private readonly scope: TimelineScope & { executionId: string },
-  ) {}
+    /** A resumed execution's stored conversation (already in the table) and its newest id. */
+    stored: { messages: readonly ConversationMessage[]; lastId: string | null } = {
+      messages: [],
+      lastId: null,
+    },
+  ) {
+    this.list.push(...stored.messages);
+    this.lastId = stored.lastId;
+  }
+
+  /** Assistant turns so far (the iterations a resumed loop already made). */
+  get assistantTurns(): number {
+    return this.list.filter((m) => m.role === "assistant").length;
+  }
 
   get messages(): readonly ConversationMessage[] {
     return this.list;
@@ -26,16 +40,23 @@ export class Conversation {
     return this.lastId;
   }
 
-  append(message: ConversationMessage): void {
+  /**
+   * Appends a message; `deliversSubAgent` names the sub-agent whose outcome it carries, marked
+   * delivered when the message is stored.
+   */
+  append(message: ConversationMessage, deliversSubAgent?: string): void {
     this.list.push(message);
     this.pending.push(message);
+    if (deliversSubAgent) this.deliveries.push(deliversSubAgent);
   }
 
   /** Stores the messages appended since the last flush. */
   async flush(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
+    const delivered = this.deliveries;
     this.pending = [];
+    this.deliveries = [];
     const ids = await this.store.appendMessages(
       batch.map((message) => ({
         sessionId: this.scope.sessionId,
@@ -48,6 +69,7 @@ export class Conversation {
         ...(message.toolName !== undefined && { toolName: message.toolName }),
         ...(message.continuity && { continuity: message.continuity }),
       })),
+      delivered,
     );
     this.lastId = ids.at(-1) ?? this.lastId;
   }

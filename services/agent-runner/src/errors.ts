@@ -9,7 +9,8 @@ export type RunnerErrorCode =
   | "execution_not_found"
   | "execution_config_invalid"
   | "tool_gateway_failed"
-  | "execution_taken_over";
+  | "execution_taken_over"
+  | "execution_suspended";
 
 export abstract class RunnerError extends Error {
   abstract readonly code: RunnerErrorCode;
@@ -141,4 +142,15 @@ export function abortedEventStatus(
   error: ExecutionAbortedError,
 ): "cancelled" | "timed_out" | "failed" {
   return error.reason === "cancelled" || error.reason === "timed_out" ? error.reason : "failed";
+}
+
+/**
+ * Not a failure: the execution waits for its sub-agents with no runner holding it. Its
+ * request comes back (`resume`) when the next sub-agent ends.
+ */
+export class ExecutionSuspendedError extends RunnerError {
+  readonly code = "execution_suspended" as const;
+  constructor(readonly executionId: string) {
+    super(`execution ${executionId} is waiting for its sub-agents`);
+  }
 }

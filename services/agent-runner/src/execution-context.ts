@@ -1,4 +1,4 @@
-import type { Holiday, ResolvedSkill } from "@tarsy/config";
+import type { Holiday, OrchestratorLimits, ResolvedSkill } from "@tarsy/config";
 import type { ExecutionKind } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 
@@ -47,6 +47,17 @@ export interface AgentRunConfig {
   requiredSkills: ResolvedSkill[];
   /** The `load_skill` catalog; empty: no catalog and no `load_skill` tool. */
   onDemandSkills: ResolvedSkill[];
+  /** Agents this one may dispatch; empty: no orchestration tools (always empty for a sub-agent). */
+  subAgents: SubAgentCatalogEntry[];
+  /** Limits of its sub-agents (concurrency, per-agent timeout, total budget). */
+  orchestrator: OrchestratorLimits;
+}
+
+/** One agent an orchestrating agent may dispatch, as its prompt's catalog shows it. */
+export interface SubAgentCatalogEntry {
+  name: string;
+  description: string;
+  mcpServers: string[];
 }
 
 /** Everything one agent execution needs, resolved before a controller runs. */
@@ -69,6 +80,8 @@ export interface ExecutionContext {
   /** server id → its instructions (tier 2). */
   mcpInstructions: ReadonlyMap<string, string>;
   summarization: ReadonlyMap<string, SummarizationSettings>;
+  /** A dispatched sub-agent: its task (its whole user prompt) and the execution that dispatched it. */
+  subAgent?: { task: string; parentExecutionId: string };
   /** Tier 4: "Lessons from Past Investigations" (filled when memories were injected). */
   lessons?: string;
   /** Servers that failed to start for this execution, with why (filled after listing tools). */

@@ -16,6 +16,7 @@ import {
   abortReasonOf,
   ExecutionAbortedError,
   ExecutionNotFoundError,
+  ExecutionSuspendedError,
   ExecutionTakenOverError,
 } from "./errors.ts";
 import { ProviderFallback } from "./llm-fallback.ts";
@@ -38,6 +39,7 @@ import {
 } from "./run-context.ts";
 import { sessionRunbook } from "./runbook.ts";
 import { recordSkillsLoaded, withLoadSkill } from "./skills.ts";
+import { SubAgentRuntime } from "./sub-agents.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerResources {
@@ -81,6 +83,7 @@ function finishedMessage(
     ...(outcome.actionsExecuted !== undefined && { actions_executed: outcome.actionsExecuted }),
     error: outcome.error,
     token_usage: outcome.usage,
+    ...(request.parent_execution_id && { parent_execution_id: request.parent_execution_id }),
     finished_at: finishedAt.toISOString(),
   };
 }
@@ -148,12 +151,23 @@ async function runController(run: RunContext): Promise<ControllerResult> {
     case "action":
     case "chat": {
       const { scope, tools } = await listTools(run);
-      await recordSkillsLoaded(run, run.exec.config.requiredSkills, "required");
-      // Tier 4 for investigations and actions; a chat turn recalls with the tools instead.
-      if (run.exec.kind !== "chat") run.exec.lessons = await injectMemories(run);
+      // A resumed loop had its skills and lessons when it started: they are in its prompt.
+      if (!run.resume) {
+        await recordSkillsLoaded(run, run.exec.config.requiredSkills, "required");
+        // Tier 4 for investigations and actions; a chat turn recalls with the tools instead.
+        if (run.exec.kind !== "chat") run.exec.lessons = await injectMemories(run);
+      }
       const withSkills = withLoadSkill(run, tools);
       const withMemory = withMemoryTools(run, withSkills.tools, withSkills.gateway);
-      return runFunctionCalling({ ...run, tools: withMemory.gateway }, withMemory.tools, scope);
+      const orchestration = run.subAgents;
+      if (!orchestration) {
+        return runFunctionCalling({ ...run, tools: withMemory.gateway }, withMemory.tools, scope);
+      }
+      return runFunctionCalling(
+        { ...run, tools: orchestration.wrap(withMemory.gateway) },
+        [...orchestration.tools(), ...withMemory.tools],
+        scope,
+      );
     }
     case "synthesis":
       return runSynthesis(run);
@@ -167,8 +181,10 @@ async function runController(run: RunContext): Promise<ControllerResult> {
 /**
  * Runs one execution to its end and publishes `executionFinished`. Idempotent under
  * redelivery: a terminal execution only re-publishes its outcome; an interrupted attempt is
- * restarted from scratch. Throws (without finishing) only when the runner hands the work back
- * (shutdown) or cannot even start it; the bus then redelivers.
+ * restarted from scratch (a resumption continues its stored conversation). Throws (without
+ * finishing) when the runner hands the work back (shutdown) or cannot even start it, and the
+ * bus then redelivers; and ExecutionSuspendedError when the execution waits for its
+ * sub-agents (its request comes back, with `resume`, when one ends).
  */
 export async function runExecution(
   deps: RunnerResources,
@@ -192,7 +208,9 @@ export async function runExecution(
     logger.info({ status: record.status }, "execution already finished; outcome re-published");
     return finished;
   }
-  const started = await deps.store.startAttempt(record.id, deps.runnerId);
+  const started = await deps.store.startAttempt(record.id, deps.runnerId, {
+    resume: request.resume === true,
+  });
   if (!started) return runExecution(deps, request, signal);
   const timeline = new Timeline(deps.store, deps.bus, logger, {
     sessionId: record.sessionId,
@@ -200,7 +218,26 @@ export async function runExecution(
     executionId: record.id,
   });
   for (const event of started.interrupted) await timeline.publishCompleted(event);
-  logger.info({ attempt: started.attempt }, "execution started");
+  // A restarted parent's earlier sub-agents were ended: their runners stop them.
+  for (const sub of started.abandoned) {
+    deps.bus.publishTransient("cancelControl", {
+      v: 1,
+      session_id: sub.sessionId,
+      scope: "execution",
+      execution_id: sub.id,
+      reason: "cancelled",
+      timestamp: new Date().toISOString(),
+    });
+  }
+  const resumed = started.conversation !== undefined;
+  if (record.task !== null && started.attempt === 1) {
+    await timeline.create("task_assigned", {
+      status: "completed",
+      content: record.task,
+      metadata: { parent_execution_id: record.parent?.id ?? null },
+    });
+  }
+  logger.info({ attempt: started.attempt, resumed }, "execution started");
   const startedAt = performance.now();
   const metrics = deps.metrics ?? createMetrics("agent-runner", { processMetrics: false });
 
@@ -208,6 +245,8 @@ export async function runExecution(
   const takeover = new AbortController();
   const runSignal = AbortSignal.any([signal, takeover.signal]);
   const usage = new UsageTotals();
+  // A resumption goes on counting from what the suspended attempts used.
+  if (resumed) usage.add(record.usage);
   const writes = new WriteBehind((err) => logger.error({ err }, "trace record not written"));
   const heartbeat = setInterval(() => {
     deps.store.heartbeat(record.id, started.attempt).then(
@@ -220,6 +259,7 @@ export async function runExecution(
     );
   }, deps.heartbeatMs ?? 10_000);
   let outcome: ExecutionOutcome;
+  let subAgents: SubAgentRuntime | undefined;
   try {
     // The executive summary reads only the final analysis; every other prompt has the runbook.
     const runbook =
@@ -257,7 +297,29 @@ export async function runExecution(
         deps.embedder,
         logger,
       ),
+      ...(started.conversation && {
+        resume: {
+          messages: started.conversation.map((m) => ({
+            role: m.role,
+            content: m.content,
+            ...(m.toolCalls && m.toolCalls.length > 0 && { toolCalls: m.toolCalls }),
+            ...(m.toolCallId !== null && { toolCallId: m.toolCallId }),
+            ...(m.toolName !== null && { toolName: m.toolName }),
+            ...(m.continuity && { continuity: m.continuity }),
+          })),
+          lastId: started.conversation.at(-1)?.id ?? null,
+        },
+      }),
     };
+    if (SubAgentRuntime.enabledFor(exec)) {
+      subAgents = new SubAgentRuntime(
+        { store: deps.store, bus: deps.bus, logger, timeline },
+        exec,
+        request,
+        started.attempt,
+      );
+      run.subAgents = subAgents;
+    }
     const result = await runController(run);
     outcome = {
       status: "completed",
@@ -267,6 +329,11 @@ export async function runExecution(
       usage: usage.toTokenUsage(),
     };
   } catch (err) {
+    if (err instanceof ExecutionSuspendedError) {
+      // Waiting for sub-agents: nothing to finish (the MCP sessions are released below).
+      logger.info({ attempt: started.attempt }, "execution suspended until a sub-agent ends");
+      throw err;
+    }
     if (takeover.signal.aborted && !signal.aborted) {
       logger.warn({ attempt: started.attempt }, "execution taken over by a newer attempt");
       throw new ExecutionTakenOverError(record.id, started.attempt);
@@ -311,6 +378,12 @@ export async function runExecution(
     }
   }
 
+  // A parent ends its sub-agents that are still working (their outcomes have no reader now).
+  if (subAgents) {
+    await subAgents
+      .cancel(`cancelled: ${record.agentName} ended (${outcome.status})`)
+      .catch((err: unknown) => logger.warn({ err }, "sub-agents not cancelled"));
+  }
   // Final writes happen whatever stopped the loop.
   const owned = await deps.store.finishExecution(record.id, started.attempt, outcome);
   if (!owned) {

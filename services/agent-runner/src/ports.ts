@@ -135,6 +135,9 @@ export interface ExecutionRecord {
     mcpSelection: unknown;
   };
   stage: { name: string; index: number } | null;
+  /** Sub-agents: the task their parent gave them, and the parent. */
+  task: string | null;
+  parent: { id: string; kind: ExecutionKind; agentIndex: number } | null;
 }
 
 export interface ExecutionOutcome {
@@ -169,8 +172,14 @@ export interface RunnerStore {
       metadata: Record<string, unknown> | null;
     },
   ): Promise<TimelineEventRecord | null>;
-  /** Appends messages in order (one transaction); returns their ids. */
-  appendMessages(messages: NewMessage[]): Promise<string[]>;
+  /**
+   * Appends messages in order (one transaction); returns their ids. Sub-agent outcomes the
+   * messages carry are marked delivered in the same transaction.
+   */
+  appendMessages(
+    messages: NewMessage[],
+    deliveredSubAgentIds?: readonly string[],
+  ): Promise<string[]>;
   recordLlmInteraction(interaction: NewLlmInteraction): Promise<void>;
   /** The execution moved to a fallback provider: the current one, with the original kept. */
   recordProviderFallback(
@@ -205,7 +214,10 @@ export interface RunnerStore {
   startAttempt(
     executionId: string,
     runnerId: string,
-  ): Promise<{ attempt: number; interrupted: TimelineEventRecord[] } | null>;
+    options?: { resume?: boolean },
+  ): Promise<StartedAttempt | null>;
+  /** Sub-agents of a parent execution. */
+  subAgents: SubAgentStore;
   /** Marks the attempt alive; false when a newer attempt owns the execution (or it ended). */
   heartbeat(executionId: string, attempt: number): Promise<boolean>;
   /**
@@ -217,6 +229,76 @@ export interface RunnerStore {
     attempt: number,
     outcome: ExecutionOutcome,
   ): Promise<boolean>;
+}
+
+export interface StartedAttempt {
+  attempt: number;
+  /** Events an interrupted earlier attempt left streaming, now ended. */
+  interrupted: TimelineEventRecord[];
+  /**
+   * A resumption: the stored conversation it continues. Absent when the attempt starts over
+   * (its earlier conversation dropped, its earlier sub-agents abandoned).
+   */
+  conversation?: StoredMessage[];
+  /** Sub-agents of a restarted parent's earlier attempt, ended now (their runners are told). */
+  abandoned: SubAgentRecord[];
+}
+
+export interface StoredMessage {
+  id: string;
+  role: MessageRole;
+  content: string;
+  toolCalls: StoredToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  continuity: ReasoningContinuity | null;
+}
+
+export interface SubAgentRecord {
+  id: string;
+  sessionId: string;
+  stageId: string | null;
+  agentName: string;
+  agentIndex: number;
+  kind: ExecutionKind;
+  status: ExecutionRecord["status"];
+  task: string | null;
+  finalAnalysis: string | null;
+  errorMessage: string | null;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export type SubAgentDispatchResult =
+  | { status: "created" | "existing"; subAgent: SubAgentRecord }
+  | { status: "refused"; reason: string };
+
+/** Sub-agent rows and a parent's suspension (packages/db sub-agents.ts). */
+export interface SubAgentStore {
+  dispatch(input: {
+    parentExecutionId: string;
+    agentName: string;
+    kind: ExecutionKind;
+    task: string;
+    dispatchKey: string;
+    maxConcurrent: number;
+  }): Promise<SubAgentDispatchResult>;
+  list(parentExecutionId: string): Promise<SubAgentRecord[]>;
+  /** Ended sub-agents whose outcome the parent has not been given. */
+  undelivered(parentExecutionId: string): Promise<SubAgentRecord[]>;
+  /** Ends unfinished ones (all, or `only`) as cancelled with `reason`; returns those it ended. */
+  cancel(
+    parentExecutionId: string,
+    reason: string,
+    only?: readonly string[],
+  ): Promise<SubAgentRecord[]>;
+  /** Parks the parent until a sub-agent ends (see `suspendExecution` in packages/db). */
+  suspend(
+    executionId: string,
+    attempt: number,
+    resumeRequest: Record<string, unknown>,
+    usage: TokenUsage,
+  ): Promise<"suspended" | "results_ready" | "nothing_pending" | "not_owned">;
 }
 
 /** Fetches a runbook URL's text (`@tarsy/runbooks` in production). */

@@ -10,6 +10,7 @@ import {
   resolveExecutiveSummaryConfig,
   resolveMcpSelection,
   resolveScoringConfig,
+  resolveSubAgentConfig,
   resolveSynthesisConfig,
   type TarsyConfig,
 } from "@tarsy/config";
@@ -73,22 +74,46 @@ function stageIndexOf(chain: ChainConfig, stageName: string): number {
   return index;
 }
 
+/** The stage's configured agent at a (1-based) agent index, with its stage index. */
+function stageAgentRef(chain: ChainConfig, record: ExecutionRecord, agentIndex: number) {
+  if (!record.stage) throw new ExecutionConfigError(`execution ${record.id} has no stage`);
+  const index = stageIndexOf(chain, record.stage.name);
+  const stage = chain.stages[index];
+  const agentRef = stage && stage.replicas > 1 ? stage.agents[0] : stage?.agents[agentIndex - 1];
+  if (!agentRef) {
+    throw new ExecutionConfigError(
+      `stage "${record.stage.name}" has no agent #${agentIndex} (${record.agentName})`,
+    );
+  }
+  return { stageIndex: index, agentRef };
+}
+
 function resolveInvestigation(
   config: TarsyConfig,
   chain: ChainConfig,
   record: ExecutionRecord,
 ): ResolvedAgentConfig {
-  if (!record.stage) throw new ExecutionConfigError(`execution ${record.id} has no stage`);
-  const index = stageIndexOf(chain, record.stage.name);
-  const stage = chain.stages[index];
-  const agentRef =
-    stage && stage.replicas > 1 ? stage.agents[0] : stage?.agents[record.agentIndex - 1];
-  if (!agentRef) {
-    throw new ExecutionConfigError(
-      `stage "${record.stage.name}" has no agent #${record.agentIndex} (${record.agentName})`,
-    );
+  const { stageIndex, agentRef } = stageAgentRef(chain, record, record.agentIndex);
+  return resolveAgentConfig(config, chain, stageIndex, agentRef);
+}
+
+/** A sub-agent: its reference in its parent's catalog, over its own definition. */
+function resolveSubAgent(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  record: ExecutionRecord,
+  parent: NonNullable<ExecutionRecord["parent"]>,
+): ResolvedAgentConfig {
+  if (parent.kind === "chat") {
+    return resolveSubAgentConfig(config, chain, { kind: "chat" }, record.agentName);
   }
-  return resolveAgentConfig(config, chain, index, agentRef);
+  const { stageIndex, agentRef } = stageAgentRef(chain, record, parent.agentIndex);
+  return resolveSubAgentConfig(
+    config,
+    chain,
+    { kind: "stage", stageIndex, agentRef },
+    record.agentName,
+  );
 }
 
 function resolveFor(
@@ -97,6 +122,7 @@ function resolveFor(
   record: ExecutionRecord,
   request: ExecutionRequested,
 ): ResolvedAgentConfig {
+  if (record.parent) return resolveSubAgent(config, chain, record, record.parent);
   switch (request.kind) {
     case "investigation":
     case "action":
@@ -184,6 +210,9 @@ export function resolveExecutionContext(
     alertData: record.session.alertData,
     ...(runbook?.content ? { runbook: runbook.content } : {}),
     ...(request.context !== undefined && { previousContext: request.context }),
+    ...(record.parent && {
+      subAgent: { task: record.task ?? request.task ?? "", parentExecutionId: record.parent.id },
+    }),
     ...(request.kind === "chat" && {
       chat: {
         question: request.chat?.question ?? "",
@@ -213,6 +242,16 @@ export function resolveExecutionContext(
       toolFilters,
       requiredSkills: usesSkills ? resolved.required_skills : [],
       onDemandSkills: usesSkills ? resolved.on_demand_skills : [],
+      // Depth 1: a sub-agent never dispatches; only the tool-using agents orchestrate.
+      subAgents:
+        usesTools && !record.parent
+          ? resolved.sub_agents.map((a) => ({
+              name: a.name,
+              description: a.description,
+              mcpServers: [...a.mcp_servers],
+            }))
+          : [],
+      orchestrator: resolved.orchestrator,
       ...(resolved.custom_instructions !== undefined && {
         customInstructions: resolved.custom_instructions,
       }),

@@ -1,5 +1,5 @@
 import type { TokenUsage } from "@tarsy/contracts";
-import type { LlmClient } from "@tarsy/llm-client";
+import type { ConversationMessage, LlmClient } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import type { ExecutionContext } from "./execution-context.ts";
@@ -7,6 +7,7 @@ import type { ProviderFallback } from "./llm-fallback.ts";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { MemoryRuntime } from "./memory.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
+import type { SubAgentRuntime } from "./sub-agents.ts";
 import type { Timeline } from "./timeline.ts";
 
 /** What a controller runs with: the resolved execution plus live dependencies. */
@@ -31,6 +32,10 @@ export interface RunContext {
   memory?: MemoryRuntime;
   /** The memories injected into this execution's prompt (recall leaves them out). */
   injectedMemoryIds?: string[];
+  /** An orchestrating agent's sub-agents (absent for every other execution). */
+  subAgents?: SubAgentRuntime;
+  /** A resumed execution: the stored conversation its loop continues. */
+  resume?: { messages: ConversationMessage[]; lastId: string | null };
 }
 
 /** The runner's own metrics (events, redeliveries and the backlog come from the bus). */

@@ -1,6 +1,9 @@
 import type { CostEstimator } from "@tarsy/cost";
 import {
-  appendMessages,
+  type AgentExecution,
+  abandonSubAgents,
+  appendMessagesDelivering,
+  cancelSubAgents,
   claimSessionRunbook,
   completeTimelineEvent,
   createMemories,
@@ -8,12 +11,17 @@ import {
   type Db,
   deprecateMemories,
   discardInterruptedAttempt,
+  dispatchSubAgent,
+  endInterruptedEvents,
   finishExecutionAttempt,
   getExecution,
   getSession,
   getStage,
   heartbeatExecution,
   isRowId,
+  listMessages,
+  listSubAgents,
+  listUndeliveredSubAgentResults,
   type Prisma,
   recordExecutionFallback,
   recordInjectedMemories,
@@ -24,9 +32,17 @@ import {
   searchMemories,
   searchPastSessions,
   startExecution,
+  suspendExecution,
   type TimelineEvent,
 } from "@tarsy/db";
-import type { ExecutionRecord, RunnerStore, TimelineEventRecord } from "./ports.ts";
+import type { ReasoningContinuity } from "@tarsy/llm-client";
+import type {
+  ExecutionRecord,
+  RunnerStore,
+  StoredToolCall,
+  SubAgentRecord,
+  TimelineEventRecord,
+} from "./ports.ts";
 
 type Json = Prisma.InputJsonValue;
 
@@ -43,6 +59,23 @@ function toRecord(row: TimelineEvent): TimelineEventRecord {
     metadata: (row.metadata ?? null) as Record<string, unknown> | null,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
+  };
+}
+
+function toSubAgent(row: AgentExecution): SubAgentRecord {
+  return {
+    id: row.id,
+    sessionId: row.sessionId,
+    stageId: row.stageId,
+    agentName: row.agentName,
+    agentIndex: row.agentIndex,
+    kind: row.kind,
+    status: row.status,
+    task: row.task,
+    finalAnalysis: row.finalAnalysis,
+    errorMessage: row.errorMessage,
+    createdAt: row.createdAt,
+    completedAt: row.completedAt,
   };
 }
 
@@ -77,10 +110,10 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       return row ? toRecord(row) : null;
     },
 
-    async appendMessages(messages) {
+    async appendMessages(messages, deliveredSubAgentIds = []) {
       const first = messages[0];
       if (!first) return [];
-      const rows = await appendMessages(
+      const rows = await appendMessagesDelivering(
         prisma,
         { sessionId: first.sessionId, stageId: first.stageId, executionId: first.executionId },
         messages.map((m) => ({
@@ -91,6 +124,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           toolName: m.toolName ?? null,
           continuity: (m.continuity ?? null) as Json | null,
         })),
+        deliveredSubAgentIds,
       );
       return rows.map((r) => r.id);
     },
@@ -145,9 +179,12 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       if (!isRowId(executionId)) return null;
       const execution = await getExecution(prisma, executionId);
       if (!execution) return null;
-      const [session, stage] = await Promise.all([
+      const [session, stage, parent] = await Promise.all([
         getSession(prisma, execution.sessionId),
         execution.stageId ? getStage(prisma, execution.stageId) : Promise.resolve(null),
+        execution.parentExecutionId
+          ? getExecution(prisma, execution.parentExecutionId)
+          : Promise.resolve(null),
       ]);
       if (!session) return null;
       return {
@@ -185,6 +222,8 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           mcpSelection: session.mcpSelection,
         },
         stage: stage ? { name: stage.stageName, index: stage.stageIndex } : null,
+        task: execution.task,
+        parent: parent ? { id: parent.id, kind: parent.kind, agentIndex: parent.agentIndex } : null,
       };
     },
 
@@ -194,13 +233,59 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       return { runbook: { content, source, error }, claimed: result.claimed };
     },
 
-    async startAttempt(executionId, runnerId) {
+    async startAttempt(executionId, runnerId, options = {}) {
       const row = await startExecution(prisma, executionId, runnerId);
       if (!row) return null;
-      if (row.attempt <= 1) return { attempt: row.attempt, interrupted: [] };
-      // An earlier attempt was interrupted (runner crash): restart the loop from scratch.
+      if (options.resume) {
+        // A suspended parent woken by its sub-agents: the conversation goes on.
+        const interrupted = await endInterruptedEvents(prisma, executionId, row.attempt - 1);
+        const messages = await listMessages(prisma, executionId);
+        return {
+          attempt: row.attempt,
+          interrupted: interrupted.map(toRecord),
+          abandoned: [],
+          conversation: messages.map((m) => ({
+            id: m.id,
+            role: m.role,
+            content: m.content,
+            toolCalls: (m.toolCalls ?? null) as StoredToolCall[] | null,
+            toolCallId: m.toolCallId,
+            toolName: m.toolName,
+            continuity: (m.continuity ?? null) as ReasoningContinuity | null,
+          })),
+        };
+      }
+      if (row.attempt <= 1) return { attempt: row.attempt, interrupted: [], abandoned: [] };
+      // An earlier attempt was interrupted (runner crash): restart the loop from scratch, and
+      // end the sub-agents it had dispatched (the new attempt dispatches its own).
       const interrupted = await discardInterruptedAttempt(prisma, executionId, row.attempt - 1);
-      return { attempt: row.attempt, interrupted: interrupted.map(toRecord) };
+      const abandoned = await abandonSubAgents(prisma, executionId);
+      return {
+        attempt: row.attempt,
+        interrupted: interrupted.map(toRecord),
+        abandoned: abandoned.map(toSubAgent),
+      };
+    },
+
+    subAgents: {
+      async dispatch(input) {
+        const result = await dispatchSubAgent(prisma, input);
+        if (result.status === "refused") return { status: "refused", reason: result.reason };
+        return { status: result.status, subAgent: toSubAgent(result.execution) };
+      },
+      list: async (parentId) => (await listSubAgents(prisma, parentId)).map(toSubAgent),
+      undelivered: async (parentId) =>
+        (await listUndeliveredSubAgentResults(prisma, parentId)).map(toSubAgent),
+      cancel: async (parentId, reason, only) =>
+        (await cancelSubAgents(prisma, parentId, reason, only)).map(toSubAgent),
+      suspend: (executionId, attempt, resumeRequest, usage) =>
+        suspendExecution(
+          prisma,
+          executionId,
+          attempt,
+          resumeRequest as Json as Prisma.InputJsonObject,
+          usage,
+        ),
     },
 
     heartbeat: (executionId, attempt) => heartbeatExecution(prisma, executionId, attempt),

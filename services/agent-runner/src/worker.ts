@@ -5,6 +5,7 @@ import { ActiveExecutions } from "./active.ts";
 import {
   ExecutionAbortedError,
   ExecutionNotFoundError,
+  ExecutionSuspendedError,
   ExecutionTakenOverError,
 } from "./errors.ts";
 import { type RunnerResources, runExecution } from "./execution.ts";
@@ -97,6 +98,8 @@ export async function startWorker(
             metrics.workOrphaned.inc({ kind: "execution_requested", missing: "execution" });
             return;
           }
+          // Waiting for sub-agents with the slot freed: this delivery is done.
+          if (err instanceof ExecutionSuspendedError) return;
           // The newer attempt holds the execution and reports it; this delivery is done.
           if (!(err instanceof ExecutionTakenOverError)) throw err;
           log.warn({ execution_id: request.execution_id }, err.message);

@@ -209,6 +209,8 @@ export function presentDetail(
         cost: presentCost(costs.byExecution.get(e.id)),
         started_at: iso(e.startedAt),
         completed_at: iso(e.completedAt),
+        parent_execution_id: e.parentExecutionId,
+        task: e.task,
       })),
     })),
     chat:
@@ -299,6 +301,7 @@ export function presentTrace(trace: SessionTrace): TraceListResponse {
       executions: stage.executions.map((e) => ({
         execution_id: e.executionId,
         agent_name: e.agentName,
+        parent_execution_id: e.parentExecutionId,
         llm_interactions: e.llmInteractions.map(presentLlmItem),
         mcp_interactions: e.mcpInteractions.map(presentMcpItem),
       })),

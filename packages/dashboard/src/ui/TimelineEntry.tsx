@@ -30,6 +30,8 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   provider_fallback: "Provider fallback",
   skill_loaded: "Skill loaded",
   memory_injected: "Lessons from past investigations",
+  task_assigned: "Task assigned",
+  sub_agent_result: "Sub-agent result",
 };
 
 /** Longer texts of other kinds start collapsed. */

@@ -1,6 +1,6 @@
 import { parseActionMarker } from "../action-marker.ts";
 import { Conversation } from "../conversation.ts";
-import { IterationTimeoutError } from "../errors.ts";
+import { ExecutionSuspendedError, IterationTimeoutError } from "../errors.ts";
 import { callLlm } from "../llm-call.ts";
 import type { ToolDefinition, ToolScope } from "../ports.ts";
 import { buildFunctionCallingMessages, forcedConclusionPrompt } from "../prompts/index.ts";
@@ -21,24 +21,36 @@ export async function runFunctionCalling(
   scope: ToolScope,
 ): Promise<ControllerResult> {
   const { exec } = run;
-  const conversation = new Conversation(run.store, {
-    sessionId: exec.sessionId,
-    stageId: exec.stageId,
-    executionId: exec.executionId,
-  });
+  const conversation = new Conversation(
+    run.store,
+    { sessionId: exec.sessionId, stageId: exec.stageId, executionId: exec.executionId },
+    run.resume,
+  );
   try {
-    for (const message of buildFunctionCallingMessages(exec)) conversation.append(message);
+    // A resumed loop continues its stored conversation (and counts its iterations so far).
+    if (!run.resume) {
+      for (const message of buildFunctionCallingMessages(exec)) conversation.append(message);
+    }
     const finalType = exec.chat ? "chat_response" : "final_analysis";
     let consecutiveTimeouts = 0;
 
-    for (let iteration = 1; iteration <= exec.config.maxIterations; iteration++) {
+    for (
+      let iteration = conversation.assistantTurns + 1;
+      iteration <= exec.config.maxIterations;
+      iteration++
+    ) {
       let response: Awaited<ReturnType<typeof callLlm>>;
+      // Sub-agents that ended since the last call: their outcomes come first.
+      if (run.subAgents) await run.subAgents.deliver(conversation);
       await conversation.flush();
+      // While sub-agents work (or an outcome is on its way), an answer cannot be final.
+      const waiting = run.subAgents ? await run.subAgents.pending() : false;
       try {
         response = await callLlm(run, {
           messages: conversation.messages,
           tools,
-          interactionType: (r) => (r && r.toolCalls.length === 0 ? finalType : "iteration"),
+          interactionType: (r) =>
+            r && r.toolCalls.length === 0 && !waiting ? finalType : "iteration",
           iteration,
           textEventType: "llm_response",
           lastMessageId: conversation.lastMessageId,
@@ -50,6 +62,21 @@ export async function runFunctionCalling(
         continue;
       }
       consecutiveTimeouts = 0;
+
+      if (response.toolCalls.length === 0 && run.subAgents && waiting) {
+        // An answer while sub-agents still work is not final: wait for the next result (with
+        // the runner slot freed), then go on.
+        if (response.textEvent) await run.timeline.complete(response.textEvent);
+        conversation.append({
+          role: "assistant",
+          content: response.text,
+          ...(response.continuity && { continuity: response.continuity }),
+        });
+        if ((await run.subAgents.waitOrSuspend(conversation, run.usage)) === "suspended") {
+          throw new ExecutionSuspendedError(exec.executionId);
+        }
+        continue;
+      }
 
       if (response.toolCalls.length === 0) {
         // No tool calls: this is the answer. The streamed text event becomes the final analysis

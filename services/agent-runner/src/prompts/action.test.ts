@@ -28,6 +28,8 @@ function context(kind: ExecutionContext["kind"]): ExecutionContext {
       customInstructions: "Only restart pods.",
       requiredSkills: [],
       onDemandSkills: [],
+      subAgents: [],
+      orchestrator: { max_concurrent_agents: 5 },
     },
     mcpInstructions: new Map(),
     summarization: new Map(),

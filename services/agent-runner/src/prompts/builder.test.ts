@@ -34,6 +34,8 @@ function context(overrides: Partial<ExecutionContext> = {}): ExecutionContext {
       customInstructions: "Prefer namespaced queries.",
       requiredSkills: [],
       onDemandSkills: [],
+      subAgents: [],
+      orchestrator: { max_concurrent_agents: 5 },
     },
     mcpInstructions: new Map([["kubernetes-server", "Use kubectl-like tools."]]),
     summarization: new Map(),

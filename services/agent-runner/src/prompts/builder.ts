@@ -13,6 +13,13 @@ import { GENERAL_SRE_INSTRUCTIONS } from "./general.ts";
 import { INVESTIGATION_TASK } from "./investigation.ts";
 import { mcpServerInstructions, unavailableServersWarning } from "./mcp.ts";
 import { preloadedSkillsSection, skillCatalogSection } from "./skills.ts";
+import {
+  ORCHESTRATION_STRATEGY,
+  RESULT_DELIVERY,
+  SUB_AGENT_FOCUS,
+  subAgentCatalogSection,
+  subAgentTaskMessage,
+} from "./sub-agents.ts";
 import { SYNTHESIS_INSTRUCTIONS, synthesisTask } from "./synthesis.ts";
 
 const join = (parts: (string | undefined)[]): string =>
@@ -28,8 +35,23 @@ function calendar(ctx: ExecutionContext): string {
 }
 
 /**
+ * An orchestrating agent's added sections (strategy, catalog, result delivery), or a
+ * sub-agent's focus block; nothing for other agents.
+ */
+function orchestration(ctx: ExecutionContext): string | undefined {
+  if (ctx.subAgent) return SUB_AGENT_FOCUS;
+  if (ctx.config.subAgents.length === 0) return undefined;
+  return join([
+    ORCHESTRATION_STRATEGY,
+    subAgentCatalogSection(ctx.config.subAgents),
+    RESULT_DELIVERY,
+  ]);
+}
+
+/**
  * The calendar, then the tiers: general SRE → MCP server instructions → pre-loaded skills →
- * the skill catalog → the agent's custom instructions → lessons from past investigations.
+ * the skill catalog → the agent's custom instructions → orchestration → lessons from past
+ * investigations.
  */
 export function composeInstructions(ctx: ExecutionContext): string {
   return join([
@@ -40,6 +62,7 @@ export function composeInstructions(ctx: ExecutionContext): string {
     preloadedSkillsSection(ctx.config.requiredSkills),
     skillCatalogSection(ctx.config.onDemandSkills),
     customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+    orchestration(ctx),
     ctx.lessons,
     unavailableServersWarning(ctx.failedServers),
   ]);
@@ -56,6 +79,7 @@ export function composeChatInstructions(ctx: ExecutionContext): string {
     preloadedSkillsSection(ctx.config.requiredSkills),
     skillCatalogSection(ctx.config.onDemandSkills),
     customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+    orchestration(ctx),
     unavailableServersWarning(ctx.failedServers),
   ]);
 }
@@ -73,6 +97,17 @@ export function buildFunctionCallingMessages(ctx: ExecutionContext): Conversatio
           runbookSection(ctx.runbook),
         ),
       },
+    ];
+  }
+  // A sub-agent: its task is its whole user message.
+  if (ctx.subAgent) {
+    const instructions = composeInstructions(ctx);
+    return [
+      {
+        role: "system",
+        content: ctx.kind === "action" ? actionInstructions(instructions) : instructions,
+      },
+      { role: "user", content: subAgentTaskMessage(ctx.subAgent.task) },
     ];
   }
   // Action agents: the same tiers plus the safety guidelines, and the action task.

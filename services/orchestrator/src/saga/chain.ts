@@ -47,6 +47,16 @@ export const SYNTHESIS_SUFFIX = " - Synthesis";
 type StageRow = Stage & { executions: AgentExecution[] };
 const isTerminal = (status: ExecutionStatus) => TERMINAL_EXECUTION_STATUSES.includes(status);
 
+/**
+ * The stage's own agents: sub-agents share their parent's stage but count only through their
+ * parent's answer (a failed sub-agent never fails the stage).
+ */
+export function ownExecutions<E extends Pick<AgentExecution, "parentExecutionId">>(
+  executions: readonly E[],
+): E[] {
+  return executions.filter((e) => e.parentExecutionId === null);
+}
+
 /** What the step did, for the caller (e.g. to run admission when a slot freed). */
 export interface StepOutcome {
   sessionTerminal: boolean;
@@ -89,7 +99,9 @@ async function advance(
     return { sessionTerminal: false };
   }
   if (!isTerminal(last.status)) {
-    if (!last.executions.every((e) => isTerminal(e.status))) return { sessionTerminal: false };
+    if (!ownExecutions(last.executions).every((e) => isTerminal(e.status))) {
+      return { sessionTerminal: false };
+    }
     const finished = await finishStage(deps, tx, last);
     if (finished !== "completed") {
       await failSession(deps, tx, session, stageFailure(last, finished), finished);
@@ -103,7 +115,7 @@ async function advance(
   }
   // Chain stages are investigation or action stages; synthesis and chat stages come between.
   const configIndex = stages.filter(isChainStage).length - 1;
-  if (isChainStage(last) && last.executions.length > 1) {
+  if (isChainStage(last) && ownExecutions(last.executions).length > 1) {
     await startSynthesisStage(deps, tx, session, chain, configIndex, last);
     return { sessionTerminal: false };
   }
@@ -133,7 +145,9 @@ export function completedResults(stages: readonly StageRow[]): StageResult[] {
   const results: StageResult[] = [];
   for (const stage of stages) {
     if (stage.status !== "completed") continue;
-    const analysis = stage.executions.find((e) => e.status === "completed" && e.finalAnalysis);
+    const analysis = ownExecutions(stage.executions).find(
+      (e) => e.status === "completed" && e.finalAnalysis,
+    );
     if (stage.kind === "synthesis") {
       results.pop();
       results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
@@ -146,14 +160,15 @@ export function completedResults(stages: readonly StageRow[]): StageResult[] {
 
 async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {
   const policy = stage.successPolicy ?? "any";
-  const outcomes = stage.executions.map((e) => ({
+  const outcomes = ownExecutions(stage.executions).map((e) => ({
     agentName: e.agentName,
     status: e.status,
     errorMessage: e.errorMessage,
   }));
   const status = aggregateStatus(outcomes, policy);
   const error = status === "completed" ? null : aggregateError(outcomes, policy);
-  const actionsExecuted = stage.kind === "action" ? stageActionsExecuted(stage.executions) : null;
+  const actionsExecuted =
+    stage.kind === "action" ? stageActionsExecuted(ownExecutions(stage.executions)) : null;
   const now = deps.now();
   if (
     await transitionStageStatus(tx, stage.id, ACTIVE_EXECUTION_STATUSES, status, {
@@ -285,7 +300,7 @@ async function startSynthesisStage(
 ): Promise<void> {
   const resolved = resolveSynthesisConfig(deps.config, chain, configIndex);
   const agents = [];
-  for (const execution of investigated.executions) {
+  for (const execution of ownExecutions(investigated.executions)) {
     agents.push({
       agentName: execution.agentName,
       agentIndex: execution.agentIndex,

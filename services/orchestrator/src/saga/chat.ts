@@ -19,6 +19,7 @@ import {
   transitionStageStatus,
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
+import { ownExecutions } from "./chain.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 import { OrphanedWorkError } from "./orphans.ts";
@@ -170,7 +171,7 @@ export async function finishSingleAgentStage(
 ): Promise<void> {
   const stage = await getStageWithExecutions(tx, stageId);
   if (!stage || (stage.status !== "pending" && stage.status !== "active")) return;
-  const execution = stage.executions[0];
+  const execution = ownExecutions(stage.executions)[0];
   if (!execution || execution.status === "pending" || execution.status === "active") return;
   const now = deps.now();
   const applied = await transitionStageStatus(

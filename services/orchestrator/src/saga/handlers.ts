@@ -1,10 +1,12 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
+import { ACTIVE_EXECUTION_STATUSES, ExecutionRequestedSchema } from "@tarsy/contracts";
 import {
+  enqueueOutbox,
   getSessionExecution,
   getSessionStage,
   refreshSessionTokens,
   transitionExecutionStatus,
+  wakeSuspendedParent,
 } from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
@@ -62,6 +64,24 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           },
         );
         await refreshSessionTokens(tx, message.session_id);
+        if (execution.parentExecutionId !== null) {
+          // A sub-agent: its outcome goes to its parent, which resumes if it was waiting.
+          const resume = await wakeSuspendedParent(tx, execution.parentExecutionId);
+          const parsed = ExecutionRequestedSchema.safeParse(resume);
+          if (parsed.success) {
+            await enqueueOutbox(tx, "executionRequested", {
+              ...parsed.data,
+              resume: true,
+              requested_at: locked.now().toISOString(),
+            });
+          } else if (resume !== null) {
+            locked.logger.error(
+              { execution_id: execution.parentExecutionId, err: parsed.error.message },
+              "suspended execution has no valid resume request; it stays until its deadline",
+            );
+          }
+          return;
+        }
         if (message.kind === "chat") {
           if (message.stage_id) await finishSingleAgentStage(locked, tx, message.stage_id);
           return;

@@ -1,0 +1,356 @@
+import { resolve } from "node:path";
+import {
+  ACTIVE_EXECUTION_STATUSES,
+  type LLMInteractionDetail,
+  type SessionDetail,
+  TERMINAL_SESSION_STATUSES,
+  type TimelineResponse,
+  type TraceListResponse,
+} from "@tarsy/contracts";
+import { until } from "@tarsy/testkit";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
+import { bootSystem, type E2E, ROOT } from "./support.ts";
+
+const CONFIG = resolve(ROOT, "test/e2e/testdata/sub-agents");
+
+/**
+ * Sub-agents end to end: every service a process (two runners), orchestrating agents that
+ * dispatch, list and cancel sub-agents through the scripted LLM. A sub-agent is its own
+ * execution in its parent's stage, run by any runner; a parent with nothing to do but wait is
+ * suspended (no runner holds it) and resumed by the orchestrator when a sub-agent ends.
+ */
+describe("e2e: Sub-agents", () => {
+  let sys: E2E;
+  let sql: postgres.Sql;
+  const get = async <T>(path: string): Promise<T> => {
+    const r = await sys.api<T>(path);
+    expect(r.status, `GET ${path}`).toBe(200);
+    return r.body;
+  };
+  const executionsOf = (d: SessionDetail) => d.stages.flatMap((s) => s.executions);
+  /** The session once it ended, as the detail API shows it. */
+  const finished = async (id: string, timeoutMs: number): Promise<SessionDetail> => {
+    await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, timeoutMs);
+    return get<SessionDetail>(`/api/v1/sessions/${id}`);
+  };
+  const attemptOf = async (executionId: string) =>
+    (
+      await sql<
+        { attempt: number }[]
+      >`SELECT attempt FROM agent_executions WHERE id = ${executionId}`
+    )[0]?.attempt;
+  /** The conversation of an execution's last LLM call, read through the trace API. */
+  const lastConversation = async (sessionId: string, executionId: string) => {
+    const trace = await get<TraceListResponse>(`/api/v1/sessions/${sessionId}/trace`);
+    const calls = trace.stages
+      .flatMap((s) => s.executions)
+      .filter((e) => e.execution_id === executionId)
+      .flatMap((e) => e.llm_interactions);
+    const last = calls.at(-1);
+    expect(last, `an LLM call of ${executionId}`).toBeDefined();
+    const detail = await get<LLMInteractionDetail>(
+      `/api/v1/sessions/${sessionId}/trace/llm/${last?.id}`,
+    );
+    return { calls, conversation: detail.conversation };
+  };
+
+  beforeAll(async () => {
+    sys = await bootSystem({
+      configDir: CONFIG,
+      llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
+    });
+    sql = postgres(sys.database.url, { max: 2, onnotice: () => {} });
+  }, 180_000);
+
+  afterAll(async () => {
+    saveLogs(sys, "sub-agents");
+    await sql?.end();
+    await sys?.stop();
+  }, 90_000);
+
+  it("one dispatch: the sub-agent runs its task with its own tools, the parent waits suspended and concludes from its result", async () => {
+    const id = await submitAlert(sys, "SubOne", { pod: "payments-api-7f9c" });
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    expect(done.final_analysis).toBe(
+      "Root cause (from LogAgent): payments-api ran out of Java heap and exited with code 137.",
+    );
+
+    // The stage has the parent and, nested under it, the sub-agent with its task.
+    const [parent, sub, ...rest] = executionsOf(done);
+    expect(rest).toEqual([]);
+    expect(parent).toMatchObject({
+      agent_name: "OrchOne",
+      status: "completed",
+      parent_execution_id: null,
+      task: null,
+    });
+    expect(sub).toMatchObject({
+      agent_name: "LogAgent",
+      status: "completed",
+      parent_execution_id: parent?.id,
+      task: "Read the logs of pod payments-api-7f9c in namespace payments and report the error.",
+    });
+    expect(done.stages.map((s) => [s.stage_name, s.status])).toEqual([
+      ["investigate", "completed"],
+    ]);
+
+    // The parent gave up its runner while it waited: a second attempt resumed it.
+    expect(await attemptOf(parent?.id ?? "")).toBe(2);
+    expect(
+      sys.logs.some(
+        (l) =>
+          l.includes("execution suspended until a sub-agent ends") && l.includes(parent?.id ?? "?"),
+      ),
+    ).toBe(true);
+
+    // The sub-agent: a task_assigned event, its tool call, its answer.
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    const subEvents = timeline.events.filter((e) => e.execution_id === sub?.id);
+    expect(subEvents[0]).toMatchObject({
+      event_type: "task_assigned",
+      content: sub?.task,
+      metadata: { parent_execution_id: parent?.id },
+    });
+    expect(subEvents.map((e) => e.event_type)).toEqual([
+      "task_assigned",
+      "llm_tool_call",
+      "final_analysis",
+    ]);
+    expect(subEvents[1]?.content).toContain("java.lang.OutOfMemoryError");
+
+    // The sub-agent's prompt: the task only, with the sub-agent rules; no orchestration tools.
+    const subCall = await lastConversation(id, sub?.id ?? "");
+    expect(subCall.conversation.find((m) => m.role === "user")?.content).toBe(
+      `## Task\n\n${sub?.task}`,
+    );
+    expect(subCall.conversation.find((m) => m.role === "system")?.content).toContain(
+      "You are a sub-agent dispatched by an orchestrator for a specific task.",
+    );
+    expect(subCall.conversation.find((m) => m.role === "system")?.content).not.toContain(
+      "Available Sub-Agents",
+    );
+
+    // The parent: the catalog in its prompt, the dispatch answered at once, the result as a
+    // user message, recorded on its timeline.
+    const parentCall = await lastConversation(id, parent?.id ?? "");
+    const system = parentCall.conversation.find((m) => m.role === "system")?.content ?? "";
+    expect(system).toContain("## Available Sub-Agents");
+    expect(system).toContain(
+      "- **LogAgent**: Reads pod logs of the demo cluster\n  MCP tools: demo-cluster",
+    );
+    expect(system).toContain(
+      "- **MetricAgent**: Reasons about resource figures it is given; no tools\n  Tools: none (pure reasoning)",
+    );
+    const dispatched = parentCall.conversation.find((m) => m.role === "tool");
+    expect(JSON.parse(dispatched?.content ?? "{}")).toMatchObject({
+      execution_id: sub?.id,
+      status: "accepted",
+    });
+    const result = `[Sub-agent completed] LogAgent (${sub?.id}):\nLogAgent: java.lang.OutOfMemoryError (Java heap space), then exit code 137.`;
+    expect(
+      parentCall.conversation.filter((m) => m.role === "user").map((m) => m.content),
+    ).toContain(result);
+    const parentEvents = timeline.events.filter((e) => e.execution_id === parent?.id);
+    expect(parentEvents.filter((e) => e.event_type === "sub_agent_result")).toEqual([
+      expect.objectContaining({
+        content: result,
+        metadata: { sub_agent_execution_id: sub?.id, agent_name: "LogAgent", status: "completed" },
+      }),
+    ]);
+    // Three LLM calls: dispatch, "waiting" (then suspended), the conclusion after the result.
+    expect(parentCall.calls.map((c) => c.interaction_type)).toEqual([
+      "iteration",
+      "iteration",
+      "final_analysis",
+    ]);
+  }, 120_000);
+
+  it("several in parallel (catalog from the chain), list_agents, and a parent woken once per result", async () => {
+    const id = await submitAlert(sys, "SubParallel", { pod: "payments-api-7f9c" });
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    const [parent, ...subs] = executionsOf(done);
+    expect(subs.map((s) => [s.agent_name, s.status, s.parent_execution_id]).sort()).toEqual([
+      ["LogAgent", "completed", parent?.id],
+      ["MetricAgent", "completed", parent?.id],
+    ]);
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    const tools = conversation.filter((m) => m.role === "tool");
+    const listed = JSON.parse(
+      tools.find((m) => m.tool_name === "list_agents")?.content ?? "[]",
+    ) as {
+      execution_id: string;
+      name: string;
+      task: string;
+      status: string;
+    }[];
+    expect(listed.map((a) => [a.name, a.execution_id]).sort()).toEqual(
+      subs.map((s) => [s.agent_name, s.id]).sort(),
+    );
+    // Listed right after dispatch: each is waiting, running or (a fast one) done.
+    const live = [...ACTIVE_EXECUTION_STATUSES, "completed"];
+    expect(listed.every((a) => live.includes(a.status as (typeof live)[number]))).toBe(true);
+    const results = conversation.filter(
+      (m) => m.role === "user" && m.content.startsWith("[Sub-agent completed]"),
+    );
+    expect(results.map((m) => m.content.split(" (")[0]).sort()).toEqual([
+      "[Sub-agent completed] LogAgent",
+      "[Sub-agent completed] MetricAgent",
+    ]);
+    expect(done.final_analysis).toBe(
+      "Both sub-agents reported: the heap is at 92% of its limit and the pod died of OutOfMemoryError.",
+    );
+    // Each result delivered exactly once.
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    expect(timeline.events.filter((e) => e.event_type === "sub_agent_result")).toHaveLength(2);
+  }, 120_000);
+
+  it("a sub-agent that fails is reported to its parent, which completes; the stage does not fail", async () => {
+    const id = await submitAlert(sys, "SubFail");
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    const [parent, sub] = executionsOf(done);
+    expect(sub).toMatchObject({
+      agent_name: "BrokenAgent",
+      status: "failed",
+      parent_execution_id: parent?.id,
+    });
+    expect(sub?.error_message).toContain("the model refused the request");
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    const report = conversation.find(
+      (m) => m.role === "user" && m.content.startsWith("[Sub-agent failed]"),
+    );
+    expect(report?.content).toContain(`[Sub-agent failed] BrokenAgent (${sub?.id}):`);
+    expect(report?.content).toContain("the model refused the request");
+    expect(done.stages.map((s) => s.status)).toEqual(["completed"]);
+    expect(done.final_analysis).toBe("BrokenAgent failed; concluding from the alert alone.");
+  }, 120_000);
+
+  it("cancel_agent ends a running sub-agent with the parent's reason; the parent goes on without waiting", async () => {
+    const id = await submitAlert(sys, "SubCancel");
+    const done = await finished(id, 60_000);
+    expect(done.status).toBe("completed");
+    const [parent, sub] = executionsOf(done);
+    expect(sub).toMatchObject({
+      agent_name: "SlowAgent",
+      status: "cancelled",
+      error_message: "Cancelled by OrchCancel: no longer needed",
+    });
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    const cancelled = conversation.find((m) => m.role === "tool" && m.tool_name === "cancel_agent");
+    expect(JSON.parse(cancelled?.content ?? "{}")).toEqual({
+      execution_id: sub?.id,
+      status: "cancelled",
+    });
+    expect(done.final_analysis).toBe("Cancelled SlowAgent: its analysis was no longer needed.");
+    // Its runner stopped it: nothing of it is left streaming.
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    await until(
+      async () => {
+        const t = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+        return t.events
+          .filter((e) => e.execution_id === sub?.id)
+          .every((e) => e.status !== "streaming");
+      },
+      { what: "the cancelled sub-agent's events to end", timeoutMs: 15_000 },
+    );
+    expect(timeline.events.filter((e) => e.event_type === "sub_agent_result")).toEqual([]);
+  }, 120_000);
+
+  it("limits: a dispatch over max_concurrent_agents is refused, and agent_timeout times a sub-agent out", async () => {
+    const id = await submitAlert(sys, "SubLimited");
+    const done = await finished(id, 60_000);
+    expect(done.status).toBe("completed");
+    const [parent, sub, ...rest] = executionsOf(done);
+    expect(rest).toEqual([]);
+    expect(sub).toMatchObject({ agent_name: "SlowAgent", status: "timed_out" });
+    expect(sub?.error_message).toBe("sub-agent timed out after 2s (orchestrator.agent_timeout)");
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    const refused = conversation.filter((m) => m.role === "tool")[1];
+    expect(refused?.content).toBe(
+      "Not dispatched: 1 sub-agents are already running (max_concurrent_agents 1). Wait for a result or cancel one first.",
+    );
+    expect(
+      conversation.some(
+        (m) =>
+          m.role === "user" &&
+          m.content.startsWith(`[Sub-agent timed out] SlowAgent (${sub?.id}):`),
+      ),
+    ).toBe(true);
+  }, 120_000);
+
+  it("a session cancel while the parent waits ends the parent and its sub-agent", async () => {
+    const id = await submitAlert(sys, "SubWait");
+    const suspended = await until(
+      async () => {
+        const [row] = await sql<{ id: string }[]>`
+          SELECT id FROM agent_executions
+          WHERE session_id = ${id} AND agent_name = 'OrchWait' AND suspended_at IS NOT NULL`;
+        return row;
+      },
+      { what: "the parent to wait suspended", timeoutMs: 60_000 },
+    );
+    const slow = await until(
+      async () => {
+        const [row] = await sql<{ id: string }[]>`
+          SELECT id FROM agent_executions
+          WHERE session_id = ${id} AND agent_name = 'SlowAgent' AND status = 'active'`;
+        return row;
+      },
+      { what: "SlowAgent to run", timeoutMs: 30_000 },
+    );
+    const cancel = await sys.api(`/api/v1/sessions/${id}/cancel`, { method: "POST" });
+    expect(cancel.status).toBe(202);
+    const done = await finished(id, 30_000);
+    expect(done.status).toBe("cancelled");
+    const byId = new Map(executionsOf(done).map((e) => [e.id, e]));
+    expect(byId.get(suspended.id)?.status).toBe("cancelled");
+    expect(byId.get(slow.id)?.status).toBe("cancelled");
+    // The runner running SlowAgent was told: its LLM call ended, nothing is left streaming.
+    await until(
+      async () => {
+        const t = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+        return t.events.every((e) => e.status !== "streaming");
+      },
+      { what: "every event to end", timeoutMs: 15_000 },
+    );
+  }, 120_000);
+
+  it("every runner killed while a parent waits: new runners finish the sub-agent and resume the parent, each result once", async () => {
+    const id = await submitAlert(sys, "SubKill");
+    await until(
+      async () => {
+        const rows = await sql`
+          SELECT 1 FROM agent_executions p JOIN agent_executions c ON c.parent_execution_id = p.id
+          WHERE p.session_id = ${id} AND p.suspended_at IS NOT NULL AND c.status = 'active'`;
+        return rows.length > 0;
+      },
+      { what: "the parent suspended with PatientAgent running", timeoutMs: 60_000 },
+    );
+    const runners = sys.stack.processes.filter((p) => p.name.startsWith("agent-runner-"));
+    for (const runner of runners) await runner.kill();
+    await sys.stack.start("agent-runner");
+    await sys.stack.start("agent-runner");
+
+    const done = await finished(id, 180_000);
+    expect(done.status).toBe("completed");
+    expect(done.final_analysis).toBe("Concluded with PatientAgent's comparison.");
+    const [parent, sub] = executionsOf(done);
+    expect(sub).toMatchObject({
+      agent_name: "PatientAgent",
+      status: "completed",
+      parent_execution_id: parent?.id,
+    });
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    expect(timeline.events.filter((e) => e.event_type === "sub_agent_result")).toHaveLength(1);
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    expect(
+      conversation.filter(
+        (m) => m.role === "user" && m.content.startsWith("[Sub-agent completed] PatientAgent"),
+      ),
+    ).toHaveLength(1);
+  }, 240_000);
+});
