@@ -1,6 +1,7 @@
 import type { CostEstimator } from "@tarsy/cost";
 import {
   appendMessages,
+  applyFeedbackReflection,
   claimSessionRunbook,
   completeTimelineEvent,
   createMemories,
@@ -23,6 +24,7 @@ import {
   reinforceMemories,
   searchMemories,
   searchPastSessions,
+  sessionMemories,
   startExecution,
   type TimelineEvent,
 } from "@tarsy/db";
@@ -216,6 +218,9 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       reinforce: (project, ids) => reinforceMemories(prisma, project, ids),
       deprecate: (project, ids) => deprecateMemories(prisma, project, ids),
       searchPastSessions: (search) => searchPastSessions(prisma, search),
+      ofSession: (sessionId) => sessionMemories(prisma, sessionId),
+      applyFeedback: (reflectionId, scope, changes) =>
+        applyFeedbackReflection(prisma, reflectionId, scope, changes),
     },
 
     finishExecution: (executionId, attempt, outcome) =>

@@ -11,6 +11,7 @@ import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
 import { finishSingleAgentStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
+import { endFeedbackReflection, startFeedbackReflection } from "./feedback-reflection.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
 import { finishScoring, startRequestedScore } from "./scoring.ts";
 import { withSession } from "./session-lock.ts";
@@ -64,6 +65,11 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         await refreshSessionTokens(tx, message.session_id);
         if (message.kind === "chat") {
           if (message.stage_id) await finishSingleAgentStage(locked, tx, message.stage_id);
+          return;
+        }
+        if (message.kind === "feedback_reflection") {
+          // Fail-open: the reflector's outcome is its reflection's alone.
+          await endFeedbackReflection(locked, tx, message);
           return;
         }
         if (message.kind === "scoring") {
@@ -125,6 +131,11 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     async scoreRequested(message) {
       assertRowIds(message);
       await startRequestedScore(deps, message);
+    },
+
+    async feedbackSubmitted(message) {
+      assertRowIds(message);
+      await startFeedbackReflection(deps, message);
     },
   };
 }
