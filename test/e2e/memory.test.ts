@@ -4,19 +4,23 @@
  * vectors), so every line of our code runs. `Learn` sessions are scored; the reflector's answer
  * creates memories. `Recall` sessions get the best one injected, recall the other with
  * `recall_past_investigations`, and find the earlier session with `search_past_sessions`.
+ * A reviewer's written feedback is reflected on by the feedback reflector, in the scoring stage.
  * A second stack runs with memory off.
  */
 
 import { resolve } from "node:path";
 import type {
   LLMInteractionDetail,
+  MemoryListResponse,
   MemoryResponse,
+  SessionDetail,
   SessionScore,
   SystemConfigResponse,
   TimelineResponse,
   TraceListResponse,
 } from "@tarsy/contracts";
 import { until } from "@tarsy/testkit";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scriptedEmbedding } from "../../llm-service/src/index.ts";
 import { type FakeProvider, startFakeProvider } from "../../llm-service/test/fakes/http.ts";
@@ -33,6 +37,11 @@ const PROCEDURE =
   "payments-api OOMKilled: compare the JVM heap with the container memory limit first.";
 const BATCH =
   "Nightly batch jobs raise memory use in the early hours; do not blame them for daytime kills.";
+const LIMITS = "Check the container's resource limits before diagnosing an OOM kill.";
+const HEAP = "payments-api runs a JVM: a heap above the limit is the usual OOM cause.";
+const FEEDBACK_ONE =
+  "FEEDBACK-ONE: the investigation missed the container's resource limits; check them first.";
+const FEEDBACK_TWO = "FEEDBACK-TWO: it is a JVM service, the heap setting is the usual cause.";
 
 let sys: E2E;
 let embeddings: FakeProvider;
@@ -60,6 +69,30 @@ const systemOf = (call: LLMInteractionDetail | undefined) =>
 /** The tools an LLM call offered (its stored request). */
 const toolNames = (call: LLMInteractionDetail | undefined): string[] =>
   ((call?.llm_request as { tools?: { name: string }[] } | null)?.tools ?? []).map((t) => t.name);
+
+/** PATCH /sessions/review as alice. */
+const reviewAs = (e2e: E2E, id: string, body: Record<string, unknown>) =>
+  e2e.api<{ results: { success: boolean; error?: string }[] }>("/api/v1/sessions/review", {
+    method: "PATCH",
+    headers: { "x-forwarded-user": "alice@example.com" },
+    body: JSON.stringify({ session_ids: [id], ...body }),
+  });
+
+/** What the feedback reflector asked for and wrote, straight from the database. */
+async function reflectionsOf(e2e: E2E, id: string) {
+  const sql = postgres(e2e.database.url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ feedback: string; status: string }[]>`
+      SELECT feedback, status::text AS status FROM memory_feedback_reflections
+       WHERE session_id = ${id} ORDER BY created_at, id`;
+    const [queued] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM outbox_messages
+       WHERE message_key = 'feedbackSubmitted' AND payload->>'session_id' = ${id}`;
+    return { rows: rows.map((r) => [r.feedback, r.status]), queued: queued?.n ?? 0 };
+  } finally {
+    await sql.end();
+  }
+}
 
 const scored = (id: string): Promise<SessionScore> =>
   until(
@@ -234,6 +267,135 @@ describe("Investigation memory", () => {
     expect(systemOf(first)).not.toContain("Lessons from Past Investigations");
     expect(await get<MemoryResponse[]>(`/api/v1/sessions/${id}/injected-memories`)).toEqual([]);
   }, 120_000);
+
+  it("a reviewer's written feedback is reflected on in the scoring stage: memories at 0.9, once per feedback text", async () => {
+    const id = await submitAlert(sys, "Learn", { pod: "payments-api-7f9c", reason: "OOMKilled" });
+    await waitStatus(sys, id, ["completed"], 60_000);
+    expect((await scored(id)).status).toBe("completed");
+    const taught = await get<MemoryResponse[]>(`/api/v1/sessions/${id}/memories`);
+    expect(taught.map((m) => [m.content, m.confidence])).toEqual([
+      [PROCEDURE, 0.7],
+      [BATCH, 0.7],
+    ]);
+    const ofSession = async () =>
+      (
+        await get<MemoryListResponse>(
+          `/api/v1/memories?source_session_id=${id}&page_size=50&deprecated=false`,
+        )
+      ).memories;
+    const reflectors = async () =>
+      (await get<SessionDetail>(`/api/v1/sessions/${id}`)).stages.flatMap((s) =>
+        s.executions
+          .filter((e) => e.agent_name === "FeedbackReflector")
+          .map((e) => ({ stage: s, execution: e })),
+      );
+
+    // The review completes with a rating and written feedback.
+    const completed = await reviewAs(sys, id, {
+      action: "complete",
+      quality_rating: "partially_accurate",
+      action_taken: "Raised the memory limit.",
+      investigation_feedback: FEEDBACK_ONE,
+    });
+    expect(completed.body.results).toEqual([expect.objectContaining({ success: true })]);
+    // The rating refined what the session taught at once…
+    const rated = await get<MemoryResponse[]>(`/api/v1/sessions/${id}/memories`);
+    expect(rated.map((m) => m.confidence)).toEqual([0.42, 0.42].map((c) => expect.closeTo(c, 6)));
+    // …and the feedback reflector, run in the scoring stage, adds what the reviewer taught.
+    const learned = await until(
+      async () => {
+        const all = await ofSession();
+        return all.some((m) => m.content === LIMITS) ? all : null;
+      },
+      { what: "the memory learned from the feedback", timeoutMs: 60_000 },
+    );
+    const fromFeedback = learned.find((m) => m.content === LIMITS);
+    expect(fromFeedback).toMatchObject({
+      category: "procedural",
+      valence: "positive",
+      confidence: 0.9,
+      seen_count: 1,
+      source_session_id: id,
+      project: "default",
+      alert_type: "Learn",
+      chain_id: "learn",
+      deprecated: false,
+    });
+    const [first] = await until(
+      async () => {
+        const runs = await reflectors();
+        return runs.every((r) => r.execution.status === "completed") ? runs : null;
+      },
+      { what: "the feedback reflector's execution", timeoutMs: 30_000 },
+    );
+    expect(first?.stage.kind).toBe("scoring");
+    expect(first?.stage.executions.map((e) => [e.agent_name, e.kind])).toEqual([
+      ["ScoringAgent", "scoring"],
+      ["FeedbackReflector", "feedback_reflection"],
+    ]);
+    // Its call is recorded like the reflector's, and read the feedback, its rating and the
+    // memories it may reinforce or deprecate.
+    const [call] = await callsOf(id, "FeedbackReflector");
+    expect(call?.interaction_type).toBe("memory_extraction");
+    const prompt = call?.conversation.map((m) => m.content).join("\n") ?? "";
+    expect(prompt).toContain("A human reviewer examined one finished investigation");
+    expect(prompt).toContain(`<reviewer_feedback>\n${FEEDBACK_ONE}\n</reviewer_feedback>`);
+    expect(prompt).toContain("Quality rating: partially_accurate");
+    expect(prompt).toContain("LEARNED: payments-api is OOM-killed");
+    for (const m of taught) expect(prompt).toContain(m.id);
+    // The session and its review are as the reviewer left them.
+    const session = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+    expect([session.status, session.review_status]).toEqual(["completed", "reviewed"]);
+
+    // The same feedback again — an update of the rating alone, the text again with new
+    // whitespace — is no new feedback: nothing more is asked for.
+    await reviewAs(sys, id, { action: "update_feedback", quality_rating: "accurate" });
+    await reviewAs(sys, id, {
+      action: "update_feedback",
+      investigation_feedback: `${FEEDBACK_ONE}\n`,
+    });
+    expect(await reflectionsOf(sys, id)).toEqual({
+      rows: [[FEEDBACK_ONE, "completed"]],
+      queued: 1,
+    });
+
+    // A new text is new feedback: the reflector runs again.
+    const updated = await reviewAs(sys, id, {
+      action: "update_feedback",
+      investigation_feedback: FEEDBACK_TWO,
+    });
+    expect(updated.body.results).toEqual([expect.objectContaining({ success: true })]);
+    const after = await until(
+      async () => {
+        const all = await ofSession();
+        return all.some((m) => m.content === HEAP) ? all : null;
+      },
+      { what: "the memory learned from the updated feedback", timeoutMs: 60_000 },
+    );
+    await until(
+      async () => {
+        const runs = await reflectors();
+        return runs.length === 2 && runs.every((r) => r.execution.status === "completed");
+      },
+      { what: "the second feedback reflection", timeoutMs: 30_000 },
+    );
+    // Each feedback text taught its memory exactly once.
+    expect(after.map((m) => [m.content, m.confidence]).sort()).toEqual(
+      [
+        [PROCEDURE, expect.closeTo(0.42, 6)],
+        [BATCH, expect.closeTo(0.42, 6)],
+        [LIMITS, 0.9],
+        [HEAP, 0.9],
+      ].sort(),
+    );
+    expect(await reflectionsOf(sys, id)).toEqual({
+      rows: [
+        [FEEDBACK_ONE, "completed"],
+        [FEEDBACK_TWO, "completed"],
+      ],
+      queued: 2,
+    });
+  }, 180_000);
 });
 
 describe("Investigation memory, configuration", () => {
@@ -287,5 +449,24 @@ describe("Investigation memory, off", () => {
     }
     const { events } = (await off.api<TimelineResponse>(`/api/v1/sessions/${id}/timeline`)).body;
     expect(events.filter((e) => e.event_type === "memory_injected")).toEqual([]);
+  }, 120_000);
+
+  it("without defaults.memory, a review's written feedback asks for no reflection", async () => {
+    const id = await submitAlert(off, "Skilled", { pod: "payments-api", reason: "OOMKilled" });
+    await waitStatus(off, id, ["completed"], 90_000);
+    const done = await reviewAs(off, id, {
+      action: "complete",
+      quality_rating: "partially_accurate",
+      investigation_feedback: FEEDBACK_ONE,
+    });
+    expect(done.body.results).toEqual([expect.objectContaining({ success: true })]);
+    // Committed with the review or not at all: no reflection, no work, so no reflector call.
+    expect(await reflectionsOf(off, id)).toEqual({ rows: [], queued: 0 });
+    const session = (await off.api<SessionDetail>(`/api/v1/sessions/${id}`)).body;
+    expect(session.stages.flatMap((s) => s.executions.map((e) => e.kind))).not.toContain(
+      "feedback_reflection",
+    );
+    const memories = (await off.api<MemoryListResponse>("/api/v1/memories")).body;
+    expect(memories.total).toBe(0);
   }, 120_000);
 });

@@ -136,6 +136,7 @@ describe("consume: failures, drops and dead letters", () => {
         deadline: async (p) => void handled.push(p.session_id),
         executionFinished: async (p) => void handled.push(p.execution_id),
         scoreRequested: async (p) => void handled.push(p.score_id),
+        feedbackSubmitted: async (p) => void handled.push(p.reflection_id),
       },
       FAST,
     );

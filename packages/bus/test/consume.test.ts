@@ -160,6 +160,7 @@ describe("consume", () => {
         cancelRequested: noop,
         executionFinished: noop,
         scoreRequested: noop,
+        feedbackSubmitted: noop,
         deadline: async (p, ctx) => {
           deliveries.push({ at: Date.now(), count: ctx.deliveryCount });
           const due = Date.parse(p.deadline_at) - Date.now();

@@ -78,6 +78,7 @@ describe("bus observer", () => {
           cancelRequested: async () => {},
           executionFinished: async () => {},
           scoreRequested: async () => {},
+          feedbackSubmitted: async () => {},
           deadline: async (_p, ctx) => {
             deadlineDeliveries = ctx.deliveryCount;
             if (ctx.deliveryCount === 1) ctx.retryLater(50);

@@ -20,6 +20,7 @@ import {
   DeadlineSchema,
   ExecutionFinishedSchema,
   ExecutionRequestedSchema,
+  FeedbackSubmittedSchema,
   ScoreRequestedSchema,
   SessionSubmittedSchema,
 } from "./work.ts";
@@ -107,6 +108,7 @@ export const WORK_SUBJECTS = {
   deadline: workSubject("orchestrator", "deadline"),
   executionFinished: workSubject("orchestrator", "execution_finished"),
   scoreRequested: workSubject("orchestrator", "score_requested"),
+  feedbackSubmitted: workSubject("orchestrator", "feedback_submitted"),
   executionRequested: workSubject("runner", "execution_requested"),
 } as const;
 
@@ -148,6 +150,12 @@ export const MESSAGES = {
     schema: ScoreRequestedSchema,
     subjects: () => [WORK_SUBJECTS.scoreRequested],
     msgId: (p) => `score-requested.${p.score_id}`,
+  }),
+  feedbackSubmitted: persistent({
+    stream: "work",
+    schema: FeedbackSubmittedSchema,
+    subjects: () => [WORK_SUBJECTS.feedbackSubmitted],
+    msgId: (p) => `feedback-submitted.${p.reflection_id}`,
   }),
   executionRequested: persistent({
     stream: "work",
@@ -260,6 +268,7 @@ export const CONSUMERS = {
       "deadline",
       "executionFinished",
       "scoreRequested",
+      "feedbackSubmitted",
     ],
   },
   runner: {

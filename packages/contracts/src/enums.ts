@@ -89,6 +89,8 @@ export const ExecutionKindSchema = z.enum([
   "executive_summary",
   "scoring",
   "action",
+  /** Investigation memory: a reviewer's written feedback turned into memories (#24). */
+  "feedback_reflection",
 ]);
 export type ExecutionKind = z.infer<typeof ExecutionKindSchema>;
 

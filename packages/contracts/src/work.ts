@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { QualityRatingSchema } from "./api-review.ts";
 import { IdSchema, JsonObjectSchema, TimestampSchema, TokenUsageSchema, V1 } from "./common.ts";
 import { ExecutionKindSchema, ExecutionStatusSchema } from "./enums.ts";
 
@@ -63,6 +64,29 @@ export const ScoreRequestedSchema = z.object({
 });
 export type ScoreRequested = z.infer<typeof ScoreRequestedSchema>;
 
+/**
+ * ingest-api → orchestrator: a completed review carries written feedback that was not
+ * reflected on yet (investigation memory). The reflection row exists (`pending`), once per
+ * session and feedback text, and waits for its execution in the session's scoring stage.
+ */
+export const FeedbackSubmittedSchema = z.object({
+  v: V1,
+  session_id: IdSchema,
+  reflection_id: IdSchema,
+  submitted_by: z.string().min(1),
+  submitted_at: TimestampSchema,
+});
+export type FeedbackSubmitted = z.infer<typeof FeedbackSubmittedSchema>;
+
+/** What the feedback reflector reads besides the investigation (kind `feedback_reflection`). */
+export const ReviewFeedbackSchema = z.object({
+  reflection_id: IdSchema,
+  /** The reviewer's `investigation_feedback`. */
+  text: z.string().min(1),
+  quality_rating: QualityRatingSchema.nullable(),
+});
+export type ReviewFeedback = z.infer<typeof ReviewFeedbackSchema>;
+
 /** orchestrator → agent-runner: run one agent execution. */
 export const ExecutionRequestedSchema = z.object({
   v: V1,
@@ -77,6 +101,8 @@ export const ExecutionRequestedSchema = z.object({
   context: z.string().optional(),
   /** Chat turn being answered, for kind `chat`. */
   chat: z.object({ chat_id: IdSchema, message_id: IdSchema, question: z.string() }).optional(),
+  /** The reviewer's feedback, for kind `feedback_reflection`. */
+  feedback: ReviewFeedbackSchema.optional(),
   deadline_at: TimestampSchema.optional(),
   /**
    * Which limit `deadline_at` is, as the execution's error says it when the runner stops it

@@ -83,6 +83,23 @@ export {
   type ToolCallData,
   transitionExecutionStatus,
 } from "./executions.ts";
+export {
+  type AppliedFeedbackReflection,
+  applyFeedbackReflection,
+  FEEDBACK_REFLECTOR_AGENT,
+  type FeedbackReflectionChanges,
+  feedbackReflectionKey,
+  finishFeedbackReflection,
+  getFeedbackReflection,
+  latestScoringStage,
+  listFeedbackReflections,
+  type MemoryFeedbackReflection,
+  normalizeFeedback,
+  openFeedbackReflection,
+  type ReflectorAgent,
+  requestFeedbackReflection,
+  skipFeedbackReflection,
+} from "./feedback-reflections.ts";
 export type {
   AgentExecution,
   AlertSession,

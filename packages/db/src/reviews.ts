@@ -13,6 +13,7 @@ import {
   type SessionStatus,
 } from "@tarsy/contracts";
 import { type DbClient, inTransaction, type Tx } from "./client.ts";
+import { requestFeedbackReflection } from "./feedback-reflections.ts";
 import type { AlertSession, Prisma, SessionReviewActivity } from "./generated/prisma/client.ts";
 import { applyRatingToMemories } from "./memories.ts";
 import { enqueueOutbox, type OutboxEntry } from "./outbox.ts";
@@ -90,6 +91,11 @@ export interface ReviewChange {
   readonly investigationFeedback?: string;
   /** `claim` of a session someone else has in progress takes it over (else a conflict). */
   readonly reassign?: boolean;
+  /**
+   * Investigation memory is on: written feedback of a completed review is reflected on
+   * (once per feedback text) by the feedback reflector.
+   */
+  readonly reflectFeedback?: boolean;
   readonly now?: Date;
 }
 
@@ -100,6 +106,8 @@ export type ReviewResult =
       /** The rows this change appended (an implicit claim first). */
       readonly activities: SessionReviewActivity[];
       readonly event: OutboxEntry<"reviewStatus">;
+      /** The feedback reflector's work, when this change brought feedback not reflected on. */
+      readonly feedbackReflection: OutboxEntry<"feedbackSubmitted"> | null;
     }
   | { readonly outcome: "not_found" }
   | {
@@ -306,7 +314,15 @@ export function applyReviewAction(
       );
     }
     const event = await queueReviewStatus(tx, session, change.actor, now, activities.at(-1)?.id);
-    return { outcome: "applied", session, activities, event } as const;
+    // Written feedback of a reviewed session teaches the memory too (once per text).
+    const reflects =
+      change.reflectFeedback === true &&
+      session.reviewStatus === "reviewed" &&
+      (change.action === "complete" || change.action === "update_feedback");
+    const feedbackReflection = reflects
+      ? await requestFeedbackReflection(tx, session, change.actor, now)
+      : null;
+    return { outcome: "applied", session, activities, event, feedbackReflection } as const;
   });
 }
 

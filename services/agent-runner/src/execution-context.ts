@@ -76,6 +76,8 @@ export interface ExecutionContext {
   /** Previous stages (investigation), the investigations (synthesis) or the final analysis (executive summary). */
   previousContext?: string;
   chat?: { question: string; investigationContext: string };
+  /** The reviewer's feedback, for kind `feedback_reflection`. */
+  feedback?: { reflectionId: string; text: string; qualityRating: string | null };
   config: AgentRunConfig;
   /** server id → its instructions (tier 2). */
   mcpInstructions: ReadonlyMap<string, string>;

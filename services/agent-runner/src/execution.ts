@@ -9,6 +9,7 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { MaskingService } from "@tarsy/masking";
 import { createMetrics, secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import { runFeedbackReflection } from "./controllers/feedback-reflection.ts";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
 import { runScoring } from "./controllers/scoring.ts";
 import { runExecutiveSummary, runSynthesis } from "./controllers/synthesis.ts";
@@ -175,6 +176,8 @@ async function runController(run: RunContext): Promise<ControllerResult> {
       return runExecutiveSummary(run);
     case "scoring":
       return runScoring(run);
+    case "feedback_reflection":
+      return runFeedbackReflection(run);
   }
 }
 

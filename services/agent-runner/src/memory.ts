@@ -99,7 +99,8 @@ export function memoryRuntime(
   };
 }
 
-async function search(
+/** The project's memories best matching a text (hybrid search, the run's scope). */
+export async function searchRunMemories(
   run: RunContext,
   memory: MemoryRuntime,
   text: string,
@@ -128,7 +129,7 @@ export async function injectMemories(run: RunContext): Promise<string | undefine
   if (!memory) return undefined;
   try {
     const text = `${run.exec.alertType}\n${run.exec.alertData}`.slice(0, QUERY_CHARS);
-    const found = await search(run, memory, text, memory.config.max_inject);
+    const found = await searchRunMemories(run, memory, text, memory.config.max_inject);
     if (found.length === 0) return undefined;
     const ids = found.map((f) => f.memory.id);
     run.injectedMemoryIds = ids;
@@ -225,7 +226,13 @@ async function answerRecall(run: RunContext, memory: MemoryRuntime, raw: string)
       args: json,
     };
   }
-  const found = await search(run, memory, args.data.query, args.data.limit, run.injectedMemoryIds);
+  const found = await searchRunMemories(
+    run,
+    memory,
+    args.data.query,
+    args.data.limit,
+    run.injectedMemoryIds,
+  );
   const content =
     found.length === 0
       ? `No memories match "${args.data.query}".`
@@ -395,7 +402,12 @@ export async function reflect(
   if (!memory) return null;
   try {
     const existing = (
-      await search(run, memory, input.finalAnalysis, memory.config.reflector_memory_limit)
+      await searchRunMemories(
+        run,
+        memory,
+        input.finalAnalysis,
+        memory.config.reflector_memory_limit,
+      )
     ).map((f) => f.memory);
     const response = await callLlm(run, {
       messages: [

@@ -8,6 +8,8 @@ import type {
   TokenUsage,
 } from "@tarsy/contracts";
 import type {
+  AppliedFeedbackReflection,
+  FeedbackReflectionChanges,
   InvestigationMemory,
   MemoryScope,
   MemorySearch,
@@ -354,4 +356,12 @@ export interface MemoryStore {
   reinforce(project: string, ids: readonly string[]): Promise<number>;
   deprecate(project: string, ids: readonly string[]): Promise<number>;
   searchPastSessions(search: PastSessionSearch): Promise<PastSession[]>;
+  /** Memories learned from a session (the feedback reflector shows the live ones). */
+  ofSession(sessionId: string): Promise<InvestigationMemory[]>;
+  /** Writes a feedback reflection's memory changes, once per reflection. */
+  applyFeedback(
+    reflectionId: string,
+    scope: MemoryScope,
+    changes: FeedbackReflectionChanges,
+  ): Promise<AppliedFeedbackReflection>;
 }

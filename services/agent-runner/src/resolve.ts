@@ -145,6 +145,7 @@ function resolveFor(
       };
     }
     case "scoring":
+    case "feedback_reflection":
       return resolveScoringConfig(config, chain);
   }
 }
@@ -217,6 +218,13 @@ export function resolveExecutionContext(
       chat: {
         question: request.chat?.question ?? "",
         investigationContext: request.context ?? "",
+      },
+    }),
+    ...(request.feedback && {
+      feedback: {
+        reflectionId: request.feedback.reflection_id,
+        text: request.feedback.text,
+        qualityRating: request.feedback.quality_rating,
       },
     }),
     config: {

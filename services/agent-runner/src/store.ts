@@ -3,6 +3,7 @@ import {
   type AgentExecution,
   abandonSubAgents,
   appendMessagesDelivering,
+  applyFeedbackReflection,
   cancelSubAgents,
   claimSessionRunbook,
   completeTimelineEvent,
@@ -31,6 +32,7 @@ import {
   reinforceMemories,
   searchMemories,
   searchPastSessions,
+  sessionMemories,
   startExecution,
   suspendExecution,
   type TimelineEvent,
@@ -301,6 +303,9 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       reinforce: (project, ids) => reinforceMemories(prisma, project, ids),
       deprecate: (project, ids) => deprecateMemories(prisma, project, ids),
       searchPastSessions: (search) => searchPastSessions(prisma, search),
+      ofSession: (sessionId) => sessionMemories(prisma, sessionId),
+      applyFeedback: (reflectionId, scope, changes) =>
+        applyFeedbackReflection(prisma, reflectionId, scope, changes),
     },
 
     finishExecution: (executionId, attempt, outcome) =>

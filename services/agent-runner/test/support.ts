@@ -556,6 +556,7 @@ export async function collectFinished(bus: Bus): Promise<{
     cancelRequested: ignore,
     deadline: ignore,
     scoreRequested: ignore,
+    feedbackSubmitted: ignore,
     executionFinished: async (payload) => {
       list.push(payload);
     },

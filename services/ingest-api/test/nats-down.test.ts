@@ -34,6 +34,7 @@ beforeAll(async () => {
     deadline: async () => {},
     executionFinished: async () => {},
     scoreRequested: async () => {},
+    feedbackSubmitted: async () => {},
   });
   h = await startHarness({ bus, gateway: false, settings: { publishTimeoutMs: 1_000 } });
 }, 60_000);

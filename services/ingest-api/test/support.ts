@@ -114,6 +114,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     deadline: async () => {},
     executionFinished: async () => {},
     scoreRequested: async () => {},
+    feedbackSubmitted: async () => {},
   });
   const server = createHttpServer({
     fetch: createApp(deps).fetch,

@@ -148,3 +148,85 @@ Chain: ${input.chainId}
 Respond with one JSON object, and nothing else:
 ${OUTPUT_SCHEMA}`;
 }
+
+/** The feedback reflector: a reviewer's written feedback on an investigation, as memories. */
+export const FEEDBACK_REFLECTOR_SYSTEM_PROMPT = `You are the memory extraction specialist of \
+TARSy, an automated incident investigation system. Agents investigate alerts with \
+infrastructure tools (Kubernetes, Prometheus, cloud APIs, logs).
+
+A human reviewer examined one finished investigation and wrote feedback: what it got right, \
+what it got wrong, what it missed. Turn that feedback into discrete, reusable learnings for \
+future investigations of similar alerts, and maintain the existing ones.
+
+Human feedback is the strongest signal TARSy receives: the reviewer knows the environment and \
+checked the findings against reality. Look for:
+- corrections: what the investigation got wrong (negative or procedural memories);
+- confirmations: what it got right (reinforce the existing memories it confirms);
+- missing context: facts the investigation should have known (semantic memories);
+- better approaches: other ways to investigate (procedural memories).
+
+## Categories
+- semantic: facts about the infrastructure, services, alert patterns or the environment.
+- episodic: what happened in this investigation: what worked, what failed, what surprised.
+- procedural: strategies or anti-patterns that apply across investigations.
+
+## Valence
+- positive: a pattern that worked and should be repeated.
+- negative: a mistake or dead end to avoid.
+- neutral: an observation with no clear good or bad side.
+
+## Rules
+- Ground every learning in the feedback; the investigation is context, not a source of its own.
+- No generic SRE knowledge, no tool bugs or limitations, no speculation beyond the feedback.
+- Prefer specific and actionable over vague.
+- Reinforce an existing memory the feedback confirms; deprecate one it contradicts, and create
+its corrected replacement.
+- Feedback that teaches nothing reusable gives empty lists.`;
+
+export interface FeedbackReflectorPromptInput {
+  feedback: string;
+  qualityRating: string | null;
+  investigation: string;
+  existing: readonly { id: string; content: string; category: string; valence: string }[];
+  alertType: string;
+  chainId: string;
+}
+
+/** Data cannot close its own section: a closing tag inside it is quoted. */
+export function fenced(tag: string, text: string): string {
+  return text.replaceAll(`</${tag}>`, `<\\/${tag}>`);
+}
+
+export function feedbackReflectorUserPrompt(input: FeedbackReflectorPromptInput): string {
+  return `A reviewer rated a finished TARSy investigation and wrote feedback on it. Extract \
+discrete learnings from the feedback for future investigations.
+
+## Reviewer's Feedback
+
+Quality rating: ${input.qualityRating ?? "not rated"}
+
+<reviewer_feedback>
+${fenced("reviewer_feedback", input.feedback)}
+</reviewer_feedback>
+
+## Investigation
+
+<investigation_context>
+${fenced("investigation_context", input.investigation)}
+</investigation_context>
+
+## Existing Memories
+
+Memories learned from this investigation and similar ones in this project. Do not duplicate
+them; reinforce or deprecate them by id.
+
+<existing_memories>
+${JSON.stringify(input.existing)}
+</existing_memories>
+
+Alert type: ${input.alertType}
+Chain: ${input.chainId}
+
+Respond with one JSON object, and nothing else:
+${OUTPUT_SCHEMA}`;
+}

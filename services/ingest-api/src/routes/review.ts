@@ -80,6 +80,7 @@ export function reviewRoutes(deps: IngestResources): Hono {
           ? {}
           : { investigationFeedback: body.investigation_feedback }),
         ...(body.reassign === undefined ? {} : { reassign: body.reassign }),
+        reflectFeedback: deps.config.defaults.memory.enabled,
         ...(deps.clock ? { now: deps.clock() } : {}),
       });
       switch (outcome.outcome) {
@@ -94,6 +95,12 @@ export function reviewRoutes(deps: IngestResources): Hono {
           await deliverEntry(deps, outcome.event).catch((err: unknown) =>
             deps.logger.warn({ err, session_id: id }, "review.status left for the outbox relay"),
           );
+          if (outcome.feedbackReflection) {
+            // The feedback reflector's work (investigation memory), committed with the review.
+            await deliverEntry(deps, outcome.feedbackReflection).catch((err: unknown) =>
+              deps.logger.warn({ err, session_id: id }, "feedback reflection left for the relay"),
+            );
+          }
           deps.logger.info(
             { session_id: id, action: body.action, review_status: outcome.session.reviewStatus },
             "review changed",

@@ -13,6 +13,7 @@ import { stopSession } from "./cancel.ts";
 import { stepChain } from "./chain.ts";
 import { finishSingleAgentStage, startChatTurn } from "./chat.ts";
 import type { SagaDeps } from "./deps.ts";
+import { endFeedbackReflection, startFeedbackReflection } from "./feedback-reflection.ts";
 import { assertRowIds, OrphanedWorkError } from "./orphans.ts";
 import { finishScoring, startRequestedScore } from "./scoring.ts";
 import { withSession } from "./session-lock.ts";
@@ -86,6 +87,11 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
           if (message.stage_id) await finishSingleAgentStage(locked, tx, message.stage_id);
           return;
         }
+        if (message.kind === "feedback_reflection") {
+          // Fail-open: the reflector's outcome is its reflection's alone.
+          await endFeedbackReflection(locked, tx, message);
+          return;
+        }
         if (message.kind === "scoring") {
           // Fail-open: the judge's outcome never touches the session's own status.
           if (message.stage_id) {
@@ -145,6 +151,11 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
     async scoreRequested(message) {
       assertRowIds(message);
       await startRequestedScore(deps, message);
+    },
+
+    async feedbackSubmitted(message) {
+      assertRowIds(message);
+      await startFeedbackReflection(deps, message);
     },
   };
 }

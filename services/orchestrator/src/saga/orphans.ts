@@ -3,7 +3,13 @@ import { isRowId, SessionNotFoundError } from "@tarsy/db";
 import type { SagaDeps } from "./deps.ts";
 
 /** What a work message named that does not exist. */
-export type MissingKind = "session" | "execution" | "stage" | "chat_message" | "score";
+export type MissingKind =
+  | "session"
+  | "execution"
+  | "stage"
+  | "chat_message"
+  | "score"
+  | "feedback_reflection";
 
 /**
  * A valid work message names a session, execution, stage or chat message that does not exist
@@ -28,6 +34,7 @@ const ID_FIELDS: Record<string, MissingKind> = {
   chat_id: "chat_message",
   message_id: "chat_message",
   score_id: "score",
+  reflection_id: "feedback_reflection",
 };
 
 /**

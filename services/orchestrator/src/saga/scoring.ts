@@ -193,7 +193,7 @@ async function queueScoreUpdated(tx: Tx, score: SessionScore, at: Date): Promise
  * What the judge reads besides the alert and runbook: the investigation (chain stages and
  * the executive summary, not chat turns nor earlier scoring) and the tools it had.
  */
-async function scoringContext(tx: Tx, sessionId: string): Promise<string> {
+export async function scoringContext(tx: Tx, sessionId: string): Promise<string> {
   const stages = await listSessionStages(tx, sessionId);
   const investigated = new Set(
     stages
