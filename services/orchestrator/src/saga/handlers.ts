@@ -1,5 +1,5 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { ACTIVE_EXECUTION_STATUSES } from "@tarsy/contracts";
+import { ACTIVE_EXECUTION_STATUSES, normalizeCancelReason } from "@tarsy/contracts";
 import {
   getSessionExecution,
   getSessionStage,
@@ -89,6 +89,8 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         message.session_id,
         "cancelled",
         `cancelled by ${message.requested_by}`,
+        undefined,
+        { actor: message.requested_by, reason: normalizeCancelReason(message.reason) },
       );
     },
 
