@@ -72,6 +72,8 @@ describe("the session page", () => {
     await waitStatus(rig.system, cancelled, ["in_progress"], 60_000);
     await open(`/sessions/${cancelled}`);
     await page.locator('article[aria-busy="true"]').first().waitFor({ timeout: 60_000 });
+    // An optional reason goes with the cancel; the page then says who cancelled and why.
+    await page.getByRole("textbox", { name: "Cancel reason" }).fill("duplicate of INC-123");
     await page.getByRole("button", { name: "Cancel session" }).click();
     await page
       .getByRole("list", { name: "Stages" })
@@ -79,6 +81,15 @@ describe("the session page", () => {
       .filter({ hasText: "cancelled" })
       .first()
       .waitFor({ timeout: 60_000 });
+    const card = page.getByRole("region", { name: "Investigation cancelled" });
+    await expect
+      .poll(() => card.getByTestId("session-cancelled").textContent(), { timeout: 30_000 })
+      .toBe("Cancelled by api-client: duplicate of INC-123");
+    // A cancellation, not an error: no error card, and the status chip's tooltip says it too.
+    expect(await page.getByTestId("session-error").count()).toBe(0);
+    expect(
+      await page.getByRole("heading", { level: 1 }).locator("[title]").getAttribute("title"),
+    ).toBe("Cancelled by api-client: duplicate of INC-123");
     await rig.shot("session-stepper-cancelled");
   }, 180_000);
 

@@ -82,7 +82,19 @@ export function onCallTests(context: { sys(): System; completedSession(): string
         "in_progress",
       { what: "the session to run", timeoutMs: 30_000 },
     );
-    const cancel = await tarsy(["session", "cancel", cancelledId], { env: env() });
+    // A reason over 500 characters is refused before anything is sent.
+    const tooLong = await tarsy(["session", "cancel", cancelledId, "--reason", "x".repeat(501)], {
+      env: env(),
+    });
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toMatch(/--reason is 501 characters; at most 500 are kept/);
+    expect((await api(sys, `/api/v1/sessions/${cancelledId}`, SessionDetailSchema)).status).toBe(
+      "in_progress",
+    );
+    const cancel = await tarsy(
+      ["session", "cancel", cancelledId, "--reason", "duplicate of INC-123"],
+      { env: { ...env(), TARSY_USER: "alice" } },
+    );
     expect(cancel.stderr).toBe("");
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toBe(`session ${cancelledId}: cancel requested\n`);
@@ -95,7 +107,14 @@ export function onCallTests(context: { sys(): System; completedSession(): string
       tarsy(["session", "cancel", cancelledId], { env: env() }),
       tarsy(["session", "cancel", "no-such-session"], { env: env() }),
     ]);
-    expect(show.stdout).toMatch(/ {2}Status: +cancelled/);
+    // Who cancelled and why, as a cancellation (not an error).
+    expect(show.stdout).toMatch(
+      / {2}Status: +cancelled — Cancelled by alice: duplicate of INC-123\n/,
+    );
+    expect(await api(sys, `/api/v1/sessions/${cancelledId}`, SessionDetailSchema)).toMatchObject({
+      cancelled_by: "alice",
+      cancel_reason: "duplicate of INC-123",
+    });
     expect(again.code).toBe(1);
     expect(again.stdout).toBe("");
     expect(again.stderr).toBe(
@@ -124,11 +143,18 @@ export function onCallTests(context: { sys(): System; completedSession(): string
     expect(all.stderr).toBe("");
     expect(all.code).toBe(0);
     const header = all.stdout.split("\n")[0] ?? "";
-    expect(header).toMatch(/^ID +STATUS +TYPE +CHAIN +CREATED +DURATION$/);
+    // The page has a cancelled session: a NOTE says who cancelled it and why.
+    expect(header).toMatch(/^ID +STATUS +TYPE +CHAIN +CREATED +DURATION +NOTE$/);
     expect(all.stdout).toMatch(
-      new RegExp(`\\n${completed} +completed +PodCrashLooping +demo-incident +\\S+Z +\\d`),
+      new RegExp(
+        `\\n${completed} +completed +PodCrashLooping +demo-incident +\\S+Z +\\d\\S* m?s\\n`,
+      ),
     );
-    expect(all.stdout).toMatch(new RegExp(`\\n${cancelledId} +cancelled +PodCrashLooping`));
+    expect(all.stdout).toMatch(
+      new RegExp(
+        `\\n${cancelledId} +cancelled +PodCrashLooping .* +Cancelled by alice: duplicate of INC-123\\n`,
+      ),
+    );
     const total = Number(/\npage 1 of 1, (\d+) sessions\n$/.exec(all.stdout)?.[1]);
     expect(total).toBeGreaterThanOrEqual(4);
     expect(all.stdout.trimEnd().split("\n")).toHaveLength(total + 2);

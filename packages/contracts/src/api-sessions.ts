@@ -125,6 +125,44 @@ const SessionStatsShape = {
   chat_message_count: z.number().int().nonnegative(),
 };
 
+/** The longest cancel reason, in characters (Unicode code points, as the dashboard counts). */
+export const MAX_CANCEL_REASON_CHARS = 500;
+
+/** Who stopped a session and why (ADR-0032): the cancel's own record, never an error. */
+export const CancelAttributionShape = {
+  /**
+   * Who cancelled the session: the caller's identity, `api-client` without one, or `system`
+   * when TARSy stopped it itself (its time limit ran out, or its agents were cancelled with
+   * no one asking). Null while nobody stopped it, and on sessions from before it was kept.
+   */
+  cancelled_by: z.string().nullable(),
+  /** Why, as the canceller said (trimmed), or what stopped it for `system`; else null. */
+  cancel_reason: z.string().nullable(),
+};
+
+/** What TARSy writes as the canceller when it stops a session itself. */
+export const SYSTEM_CANCEL_ACTOR = "system";
+
+/** A cancel reason as stored: trimmed, and a blank one is no reason (null). */
+export function normalizeCancelReason(reason: string | null | undefined): string | null {
+  const trimmed = reason?.trim() ?? "";
+  return trimmed === "" ? null : trimmed;
+}
+
+/**
+ * The one line that says who cancelled and why: `Cancelled by alice: duplicate of INC-123`,
+ * `Cancelled by alice` without a reason, or null when nobody is recorded (older sessions).
+ */
+export function describeCancel(s: {
+  cancelled_by: string | null;
+  cancel_reason: string | null;
+}): string | null {
+  if (!s.cancelled_by) return null;
+  return s.cancel_reason
+    ? `Cancelled by ${s.cancelled_by}: ${s.cancel_reason}`
+    : `Cancelled by ${s.cancelled_by}`;
+}
+
 export const SessionSummarySchema = z.object({
   id: IdSchema,
   alert_type: z.string(),
@@ -138,6 +176,7 @@ export const SessionSummarySchema = z.object({
   current_stage_name: z.string().nullable(),
   has_final_analysis: z.boolean(),
   error_message: z.string().nullable(),
+  ...CancelAttributionShape,
   token_usage: TokenTotalsSchema,
   alert_fingerprint: z.string().nullable(),
   alert_resolved_at: TimestampSchema.nullable(),
@@ -220,6 +259,7 @@ export const SessionStatusResponseSchema = z.object({
   final_analysis: z.string().nullable(),
   executive_summary: z.string().nullable(),
   error_message: z.string().nullable(),
+  ...CancelAttributionShape,
 });
 export type SessionStatusResponse = z.infer<typeof SessionStatusResponseSchema>;
 
@@ -328,6 +368,23 @@ export const TimelineResponseSchema = z.object({
   events: z.array(TimelineEventResponseSchema),
 });
 export type TimelineResponse = z.infer<typeof TimelineResponseSchema>;
+
+/**
+ * `POST /api/v1/sessions/:id/cancel`: the body is optional (none, `{}`, or a blank reason
+ * cancel without one). The canceller is the caller's identity, never a body field.
+ */
+export const CancelRequestSchema = z
+  .object({
+    /** Why (at most 500 characters after trimming); shown with the canceller. */
+    reason: z
+      .string()
+      .refine((r) => Array.from(r.trim()).length <= MAX_CANCEL_REASON_CHARS, {
+        message: `must be at most ${MAX_CANCEL_REASON_CHARS} characters`,
+      })
+      .optional(),
+  })
+  .strict();
+export type CancelRequest = z.infer<typeof CancelRequestSchema>;
 
 export const CancelResponseSchema = z.object({
   session_id: IdSchema,

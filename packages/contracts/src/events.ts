@@ -54,6 +54,10 @@ export const SessionStatusEventSchema = z.object({
   /** Name of the stage running now, for list progress. */
   current_stage: z.string().nullable().optional(),
   error: z.string().nullable().optional(),
+  /** With `cancelled` (and `timed_out`): who stopped the session (see the session API). */
+  cancelled_by: z.string().nullable().optional(),
+  /** With `cancelled_by`: why, when a reason was given. */
+  cancel_reason: z.string().nullable().optional(),
   timestamp: TimestampSchema,
 });
 export type SessionStatusEvent = z.infer<typeof SessionStatusEventSchema>;

@@ -24,6 +24,9 @@ export const NotificationWebhookPayloadSchema = z.object({
   executive_summary: z.string().nullable(),
   final_analysis: z.string().nullable(),
   error_message: z.string().nullable(),
+  /** Who cancelled (or stopped) the session and why; null otherwise (see the session API). */
+  cancelled_by: z.string().nullable(),
+  cancel_reason: z.string().nullable(),
   /** `{system.dashboard_url}/sessions/{id}`, or null without a dashboard URL. */
   url: z.string().nullable(),
   /** When this attempt was sent. */

@@ -33,6 +33,8 @@ export const CancelRequestedSchema = z.object({
   v: V1,
   session_id: IdSchema,
   requested_by: z.string().min(1),
+  /** Why, as the user said it (trimmed, at most 500 characters); absent without one. */
+  reason: z.string().min(1).optional(),
   requested_at: TimestampSchema,
 });
 export type CancelRequested = z.infer<typeof CancelRequestedSchema>;

@@ -301,6 +301,8 @@ export type SessionUpdate = Pick<
   | "deadlineAt"
   | "currentStageIndex"
   | "currentStageName"
+  | "cancelledBy"
+  | "cancelReason"
 >;
 
 /**

@@ -5,6 +5,7 @@ import {
   AlertSubmitRequestSchema,
   AlertSubmitResponseSchema,
   AlertTypesResponseSchema,
+  CancelRequestSchema,
   CancelResponseSchema,
   ChatMessageRequestSchema,
   ChatMessageResponseSchema,
@@ -213,11 +214,19 @@ export function buildOpenApi(version: string): Json {
       "/api/v1/sessions/{id}/cancel": {
         post: {
           summary: "Cancel a running session or its running chat answer",
+          description:
+            "A queued session is cancelled at once (and starts as reviewed); a running one goes through cancelling. The optional body's reason (at most 500 characters, trimmed; blank is none) is stored with the caller's identity (api-client without one) as the session's cancel_reason and cancelled_by. A chat answer's cancel records neither.",
           parameters: session,
+          requestBody: {
+            required: false,
+            content: json(CancelRequestSchema, "input"),
+          },
           responses: {
             ...ok(202, "cancel requested", CancelResponseSchema),
+            400: error("reason is not a string or longer than 500 characters; nothing was sent"),
             404: E404,
             409: error("nothing to cancel"),
+            415: error("a body that is not application/json"),
             503: E503,
           },
         },

@@ -64,6 +64,8 @@ export function presentSummary(s: AlertSession, stats: SessionStats): SessionSum
     current_stage_name: s.currentStageName,
     has_final_analysis: s.finalAnalysis !== null && s.finalAnalysis !== "",
     error_message: s.errorMessage,
+    cancelled_by: s.cancelledBy,
+    cancel_reason: s.cancelReason,
     token_usage: {
       input_tokens: s.inputTokens,
       output_tokens: s.outputTokens,
@@ -140,6 +142,8 @@ export function presentStatus(s: AlertSession): SessionStatusResponse {
     final_analysis: s.finalAnalysis,
     executive_summary: s.executiveSummary,
     error_message: s.errorMessage,
+    cancelled_by: s.cancelledBy,
+    cancel_reason: s.cancelReason,
   };
 }
 

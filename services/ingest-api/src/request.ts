@@ -104,7 +104,26 @@ export async function readJson<S extends z.ZodType>(
   schema: S,
   options: ReadJsonOptions,
 ): Promise<z.infer<S>> {
-  const contentType = c.req.header("content-type");
+  assertJsonContentType(c.req.header("content-type"));
+  return parseJsonBody(await readLimited(c, options.limit), schema, options);
+}
+
+/**
+ * `readJson` for a body that may be left out: an empty (or blank) body, with or without a
+ * content type, is `undefined`; any other body is checked exactly as `readJson` does.
+ */
+export async function readOptionalJson<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  options: ReadJsonOptions,
+): Promise<z.infer<S> | undefined> {
+  const text = await readLimited(c, options.limit);
+  if (text.trim() === "") return undefined;
+  assertJsonContentType(c.req.header("content-type"));
+  return parseJsonBody(text, schema, options);
+}
+
+function assertJsonContentType(contentType: string | undefined): void {
   if (!isJsonContentType(contentType)) {
     throw new HttpError(
       415,
@@ -120,7 +139,13 @@ export async function readJson<S extends z.ZodType>(
       `JSON bodies must be UTF-8, got charset=${charset}`,
     );
   }
-  const text = await readLimited(c, options.limit);
+}
+
+function parseJsonBody<S extends z.ZodType>(
+  text: string,
+  schema: S,
+  options: ReadJsonOptions,
+): z.infer<S> {
   if (jsonDepthExceeds(text, options.maxDepth)) {
     throw new HttpError(
       400,

@@ -37,7 +37,12 @@ export async function finishSession(
   db: DbClient,
   id: string,
   status: "completed" | "failed" | "timed_out" | "cancelled" = "completed",
-  set: { finalAnalysis?: string; executiveSummary?: string } = {},
+  set: {
+    finalAnalysis?: string;
+    executiveSummary?: string;
+    cancelledBy?: string;
+    cancelReason?: string;
+  } = {},
 ) {
   await transitionSessionStatus(db, id, ["pending"], "in_progress", { startedAt: new Date() });
   await transitionSessionStatus(db, id, ["in_progress"], status, {

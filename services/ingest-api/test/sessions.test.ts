@@ -12,7 +12,7 @@ import {
   SessionListResponseSchema,
   TimelineResponseSchema,
 } from "@tarsy/contracts";
-import { refreshSessionTokens, transitionExecutionStatus } from "@tarsy/db";
+import { getSession, refreshSessionTokens, transitionExecutionStatus } from "@tarsy/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   finishSession,
@@ -214,6 +214,100 @@ describe("cancel", () => {
     expect(h.received.cancelRequested.find((m) => m.session_id === s.id)?.requested_by).toBe(
       "carol",
     );
+  });
+
+  const cancel = (id: string, init: Parameters<typeof request>[1] = {}) =>
+    request<ErrorBody & { status: string }>(`${h.url}/api/v1/sessions/${id}/cancel`, {
+      method: "POST",
+      ...init,
+    });
+  const cancelOf = (id: string) => h.received.cancelRequested.find((m) => m.session_id === id);
+
+  it("sends the reason (trimmed) with the caller as the canceller", async () => {
+    const s = await seedSession(h.db.prisma);
+    await startSession(h.db.prisma, s.id);
+    const res = await cancel(s.id, {
+      body: { reason: "  duplicate of INC-123\n" },
+      headers: { "X-Forwarded-User": "alice" },
+    });
+    expect(res.status).toBe(202);
+    conforms(CancelResponseSchema, res.body);
+    await eventually(() => cancelOf(s.id) !== undefined);
+    expect(cancelOf(s.id)).toMatchObject({ requested_by: "alice", reason: "duplicate of INC-123" });
+  });
+
+  it("cancels as api-client without an identity; no body, {} and a blank reason send none", async () => {
+    for (const init of [
+      {},
+      { body: {} },
+      { body: { reason: "   " } },
+      { rawBody: "", headers: { "content-type": "application/json" } },
+    ]) {
+      const s = await seedSession(h.db.prisma);
+      await startSession(h.db.prisma, s.id);
+      const res = await cancel(s.id, init);
+      expect(res.status, JSON.stringify(init)).toBe(202);
+      await eventually(() => cancelOf(s.id) !== undefined);
+      expect(cancelOf(s.id)?.requested_by).toBe("api-client");
+      expect(cancelOf(s.id)).not.toHaveProperty("reason");
+    }
+  });
+
+  it("takes a reason of exactly 500 characters, counting code points", async () => {
+    const s = await seedSession(h.db.prisma);
+    await startSession(h.db.prisma, s.id);
+    // 500 emoji: 1,000 UTF-16 code units, still 500 characters.
+    const reason = "🔥".repeat(500);
+    expect((await cancel(s.id, { body: { reason } })).status).toBe(202);
+    await eventually(() => cancelOf(s.id) !== undefined);
+    expect(cancelOf(s.id)?.reason).toBe(reason);
+  });
+
+  it("answers 400 for a reason over 500 characters or not a string, and sends nothing", async () => {
+    const s = await seedSession(h.db.prisma);
+    await startSession(h.db.prisma, s.id);
+    for (const body of [
+      { reason: "x".repeat(501) },
+      { reason: 42 },
+      { reason: null },
+      { reason: ["duplicate"] },
+      { why: "unknown field" },
+    ]) {
+      const res = await cancel(s.id, { body, headers: { "X-Forwarded-User": "alice" } });
+      expect(res.status, JSON.stringify(body).slice(0, 40)).toBe(400);
+      expect(res.body.error.code).toBe("validation_failed");
+      expect(typeof res.body.error.message).toBe("string");
+    }
+    const notJson = await cancel(s.id, { rawBody: "reason=dup" });
+    expect(notJson.status).toBe(415);
+    expect(notJson.body.error.code).toBe("unsupported_media_type");
+    expect(cancelOf(s.id)).toBeUndefined();
+    const row = await getSession(h.db.prisma, s.id);
+    expect(row).toMatchObject({ status: "in_progress", cancelledBy: null, cancelReason: null });
+  });
+
+  it("shows who cancelled and why on the list, the detail and the status", async () => {
+    const s = await seedSession(h.db.prisma, { data: "cancel attribution" });
+    await finishSession(h.db.prisma, s.id, "cancelled", {
+      cancelledBy: "alice",
+      cancelReason: "duplicate of INC-123",
+    });
+    const attribution = { cancelled_by: "alice", cancel_reason: "duplicate of INC-123" };
+    const detail = await request<SessionDetail>(`${h.url}/api/v1/sessions/${s.id}`);
+    conforms(SessionDetailSchema, detail.body);
+    expect(detail.body).toMatchObject({ status: "cancelled", ...attribution });
+    const status = await request(`${h.url}/api/v1/sessions/${s.id}/status`);
+    expect(status.body).toMatchObject({ status: "cancelled", ...attribution });
+    const listed = (await list("search=cancel+attribution")).body.sessions;
+    expect(listed.map((x) => x.id)).toEqual([s.id]);
+    expect(listed[0]).toMatchObject(attribution);
+    // Nobody cancelled a completed session.
+    const done = await seedSession(h.db.prisma);
+    await finishSession(h.db.prisma, done.id, "completed");
+    expect((await request(`${h.url}/api/v1/sessions/${done.id}`)).body).toMatchObject({
+      cancelled_by: null,
+      cancel_reason: null,
+    });
   });
 
   it("answers 409 for a finished session without a running chat answer, 404 for unknown", async () => {

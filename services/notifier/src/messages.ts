@@ -1,5 +1,5 @@
 /** The Slack messages, in the Go TARSy's format (Block Kit). */
-import type { NotificationEvent } from "@tarsy/contracts";
+import { describeCancel, type NotificationEvent } from "@tarsy/contracts";
 
 /** Slack accepts 3,000 characters in a section's text; leave room for the notice. */
 export const MAX_BLOCK_TEXT = 2900;
@@ -26,6 +26,9 @@ export interface SessionFacts {
   executiveSummary: string | null;
   finalAnalysis: string | null;
   errorMessage: string | null;
+  /** Who cancelled (or stopped) the session and why, when recorded. */
+  cancelledBy: string | null;
+  cancelReason: string | null;
 }
 
 export function sessionUrl(dashboardUrl: string | undefined, sessionId: string): string | null {
@@ -67,6 +70,13 @@ export function terminalMessage(
     blocks.push(section(header));
     const content = session.executiveSummary || session.finalAnalysis;
     if (content) blocks.push(section(truncateForSlack(content)));
+  } else if (outcome === "cancelled") {
+    // A cancellation, never an error: who cancelled and why (nothing more for older sessions).
+    const by = describeCancel({
+      cancelled_by: session.cancelledBy,
+      cancel_reason: session.cancelReason,
+    });
+    blocks.push(section(by ? `${header}\n\n${truncateForSlack(by)}` : header));
   } else {
     const error = session.errorMessage
       ? `\n\n*Error:*\n${truncateForSlack(session.errorMessage)}`

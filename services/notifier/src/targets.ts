@@ -41,6 +41,8 @@ const facts = (session: AlertSession): SessionFacts => ({
   executiveSummary: session.executiveSummary,
   finalAnalysis: session.finalAnalysis,
   errorMessage: session.errorMessage,
+  cancelledBy: session.cancelledBy,
+  cancelReason: session.cancelReason,
 });
 
 export function buildTargets(
@@ -92,6 +94,8 @@ export function buildTargets(
             executive_summary: session.executiveSummary,
             final_analysis: session.finalAnalysis,
             error_message: session.errorMessage,
+            cancelled_by: session.cancelledBy,
+            cancel_reason: session.cancelReason,
             url: sessionUrl(dashboardUrl, session.id),
             timestamp: new Date().toISOString(),
           },

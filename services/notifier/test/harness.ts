@@ -122,7 +122,13 @@ export async function reach(
   bus: TestBus["bus"],
   session: AlertSession,
   status: SessionStatus,
-  set: { executiveSummary?: string; finalAnalysis?: string; errorMessage?: string } = {},
+  set: {
+    executiveSummary?: string;
+    finalAnalysis?: string;
+    errorMessage?: string;
+    cancelledBy?: string;
+    cancelReason?: string;
+  } = {},
 ): Promise<number> {
   const from: readonly SessionStatus[] =
     status === "in_progress" ? ["pending"] : ACTIVE_SESSION_STATUSES;

@@ -155,11 +155,31 @@ describe("Slack", () => {
     expect(text).toMatch(/truncated — view full analysis in dashboard/);
     expect(text.length).toBeLessThan(3000);
 
+    // A cancellation, not an error: who cancelled and why.
     const cancelled = await newSession(t.db);
-    await reach(t.db, nats.bus, cancelled, "cancelled", { errorMessage: "cancelled by alice" });
+    await reach(t.db, nats.bus, cancelled, "cancelled", {
+      errorMessage: "cancelled by alice",
+      cancelledBy: "alice",
+      cancelReason: "duplicate of INC-123",
+    });
     await deliveryOf(t.db, cancelled.id, "slack", "cancelled");
-    expect(blockTexts(postsFor(slack, cancelled.id)[0]?.blocks)[0]).toMatch(
-      /^:no_entry_sign: \*Analysis Cancelled\*/,
+    const [post] = postsFor(slack, cancelled.id);
+    expect(blockTexts(post?.blocks)[0]).toBe(
+      ":no_entry_sign: *Analysis Cancelled*\n\nCancelled by alice: duplicate of INC-123",
+    );
+    expect(JSON.stringify(post?.blocks)).not.toContain("Error");
+    // Without a reason, who; a session cancelled before it was recorded: the header alone.
+    const noReason = await newSession(t.db);
+    await reach(t.db, nats.bus, noReason, "cancelled", { cancelledBy: "bob" });
+    await deliveryOf(t.db, noReason.id, "slack", "cancelled");
+    expect(blockTexts(postsFor(slack, noReason.id)[0]?.blocks)[0]).toBe(
+      ":no_entry_sign: *Analysis Cancelled*\n\nCancelled by bob",
+    );
+    const older = await newSession(t.db);
+    await reach(t.db, nats.bus, older, "cancelled", { errorMessage: "cancelled by carol" });
+    await deliveryOf(t.db, older.id, "slack", "cancelled");
+    expect(blockTexts(postsFor(slack, older.id)[0]?.blocks)[0]).toBe(
+      ":no_entry_sign: *Analysis Cancelled*",
     );
   });
 
@@ -266,7 +286,33 @@ describe("webhooks", () => {
       executive_summary: "summary",
       final_analysis: "analysis",
       error_message: null,
+      cancelled_by: null,
+      cancel_reason: null,
       url: `${DASHBOARD}/sessions/${session.id}`,
+    });
+  });
+
+  test("a cancelled session's payload says who cancelled and why", async ({
+    t,
+    nats,
+    hook,
+    notifiers,
+  }) => {
+    notifiers.push(await startTestNotifier(t, nats, { webhooks: [{ url: hook.url }] }));
+    const session = await newSession(t.db);
+    await reach(t.db, nats.bus, session, "cancelled", {
+      cancelledBy: "alice",
+      cancelReason: "duplicate of INC-123",
+    });
+    await deliveryOf(t.db, session.id, "webhook:0", "cancelled");
+    const payload = NotificationWebhookPayloadSchema.parse(
+      JSON.parse(hook.requests[0]?.body ?? ""),
+    );
+    expect(payload).toMatchObject({
+      event: "cancelled",
+      status: "cancelled",
+      cancelled_by: "alice",
+      cancel_reason: "duplicate of INC-123",
     });
   });
 

@@ -117,10 +117,12 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       v: 1,
       session_id: id,
       requested_by: "alice",
+      reason: "duplicate of INC-123",
       requested_at: new Date().toISOString(),
     });
     const done = await waitForSession(t.db, id, ["cancelled"]);
     expect(done.errorMessage).toBe("cancelled by alice");
+    expect(done).toMatchObject({ cancelledBy: "alice", cancelReason: "duplicate of INC-123" });
     await until(async () => controls.length === 1, { what: "cancel control", timeoutMs: 5_000 });
     expect(controls[0]).toMatchObject({ session_id: id, scope: "session", reason: "cancelled" });
     const executions = await listSessionExecutions(t.db.prisma, id);
@@ -138,6 +140,26 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     ).events.map((e) => e.payload);
     const statuses = events.flatMap((e) => (e.type === "session.status" ? [e.status] : []));
     expect(statuses.slice(-2)).toEqual(["cancelling", "cancelled"]); // wire-literal: expected order
+    // The terminal status says who cancelled and why, for a viewer with the session open.
+    expect(
+      events.find((e) => e.type === "session.status" && e.status === "cancelled"),
+    ).toMatchObject({ cancelled_by: "alice", cancel_reason: "duplicate of INC-123" });
+    // A second cancel of the ended session changes neither who nor why.
+    await nats.bus.publish("cancelRequested", {
+      v: 1,
+      session_id: id,
+      requested_by: "bob",
+      reason: "me too",
+      requested_at: new Date().toISOString(),
+    });
+    await until(async () => (await workStored(nats, WORK_SUBJECTS.cancelRequested)) === 0, {
+      what: "the second cancel to be handled",
+      timeoutMs: 10_000,
+    });
+    expect(await getSession(t.db.prisma, id)).toMatchObject({
+      cancelledBy: "alice",
+      cancelReason: "duplicate of INC-123",
+    });
     // The open answer ended `cancelled`, announced before the session's terminal status: nothing
     // of the execution comes after it.
     const ended = (await listSessionTimeline(t.db.prisma, id)).find((e) => e.id === streaming.id);
@@ -162,10 +184,72 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     await peer.stop(); // the runner disappears with the work in hand
     const done = await waitForSession(t.db, id, ["timed_out"], 15_000);
     expect(done.errorMessage).toBe("session timed out after 1s (queue.session_timeout)");
+    // TARSy stopped it itself: the system, with the limit that ran out.
+    expect(done).toMatchObject({
+      cancelledBy: "system",
+      cancelReason: "session timed out after 1s (queue.session_timeout)",
+    });
     const executions = await listSessionExecutions(t.db.prisma, id);
     expect(executions.map((e) => [e.status, e.errorMessage])).toEqual([
       ["timed_out", "session timed out after 1s (queue.session_timeout)"],
     ]);
+  });
+
+  it("cancels a queued session at once, with who and why", async ({ t, nats, orchestrators }) => {
+    // One slot, held: the second session waits in the queue and is cancelled there.
+    const peer = await runnerPeer(nats.bus, () => "hold");
+    const cfg = config({ max_concurrent_sessions: 1, session_timeout: "60s" });
+    orchestrators.push(await startTestOrchestrator(t.db, nats.bus, cfg));
+    await submit(t.db, "test-alert", "simple");
+    await until(async () => peer.held.length === 1, { what: "first execution", timeoutMs: 10_000 });
+    const queued = await submit(t.db, "test-alert", "simple");
+    await waitForSession(t.db, queued, ["pending"]);
+    await nats.bus.publish("cancelRequested", {
+      v: 1,
+      session_id: queued,
+      requested_by: "bob",
+      reason: "noise",
+      requested_at: new Date().toISOString(),
+    });
+    const done = await waitForSession(t.db, queued, ["cancelled"]);
+    expect(done).toMatchObject({
+      cancelledBy: "bob",
+      cancelReason: "noise",
+      reviewStatus: "reviewed",
+      startedAt: null,
+    });
+    expect(done.completedAt).not.toBeNull();
+    const events = (
+      await nats.bus.replayEvents({
+        subject: sessionEventsSubject(queued),
+        afterSeq: 0,
+        limit: 100,
+      })
+    ).events.map((e) => e.payload);
+    expect(events.filter((e) => e.type === "session.status")).toEqual([
+      expect.objectContaining({ status: "cancelled", cancelled_by: "bob", cancel_reason: "noise" }),
+    ]);
+    await peer.stop();
+  });
+
+  it("a session whose agents were cancelled with no one asking: cancelled by the system", async ({
+    t,
+    nats,
+    orchestrators,
+  }) => {
+    const peer = await runnerPeer(nats.bus, () => ({
+      status: "cancelled",
+      error: "execution cancelled",
+    }));
+    orchestrators.push(
+      await startTestOrchestrator(t.db, nats.bus, config({ session_timeout: "60s" })),
+    );
+    const id = await submit(t.db, "test-alert", "simple");
+    const done = await waitForSession(t.db, id, ["cancelled"], 15_000);
+    expect(done.cancelledBy).toBe("system");
+    expect(done.cancelReason).toBe(done.errorMessage);
+    expect(done.cancelReason).toContain("execution cancelled");
+    await peer.stop();
   });
 
   it("chat: two turns where the second sees the first; a busy or running session is refused", async ({
@@ -257,13 +341,19 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       v: 1,
       session_id: id,
       requested_by: "bob",
+      reason: "wrong question",
       requested_at: new Date().toISOString(),
     });
     await until(async () => chatStage(t.db, id, "cancelled"), {
       what: "chat cancel",
       timeoutMs: 10_000,
     });
-    expect((await getSession(t.db.prisma, id))?.status).toBe("completed");
+    // Stopping a chat answer is no cancel of the session: nobody is recorded on it.
+    expect(await getSession(t.db.prisma, id)).toMatchObject({
+      status: "completed",
+      cancelledBy: null,
+      cancelReason: null,
+    });
     await peer.stop();
   });
 

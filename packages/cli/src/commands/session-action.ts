@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { callApi } from "../api.ts";
 import {
   type Command,
+  type CommandOptions,
   EXIT,
   HELP_OPTION,
   jsonText,
@@ -36,6 +37,10 @@ export interface SessionAction<S extends z.ZodType> {
   describe(answer: z.infer<S>): string;
   /** What a 409 means for this action, before the API's message. */
   conflict: string;
+  /** The action's own options (each in `usage`), besides the output and help ones. */
+  options?: CommandOptions;
+  /** The request body from the parsed options (throws UsageError for a bad one), if any. */
+  body?(values: Record<string, unknown>): unknown;
 }
 
 /**
@@ -44,23 +49,26 @@ export interface SessionAction<S extends z.ZodType> {
  */
 export function sessionActionCommand<S extends z.ZodType>(action: SessionAction<S>): Command {
   const name = `tarsy session ${action.verb}`;
+  const options = { ...action.options, ...OPTIONS };
   return {
     path: ["session", action.verb],
     summary: action.summary,
     usage: action.usage,
-    options: OPTIONS,
+    options,
     async run({ args, env, io }) {
-      const parsed = parseCommandArgs({ args, io }, action.usage, OPTIONS);
+      const parsed = parseCommandArgs({ args, io }, action.usage, options);
       if (!parsed) return EXIT.ok;
       const { values, positionals } = parsed;
       const format = outputFormat(values);
       if (positionals.length !== 1) throw new UsageError("give exactly one session id");
       const id = positionals[0] as string;
+      const body = action.body?.(values);
       try {
         const answer = await callApi(env, {
           method: action.method,
           path: `/api/v1/sessions/${encodeURIComponent(id)}${action.suffix}`,
           schema: action.schema,
+          ...(body !== undefined && { body }),
         });
         io.out(format === "json" ? jsonText(answer) : `${action.describe(answer)}\n`);
         return EXIT.ok;

@@ -1,4 +1,9 @@
-import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
+import {
+  describeCancel,
+  type SessionDetail,
+  type SessionSummary,
+  type TimelineResponse,
+} from "@tarsy/contracts";
 
 type Tokens = SessionDetail["token_usage"];
 
@@ -32,13 +37,23 @@ function runbookLine(session: SessionDetail): string | undefined {
     : `${where} (${used})`;
 }
 
+/**
+ * What follows the status: who cancelled a cancelled session and why (a cancellation, not an
+ * error), else the session's error.
+ */
+function statusDetail(session: SessionSummary): string {
+  if (session.status === "cancelled") {
+    const by = describeCancel(session);
+    return by ? ` — ${by}` : "";
+  }
+  return session.error_message ? ` — ${session.error_message}` : "";
+}
+
 /** A readable summary of a session: status, stages and executions, analysis, tokens. */
 export function formatSession(session: SessionDetail, timeline: TimelineResponse): string {
   const out: string[] = [];
   out.push(`Session ${session.id}`);
-  out.push(
-    `  Status:      ${session.status}${session.error_message ? ` — ${session.error_message}` : ""}`,
-  );
+  out.push(`  Status:      ${session.status}${statusDetail(session)}`);
   out.push(`  Alert type:  ${session.alert_type}`);
   out.push(`  Chain:       ${session.chain_id}`);
   if (session.author) out.push(`  Author:      ${session.author}`);

@@ -1,4 +1,5 @@
 import {
+  describeCancel,
   SessionListQuerySchema,
   type SessionListResponse,
   SessionListResponseSchema,
@@ -20,7 +21,8 @@ import { duration } from "./session-format.ts";
 const USAGE = `Usage: tarsy session list [--status S[,S...]]... [--type TYPE] [--search TEXT] [--page N] [--page-size N]
 
 Lists sessions, newest first (GET /api/v1/sessions): id, status, alert type, chain, when it
-was created and how long it ran, then the page and the total that match.
+was created and how long it ran, then the page and the total that match. A cancelled session
+notes who cancelled it and why (NOTE, shown when the page has one).
 
 Options:
   -s, --status S[,S...]  only these statuses (pending, in_progress, cancelling, completed,
@@ -89,7 +91,19 @@ const OPTION_OF: Record<string, string> = {
 
 const COLUMNS = ["ID", "STATUS", "TYPE", "CHAIN", "CREATED", "DURATION"] as const;
 
-function cells(s: SessionSummary): string[] {
+/** The longest NOTE shown in the table (the whole reason is in `session show`). */
+const MAX_NOTE_CHARS = 80;
+
+/** Who cancelled a cancelled session and why, cut to fit a table row; else "". */
+function noteOf(s: SessionSummary): string {
+  const note = s.status === "cancelled" ? (describeCancel(s) ?? "") : "";
+  const chars = Array.from(note.replace(/\s+/g, " "));
+  return chars.length <= MAX_NOTE_CHARS
+    ? chars.join("")
+    : `${chars.slice(0, MAX_NOTE_CHARS - 1).join("")}…`;
+}
+
+function cells(s: SessionSummary, withNote: boolean): string[] {
   return [
     s.id,
     s.status,
@@ -97,16 +111,22 @@ function cells(s: SessionSummary): string[] {
     s.chain_id,
     s.created_at,
     s.duration_ms === null ? "-" : duration(s.duration_ms),
+    ...(withNote ? [noteOf(s)] : []),
   ];
 }
 
-/** The sessions as an aligned table, then "page P of N, T sessions". */
+/**
+ * The sessions as an aligned table, then "page P of N, T sessions". A NOTE column (who
+ * cancelled and why) appears when a cancelled session on the page has one.
+ */
 export function formatSessionList(answer: SessionListResponse): string {
   const { sessions, pagination: p } = answer;
   const footer = `page ${p.page} of ${Math.max(p.total_pages, 1)}, ${p.total} session${p.total === 1 ? "" : "s"}\n`;
   if (sessions.length === 0) return `No sessions match.\n${footer}`;
-  const rows = [COLUMNS as readonly string[], ...sessions.map(cells)];
-  const widths = COLUMNS.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  const withNote = sessions.some((s) => noteOf(s) !== "");
+  const header: readonly string[] = withNote ? [...COLUMNS, "NOTE"] : COLUMNS;
+  const rows = [header, ...sessions.map((s) => cells(s, withNote))];
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   const lines = rows.map((r) =>
     r
       .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))

@@ -59,7 +59,8 @@ export interface ApiClient {
   filterOptions(): Promise<z.infer<typeof FilterOptionsResponseSchema>>;
   session(id: string): Promise<z.infer<typeof SessionDetailSchema>>;
   timeline(id: string): Promise<z.infer<typeof TimelineResponseSchema>>;
-  cancel(id: string): Promise<z.infer<typeof CancelResponseSchema>>;
+  /** Cancels a session (or its running chat answer); a non-blank reason goes with it. */
+  cancel(id: string, reason?: string): Promise<z.infer<typeof CancelResponseSchema>>;
   /** Soft-deletes an ended session (409 `session_active` while it runs). */
   deleteSession(id: string): Promise<z.infer<typeof SessionDeleteResponseSchema>>;
   sendChat(id: string, content: string): Promise<z.infer<typeof ChatMessageResponseSchema>>;
@@ -147,7 +148,11 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     filterOptions: () => call(FilterOptionsResponseSchema, "/sessions/filter-options"),
     session: (id) => call(SessionDetailSchema, sid(id)),
     timeline: (id) => call(TimelineResponseSchema, `${sid(id)}/timeline`),
-    cancel: (id) => call(CancelResponseSchema, `${sid(id)}/cancel`, { method: "POST" }),
+    cancel: (id, reason) =>
+      call(CancelResponseSchema, `${sid(id)}/cancel`, {
+        method: "POST",
+        ...(reason?.trim() && { body: JSON.stringify({ reason: reason.trim() }) }),
+      }),
     deleteSession: (id) => call(SessionDeleteResponseSchema, sid(id), { method: "DELETE" }),
     sendChat: (id, content) =>
       call(ChatMessageResponseSchema, `${sid(id)}/chat/messages`, {

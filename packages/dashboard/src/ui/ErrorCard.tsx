@@ -2,12 +2,11 @@ import Alert from "@mui/material/Alert";
 import AlertTitle from "@mui/material/AlertTitle";
 import Box from "@mui/material/Box";
 import Typography from "@mui/material/Typography";
-import type { SessionDetail } from "@tarsy/contracts";
+import { describeCancel, type SessionDetail } from "@tarsy/contracts";
 
 const TITLES: Partial<Record<SessionDetail["status"], string>> = {
   failed: "Investigation failed",
   timed_out: "Investigation timed out",
-  cancelled: "Investigation cancelled",
 };
 
 /** What went wrong where: each stage or execution that did not complete, with its reason. */
@@ -31,6 +30,7 @@ function failuresOf(detail: SessionDetail): { where: string; reason: string }[] 
  */
 export function ErrorCard(props: { detail: SessionDetail }) {
   const { detail } = props;
+  if (detail.status === "cancelled") return <CancelledCard detail={detail} />;
   const title = TITLES[detail.status];
   if (!title && !detail.error_message) return null;
   const failures = title ? failuresOf(detail) : [];
@@ -65,6 +65,33 @@ export function ErrorCard(props: { detail: SessionDetail }) {
             </Box>
           ))}
         </Box>
+      ) : null}
+    </Alert>
+  );
+}
+
+/**
+ * A cancelled session: a cancellation, never an error (no error colour, no failures list):
+ * who cancelled it and why, when recorded ("Cancelled by alice: duplicate of INC-123").
+ */
+function CancelledCard(props: { detail: SessionDetail }) {
+  const by = describeCancel(props.detail);
+  return (
+    <Alert
+      component="section"
+      role="region"
+      aria-labelledby="cancelled-h"
+      severity="info"
+      variant="outlined"
+      sx={{ mt: 2 }}
+    >
+      <AlertTitle id="cancelled-h" component="h2">
+        Investigation cancelled
+      </AlertTitle>
+      {by ? (
+        <Typography variant="body2" data-testid="session-cancelled">
+          {by}
+        </Typography>
       ) : null}
     </Alert>
   );

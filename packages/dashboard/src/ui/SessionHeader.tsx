@@ -17,8 +17,14 @@ import Stack from "@mui/material/Stack";
 import Step from "@mui/material/Step";
 import StepLabel from "@mui/material/StepLabel";
 import Stepper from "@mui/material/Stepper";
+import TextField from "@mui/material/TextField";
 import Typography from "@mui/material/Typography";
-import { type SessionDetail, TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
+import {
+  describeCancel,
+  MAX_CANCEL_REASON_CHARS,
+  type SessionDetail,
+  TERMINAL_SESSION_STATUSES,
+} from "@tarsy/contracts";
 import { type MouseEvent, type ReactNode, useState } from "react";
 import { can } from "../lib/access.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
@@ -57,12 +63,27 @@ export function NavButton(props: {
   );
 }
 
-export function CancelButton(props: { sessionId: string; label: string; onDone: () => void }) {
+/** Characters of a string as the API counts them (code points, not UTF-16 units). */
+const charCount = (text: string) => Array.from(text.trim()).length;
+
+/**
+ * Cancels at one click. With `askReason` (the session's own cancel, not a chat answer's), an
+ * optional reason field comes first: it goes with the cancel, and the page then says who
+ * cancelled and why. Past 500 characters the field says so and the button waits.
+ */
+export function CancelButton(props: {
+  sessionId: string;
+  label: string;
+  onDone: () => void;
+  askReason?: boolean;
+}) {
   const { api } = useServices();
   const [state, setState] = useState<"idle" | "sending" | "sent" | string>("idle");
+  const [reason, setReason] = useState("");
+  const left = MAX_CANCEL_REASON_CHARS - charCount(reason);
   const cancel = () => {
     setState("sending");
-    api.cancel(props.sessionId).then(
+    api.cancel(props.sessionId, props.askReason ? reason : undefined).then(
       () => {
         setState("sent");
         props.onDone();
@@ -72,12 +93,34 @@ export function CancelButton(props: { sessionId: string; label: string; onDone: 
   };
   return (
     <>
+      {props.askReason && state !== "sent" ? (
+        <TextField
+          size="small"
+          label="Cancel reason"
+          placeholder="optional"
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && left >= 0 && state !== "sending") cancel();
+          }}
+          error={left < 0}
+          helperText={
+            reason.trim() === ""
+              ? undefined
+              : left < 0
+                ? `${-left} characters too long (at most ${MAX_CANCEL_REASON_CHARS})`
+                : `${left} characters left`
+          }
+          disabled={state === "sending"}
+          sx={{ width: 260 }}
+        />
+      ) : null}
       <Button
         variant="outlined"
         color="error"
         size="small"
         onClick={cancel}
-        disabled={state === "sending" || state === "sent"}
+        disabled={state === "sending" || state === "sent" || left < 0}
       >
         {state === "sent" ? "Cancel requested" : props.label}
       </Button>
@@ -181,7 +224,14 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
           id="session-h"
           sx={{ display: "flex", gap: 1.5, alignItems: "center" }}
         >
-          {detail.alert_type} <StatusChip status={detail.status} size="medium" />
+          {detail.alert_type}{" "}
+          <StatusChip
+            status={detail.status}
+            size="medium"
+            title={
+              detail.status === "cancelled" ? (describeCancel(detail) ?? "Cancelled") : undefined
+            }
+          />
         </Typography>
         <CopyButton
           icon="link"
@@ -192,7 +242,12 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
         <Stack direction="row" spacing={1} sx={{ alignItems: "center" }}>
           <NavButton to={`/sessions/${detail.id}/trace`}>Trace</NavButton>
           {!terminal && can(access, "cancel", detail.project) ? (
-            <CancelButton sessionId={detail.id} label="Cancel session" onDone={props.onChange} />
+            <CancelButton
+              sessionId={detail.id}
+              label="Cancel session"
+              onDone={props.onChange}
+              askReason
+            />
           ) : null}
           {terminal && can(access, "delete", detail.project) ? (
             <DeleteButton sessionId={detail.id} />

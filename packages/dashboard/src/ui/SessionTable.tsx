@@ -11,7 +11,7 @@ import {
   TableSortLabel,
   Tooltip,
 } from "@mui/material";
-import type { SessionSummary } from "@tarsy/contracts";
+import { describeCancel, type SessionSummary } from "@tarsy/contracts";
 import { memo, type ReactElement, useState } from "react";
 import { Link as RouterLink } from "react-router";
 import { type TableComponents, TableVirtuoso } from "react-virtuoso";
@@ -35,13 +35,16 @@ export function firstLines(text: string, lines = 4, chars = 400): string {
 }
 
 /**
- * A row's summary on hover or focus: the error of a failed session, or the first lines of the
- * final analysis (fetched the first time it opens).
+ * A row's summary on hover or focus: the error of a failed session, who cancelled a cancelled
+ * one and why, or the first lines of the final analysis (fetched the first time it opens).
  */
 function SummaryTooltip(props: { session: SessionSummary; children: ReactElement }) {
   const { api } = useServices();
   const s = props.session;
-  const [summary, setSummary] = useState<string | null>(s.error_message);
+  // A cancelled session: who cancelled it and why (older ones: "Cancelled"), never an error.
+  const [summary, setSummary] = useState<string | null>(
+    s.status === "cancelled" ? (describeCancel(s) ?? "Cancelled") : s.error_message,
+  );
   const load = () => {
     if (summary !== null || !s.has_final_analysis) return;
     api.session(s.id).then(

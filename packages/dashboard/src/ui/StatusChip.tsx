@@ -50,10 +50,11 @@ export function ToneChip(props: {
 }
 
 /** A session, stage, execution or event status ("in progress", not "in_progress"). */
-export function StatusChip(props: { status: string; size?: ChipProps["size"] }) {
+export function StatusChip(props: { status: string; size?: ChipProps["size"]; title?: string }) {
   return (
     <ToneChip
       size={props.size}
+      title={props.title}
       tone={STATUS_TONES[props.status] ?? "default"}
       label={props.status.replace("_", " ")}
     />

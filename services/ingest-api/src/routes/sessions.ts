@@ -1,6 +1,8 @@
 import { findChainForAlertType } from "@tarsy/config";
 import {
+  CancelRequestSchema,
   type CancelResponse,
+  normalizeCancelReason,
   type SessionDeleteResponse,
   type SessionListQuery,
   SessionListQuerySchema,
@@ -35,7 +37,10 @@ import {
   presentSummary,
   presentTimeline,
 } from "../present.ts";
-import { authorOf, pathId, readQuery } from "../request.ts";
+import { authorOf, pathId, readOptionalJson, readQuery } from "../request.ts";
+
+/** A cancel body holds at most a 500-character reason. */
+const CANCEL_BODY_LIMIT = 16 * 1024;
 
 const SORT_COLUMNS: Record<SessionListQuery["sort_by"], SessionSortColumn> = {
   created_at: "createdAt",
@@ -134,8 +139,14 @@ export function sessionRoutes(deps: IngestResources): Hono {
     return c.json(presentTimeline(id, await listSessionTimeline(prisma, id)));
   });
 
+  // Who cancels is the caller's identity; why is the optional body's `reason` (ADR-0032).
   app.post("/:id/cancel", async (c) => {
     const id = pathId(c, "id", "session");
+    const request = await readOptionalJson(c, CancelRequestSchema, {
+      limit: CANCEL_BODY_LIMIT,
+      maxDepth: deps.settings.maxJsonDepth,
+    });
+    const reason = normalizeCancelReason(request?.reason);
     const session = await getSession(prisma, id);
     if (!session) throw notFound("session", id);
     if (TERMINAL_SESSION_STATUSES.includes(session.status)) {
@@ -151,12 +162,13 @@ export function sessionRoutes(deps: IngestResources): Hono {
         v: 1,
         session_id: id,
         requested_by: authorOf(c),
+        ...(reason !== null && { reason }),
         requested_at: (deps.clock ? deps.clock() : new Date()).toISOString(),
       });
     } catch (err) {
       throw unavailable("the message bus is unavailable; cancel was not sent, retry", err);
     }
-    deps.logger.info({ session_id: id }, "cancel requested");
+    deps.logger.info({ session_id: id, reason }, "cancel requested");
     const body: CancelResponse = { session_id: id, status: "cancel_requested" };
     return c.json(body, 202);
   });

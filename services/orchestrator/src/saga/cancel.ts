@@ -1,6 +1,7 @@
 import type { CancelControl } from "@tarsy/contracts";
 import { listSessionStages, transitionSessionStatus } from "@tarsy/db";
 import { admitAndStart } from "./admission.ts";
+import { type CancelBy, stopAttribution } from "./cancel-attribution.ts";
 import { abortOpenWork, failSession } from "./chain.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus } from "./events.ts";
@@ -21,19 +22,28 @@ export async function stopSession(
   detail: string,
   /** What may be stopped: the investigation, a chat turn (one stage, or any), or either. */
   scope: { session: boolean; chatStageId?: string | "any" } = { session: true, chatStageId: "any" },
+  /** Who asked (a user's cancel): recorded on the session it stops. */
+  by?: CancelBy,
 ): Promise<{ stopped: "session" | "chat" | null }> {
   const controls: CancelControl[] = [];
   const result = await withSession(deps, sessionId, async (tx, session, locked) => {
     const now = locked.now();
     if (session.status === "pending") {
       if (reason === "timed_out" || !scope.session) return { stopped: null };
+      const attribution = by
+        ? { cancelledBy: by.actor, cancelReason: by.reason }
+        : stopAttribution(session, "cancelled", detail);
       await transitionSessionStatus(
         tx,
         session.id,
         ["pending"],
         "cancelled",
-        { completedAt: now, errorMessage: detail },
-        () => queueSessionStatus(tx, session, "cancelled", now, { error: detail }),
+        { completedAt: now, errorMessage: detail, ...attribution },
+        () =>
+          queueSessionStatus(tx, session, "cancelled", now, {
+            error: detail,
+            ...attribution,
+          }),
       );
       locked.metrics.sessionEnded(session, "cancelled", now);
       return { stopped: "session" as const };
@@ -41,8 +51,12 @@ export async function stopSession(
     if (session.status === "in_progress" || session.status === "cancelling") {
       if (!scope.session) return { stopped: null };
       if (session.status === "in_progress" && reason === "cancelled") {
-        await transitionSessionStatus(tx, session.id, ["in_progress"], "cancelling");
+        // The canceller is written with `cancelling`, once: a second cancel finds the
+        // session `cancelling` and keeps the first one's name and reason.
+        const attribution = by ? { cancelledBy: by.actor, cancelReason: by.reason } : {};
+        await transitionSessionStatus(tx, session.id, ["in_progress"], "cancelling", attribution);
         await queueSessionStatus(tx, session, "cancelling", now);
+        Object.assign(session, attribution);
       }
       await failSession(locked, tx, session, detail, reason);
       controls.push({

@@ -37,6 +37,7 @@ import {
 import { formatInvestigationForSynthesis } from "../context/investigation.ts";
 import { buildStageContext, type StageResult } from "../context/stage-context.ts";
 import { aggregateError, aggregateStatus } from "./aggregate.ts";
+import { stopAttribution } from "./cancel-attribution.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
 import { actionStageOutcome } from "./metrics.ts";
@@ -407,6 +408,7 @@ export async function failSession(
     status === "cancelled" ? "cancelled" : status === "timed_out" ? "timed_out" : "failed";
   const stages = await listSessionStages(tx, session.id);
   const results = completedResults(stages.filter((s) => s.kind !== "chat"));
+  const attribution = stopAttribution(session, sessionStatus, reason);
   const applied = await transitionSessionStatus(
     tx,
     session.id,
@@ -417,6 +419,7 @@ export async function failSession(
       finalAnalysis: results.at(-1)?.finalAnalysis || null,
       completedAt: now,
       lastInteractionAt: now,
+      ...attribution,
     },
     async () => {
       await abortOpenWork(
@@ -429,6 +432,7 @@ export async function failSession(
       await queueSessionStatus(tx, session, sessionStatus, now, {
         currentStage: null,
         error: reason,
+        ...attribution,
       });
     },
   );

@@ -7,7 +7,13 @@ export async function queueSessionStatus(
   session: { id: string; alertType: string; chainId: string },
   status: SessionStatus,
   at: Date,
-  extra: { currentStage?: string | null; error?: string | null } = {},
+  extra: {
+    currentStage?: string | null;
+    error?: string | null;
+    /** Who stopped the session and why (with `cancelled` and `timed_out`). */
+    cancelledBy?: string | null;
+    cancelReason?: string | null;
+  } = {},
 ): Promise<void> {
   await enqueueOutbox(tx, "sessionStatus", {
     v: 1,
@@ -18,6 +24,10 @@ export async function queueSessionStatus(
     chain_id: session.chainId,
     ...(extra.currentStage !== undefined && { current_stage: extra.currentStage }),
     ...(extra.error !== undefined && { error: extra.error }),
+    ...(extra.cancelledBy != null && {
+      cancelled_by: extra.cancelledBy,
+      cancel_reason: extra.cancelReason ?? null,
+    }),
     timestamp: at.toISOString(),
   });
 }

@@ -1,5 +1,9 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
-import { ACTIVE_EXECUTION_STATUSES, ExecutionRequestedSchema } from "@tarsy/contracts";
+import {
+  ACTIVE_EXECUTION_STATUSES,
+  ExecutionRequestedSchema,
+  normalizeCancelReason,
+} from "@tarsy/contracts";
 import {
   enqueueOutbox,
   getSessionExecution,
@@ -115,6 +119,8 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         message.session_id,
         "cancelled",
         `cancelled by ${message.requested_by}`,
+        undefined,
+        { actor: message.requested_by, reason: normalizeCancelReason(message.reason) },
       );
     },
 

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "alert_sessions" ADD COLUMN     "cancel_reason" TEXT,
+ADD COLUMN     "cancelled_by" TEXT;
+
