@@ -11,7 +11,6 @@ type Segment = string | number;
 
 /** Agent kinds the Go TARSy has that this implementation runs as a default agent for now. */
 const NOT_YET: Partial<Record<AgentTypeSetting, string>> = {
-  orchestrator: "sub-agent orchestration",
   synthesis: "a synthesis agent as a chain stage",
   scoring: "a scoring agent as a chain stage",
   compose: "the compose pass after an action stage",
@@ -43,6 +42,15 @@ export function stageKindFor(types: readonly AgentType[]): "action" | "investiga
 export function agentTypeWarnings(config: TarsyConfig): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
   const notYet = (file: string, path: Segment[], setting: AgentTypeSetting | undefined) => {
+    if (setting === "orchestrator") {
+      warnings.push({
+        file,
+        path: formatPath(path),
+        message:
+          'type "orchestrator" is not needed: an agent orchestrates when it has a sub-agent catalog (the Go TARSy dropped the type too); runs as a default agent',
+      });
+      return;
+    }
     const what = setting ? NOT_YET[setting] : undefined;
     if (!what) return;
     warnings.push({

@@ -88,7 +88,7 @@ describe("agent types", () => {
         file: "/tarsy.yaml",
         path: "agents.Planner.type",
         message:
-          'type "orchestrator" (in the Go TARSy: sub-agent orchestration) is not supported yet; runs as a default agent (planned in #24)',
+          'type "orchestrator" is not needed: an agent orchestrates when it has a sub-agent catalog (the Go TARSy dropped the type too); runs as a default agent',
       },
       {
         file: "/tarsy.yaml",

@@ -132,7 +132,7 @@ describe("the Go TARSy's configuration shapes", () => {
       file,
       path: "agents.Orchestrator.type",
       message:
-        'type "orchestrator" (in the Go TARSy: sub-agent orchestration) is not supported yet; runs as a default agent (planned in #24)',
+        'type "orchestrator" is not needed: an agent orchestrates when it has a sub-agent catalog (the Go TARSy dropped the type too); runs as a default agent',
     });
     // Skills are acted on: the agent's allowlist and required skills, from skills/.
     expect(unsupported.filter((path) => path.includes("skills"))).toEqual([]);
