@@ -3,6 +3,7 @@ import {
   ACTIVE_EXECUTION_STATUSES,
   type LLMInteractionDetail,
   type SessionDetail,
+  TERMINAL_EXECUTION_STATUSES,
   TERMINAL_SESSION_STATUSES,
   type TimelineResponse,
   type TraceListResponse,
@@ -10,7 +11,7 @@ import {
 import { until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
+import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/sub-agents");
@@ -280,6 +281,103 @@ describe("e2e: Sub-agents", () => {
           m.content.startsWith(`[Sub-agent timed out] SlowAgent (${sub?.id}):`),
       ),
     ).toBe(true);
+  }, 120_000);
+
+  it("several phases: after the first result the parent dispatches two more, and concludes once all three reported", async () => {
+    const id = await submitAlert(sys, "SubPhases");
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    expect(done.final_analysis).toBe("All three steps are done.");
+    const [parent, ...subs] = executionsOf(done);
+    expect(subs.map((s) => [s.agent_name, s.task, s.status, s.parent_execution_id])).toEqual([
+      ["StepAgent", "Step 1: list the pods.", "completed", parent?.id],
+      ["StepAgent", "Step 2: read the logs.", "completed", parent?.id],
+      ["StepAgent", "Step 3: check the limits.", "completed", parent?.id],
+    ]);
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    expect(
+      conversation.filter((m) => m.role === "tool" && m.tool_name === "dispatch_agent"),
+    ).toHaveLength(3);
+    // Step 1's result came before the second phase's dispatches.
+    const order = conversation.map((m) =>
+      m.role === "tool"
+        ? `tool:${JSON.parse(m.content).execution_id}`
+        : m.role === "user"
+          ? m.content.split(":")[0]
+          : m.role,
+    );
+    expect(order.indexOf(`[Sub-agent completed] StepAgent (${subs[0]?.id})`)).toBeLessThan(
+      order.indexOf(`tool:${subs[1]?.id}`),
+    );
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    expect(timeline.events.filter((e) => e.event_type === "sub_agent_result")).toHaveLength(3);
+  }, 120_000);
+
+  it("a sub-agent gets its own skills: the catalog in its prompt and load_skill, its load in its timeline", async () => {
+    const id = await submitAlert(sys, "SubSkills");
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    const [parent, sub] = executionsOf(done);
+    expect(sub).toMatchObject({
+      agent_name: "SkilledWorker",
+      status: "completed",
+      parent_execution_id: parent?.id,
+    });
+    const { conversation } = await lastConversation(id, sub?.id ?? "");
+    expect(conversation.find((m) => m.role === "system")?.content).toContain(
+      "- **heap-check**: How to tell a JVM heap exhaustion from a container memory limit",
+    );
+    const loaded = conversation.find((m) => m.role === "tool" && m.tool_name === "load_skill");
+    expect(loaded?.content).toContain("## Skill: heap-check");
+    expect(loaded?.content).toContain("HEAP-STEP: compare the JVM heap");
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    expect(
+      timeline.events
+        .filter((e) => e.execution_id === sub?.id && e.event_type === "skill_loaded")
+        .map((e) => [e.content, e.metadata]),
+    ).toEqual([["heap-check", { skill: "heap-check", source: "load_skill" }]]);
+    // The orchestrator's own catalog (every skill: its allowlist is unset) is its own.
+    expect(
+      timeline.events.filter(
+        (e) => e.execution_id === parent?.id && e.event_type === "skill_loaded",
+      ),
+    ).toEqual([]);
+  }, 120_000);
+
+  it("chat dispatches too (chat.sub_agents): the answer waits for the sub-agent, which runs in the chat turn's stage", async () => {
+    const id = await submitAlert(sys, "SubChat");
+    expect((await finished(id, 60_000)).status).toBe("completed");
+    const turn = await ask(sys, id, "Is the heap close to its limit?");
+    await until(
+      async () =>
+        TERMINAL_EXECUTION_STATUSES.includes((await chatStage(sys, id, turn.id)).status) || null,
+      {
+        what: "the chat turn to end",
+        timeoutMs: 60_000,
+      },
+    );
+    const detail = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+    const stage = detail.stages.find((s) => s.id === turn.id);
+    expect(stage?.status).toBe("completed");
+    const [chat, sub, ...rest] = stage?.executions ?? [];
+    expect(rest).toEqual([]);
+    expect(chat).toMatchObject({
+      kind: "chat",
+      agent_name: "ChatAgent",
+      status: "completed",
+      parent_execution_id: null,
+    });
+    expect(sub).toMatchObject({
+      agent_name: "MetricAgent",
+      status: "completed",
+      parent_execution_id: chat?.id,
+      task: "Is 1890Mi of 2048Mi close to the limit?",
+    });
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    const final = timeline.events.find(
+      (e) => e.execution_id === chat?.id && e.event_type === "final_analysis",
+    );
+    expect(final?.content).toBe("CHAT: MetricAgent says the heap is at 92% of its limit.");
   }, 120_000);
 
   it("a session cancel while the parent waits ends the parent and its sub-agent", async () => {
