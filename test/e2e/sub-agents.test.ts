@@ -167,6 +167,14 @@ describe("e2e: Sub-agents", () => {
       "iteration",
       "final_analysis",
     ]);
+    // The trace links the sub-agent to its parent.
+    const trace = await get<TraceListResponse>(`/api/v1/sessions/${id}/trace`);
+    expect(
+      trace.stages.flatMap((st) => st.executions).map((e) => [e.agent_name, e.parent_execution_id]),
+    ).toEqual([
+      ["OrchOne", null],
+      ["LogAgent", parent?.id],
+    ]);
   }, 120_000);
 
   it("several in parallel (catalog from the chain), list_agents, and a parent woken once per result", async () => {

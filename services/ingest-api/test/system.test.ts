@@ -59,10 +59,10 @@ describe("system endpoints with a gateway answering", () => {
     expect(res.body.checks.nats.status).toBe("healthy");
     expect(res.body.checks.mcp_gateway.status).toBe("healthy");
     expect(res.body.checks.llm_service.status).toBe("not_configured");
-    // The fixture: the 5 built-in agents, the built-in chain and 2 of its own, 3 MCP servers
+    // The fixture: the 6 built-in agents, the built-in chain and 2 of its own, 3 MCP servers
     // (kubernetes-server replaced, everything, the disabled one), the 5 built-in providers.
     expect(res.body.configuration).toEqual({
-      agents: 5,
+      agents: 6,
       chains: 3,
       mcp_servers: 3,
       llm_providers: 5,
