@@ -1,7 +1,7 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createDb, recordLLMInteraction } from "@tarsy/db";
-import { backdateLLMInteraction, insertSessionRows } from "@tarsy/db/testing";
+import { backdateLLMInteraction, backdateSession, insertSessionRows } from "@tarsy/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { ROOT } from "../e2e/support.ts";
@@ -14,7 +14,8 @@ const README_SHOTS = resolve(ROOT, "packages/dashboard/docs/screenshots");
 /**
  * The Usage page in Chromium against the whole system, on LLM interactions seeded with known
  * costs: s1 and s3 (PodCrashLooping, k8s-chain) and s2 (HighLatency, latency-chain); s3's only
- * interaction is 10 days old (inside 30 days, outside 7).
+ * interaction is 10 days old (inside 30 days, outside 7). The sessions were created 3, 2 and 10
+ * days ago (the days the cost-over-time charts put their cost on).
  *
  *          model            when    tokens  cost
  *   s1     gemini-2.5-pro   -1h      1,200  $0.40
@@ -26,11 +27,13 @@ const README_SHOTS = resolve(ROOT, "packages/dashboard/docs/screenshots");
 describe("the Usage page", () => {
   let rig: DashboardRig;
   const ids = { s1: "", s2: "", s3: "" };
+  let seededAt = 0;
 
   beforeAll(async () => {
     rig = await startDashboardRig();
     const db = createDb({ url: rig.system.database.url });
     const now = Date.now();
+    seededAt = now;
     try {
       // Finished sessions, inserted without their outbox messages: nothing runs them (and
       // writes interactions of its own) while the page is read.
@@ -72,6 +75,9 @@ describe("the Usage page", () => {
       await llm(ids.s2, 2 * DAY, "gpt-5", [500, 100], 1.1);
       await llm(ids.s2, 2 * DAY, "claude-sonnet-4", [3500, 500], null);
       await llm(ids.s3, 10 * DAY, "gemini-2.5-pro", [10000, 1000], 2);
+      await backdateSession(db.prisma, ids.s1, new Date(now - 3 * DAY));
+      await backdateSession(db.prisma, ids.s2, new Date(now - 2 * DAY));
+      await backdateSession(db.prisma, ids.s3, new Date(now - 10 * DAY));
     } finally {
       await db.close();
     }
@@ -156,7 +162,49 @@ describe("the Usage page", () => {
       [`PodCrashLooping · ${ids.s1.slice(0, 8)}`, "$1.20", "3,500"],
       [`HighLatency · ${ids.s2.slice(0, 8)}`, "$1.10", "4,600"],
     ]);
+    await page.locator('[data-testid="usage-series-loaded"][data-query=""]').waitFor();
     await rig.shot("usage");
+  }, 60_000);
+
+  it("charts the cumulative cost by model and the average cost per session, per local day", async () => {
+    const { page } = rig;
+    await page.locator('[data-testid="usage-series-loaded"][data-query=""]').waitFor();
+    // The days are the browser's calendar days: the seeded sessions' dates in its zone.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    const dayOf = (ago: number) =>
+      new Intl.DateTimeFormat("en-CA", {
+        timeZone: zone,
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+      }).format(new Date(seededAt - ago));
+    const cost = page.getByTestId("chart-cumulative-cost");
+    const average = page.getByTestId("chart-average-cost");
+    // Drawn: the stacked areas (one a model) and the columns of the days with sessions.
+    await expect.poll(() => cost.locator("svg path").count()).toBeGreaterThan(1);
+    await expect.poll(() => average.locator("svg rect").count()).toBeGreaterThan(0);
+    expect(await cost.locator("..").textContent()).toContain("gemini-2.5-pro");
+    // Their text alternatives: the figures' summaries and the daily table.
+    expect(await cost.getAttribute("aria-label")).toBe(
+      `Estimated cumulative cost by model over 31 days (${zone}): $4.30 in all; gemini-2.5-pro $3.20, gpt-5 $1.10`,
+    );
+    expect(await average.getAttribute("aria-label")).toBe(
+      "Average estimated cost per session on the 3 days with sessions: from $1.10 to $2.00",
+    );
+    await page.getByText("Daily figures", { exact: true }).click();
+    const days = await rows("Daily estimated cost");
+    expect(days).toHaveLength(31);
+    expect(days.filter((r) => r[1] !== "0")).toEqual([
+      [dayOf(10 * DAY), "1", "$2.00", "$2.00", "$2.00"],
+      [dayOf(3 * DAY), "1", "$1.20", "$1.20", "$3.20"],
+      [dayOf(2 * DAY), "1", "$1.10", "$1.10", "$4.30"],
+    ]);
+    // A day without sessions: no average.
+    expect(days.find((r) => r[1] === "0")?.slice(2)).toEqual(["$0.00", "—", expect.any(String)]);
+    // The unpriced interaction is named, as on the cost card.
+    expect(await page.getByRole("region", { name: "Cost over time" }).textContent()).toContain(
+      "1 unpriced interaction",
+    );
   }, 60_000);
 
   it("keeps the filters in the URL and follows them", async () => {
@@ -170,9 +218,21 @@ describe("the Usage page", () => {
       interactions: "4",
       unpriced: "1",
     });
+    await page.locator('[data-testid="usage-series-loaded"][data-query="range=7d"]').waitFor();
+    expect(await page.getByTestId("chart-cumulative-cost").getAttribute("aria-label")).toContain(
+      "$2.30 in all; gemini-2.5-pro $1.20, gpt-5 $1.10",
+    );
+    // Ranking is the summary's: the series is not asked for again.
+    const seriesCalls: string[] = [];
+    const onRequest = (r: { url: () => string }) => {
+      if (r.url().includes("/api/v1/usage/series")) seriesCalls.push(r.url());
+    };
+    page.on("request", onRequest);
     await page.getByRole("button", { name: "Rank by tokens" }).click();
     await expect.poll(() => new URL(page.url()).search).toBe("?range=7d&rank_by=tokens");
     await totals("range=7d&rank_by=tokens");
+    page.off("request", onRequest);
+    expect(seriesCalls).toEqual([]);
     expect((await rows("By model")).map((r) => r[0])).toEqual([
       "claude-sonnet-4",
       "gemini-2.5-pro",
@@ -211,10 +271,15 @@ describe("the Usage page", () => {
     for (const theme of THEMES) {
       await page.goto(rig.url("/usage"));
       await totals("");
+      // The charts and their daily table are checked too.
+      await page.locator('[data-testid="usage-series-loaded"][data-query=""]').waitFor();
+      await page.getByText("Daily figures", { exact: true }).click();
+      await page.getByRole("table", { name: "Daily estimated cost" }).waitFor();
       await showTheme(page, theme);
       const violations = await seriousAxeViolations(page);
       if (violations.length) found[theme] = violations;
       if (theme === "dark") {
+        await page.getByText("Daily figures", { exact: true }).click(); // closed, as in "usage"
         await page.mouse.move(700, 1200); // no tooltip of the theme button in the picture
         await page.getByRole("tooltip").waitFor({ state: "hidden" });
         await rig.shot("usage-dark");

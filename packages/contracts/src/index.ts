@@ -176,6 +176,13 @@ export {
   TriageGroupResponseSchema,
 } from "./api-sessions.ts";
 export {
+  UsageSeriesModelCostSchema,
+  type UsageSeriesPoint,
+  UsageSeriesPointSchema,
+  type UsageSeriesQuery,
+  UsageSeriesQuerySchema,
+  type UsageSeriesResponse,
+  UsageSeriesResponseSchema,
   type UsageSummaryQuery,
   UsageSummaryQuerySchema,
   type UsageSummaryResponse,

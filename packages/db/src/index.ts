@@ -313,10 +313,17 @@ export {
 } from "./timeline.ts";
 export {
   EMPTY_USAGE_TOTALS,
+  getUsageSeries,
   getUsageSummary,
+  UnknownTimeZoneError,
+  USAGE_SERIES_NAMED_MODELS,
   type UsageCompleteness,
   type UsageFilter,
   type UsageRankBy,
+  type UsageSeries,
+  type UsageSeriesFilter,
+  type UsageSeriesModelCost,
+  type UsageSeriesPoint,
   type UsageSummary,
   type UsageTopSession,
   type UsageTotals,

@@ -3,6 +3,8 @@
  * in [start, end), grouped by UTC day, model, alert type and chain (one statement with grouping
  * sets), and the sessions that used the most (a second statement, ranked and limited in SQL).
  * Deleted sessions never count; `projects` narrows to the caller's visible projects.
+ * The series (`getUsageSeries`) is the charts' view: the cost of the sessions created in the
+ * window, per calendar day of a timezone and per model.
  */
 
 import type { DbClient } from "./client.ts";
@@ -235,5 +237,206 @@ export async function getUsageSummary(
       status: r.status,
       createdAt: new Date(r.created_at),
     })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The usage series: estimated cost per calendar day of a timezone, by model, for the charts.
+
+export interface UsageSeriesFilter {
+  /** Inclusive. */
+  readonly start: Date;
+  /** Exclusive. */
+  readonly end: Date;
+  /** An IANA name (validated by the caller); the days are this zone's calendar days. */
+  readonly timeZone: string;
+  readonly alertType?: string;
+  readonly chainId?: string;
+  /** Only sessions of these projects; none: every project. */
+  readonly projects?: readonly string[];
+}
+
+export interface UsageSeriesModelCost {
+  readonly modelName: string;
+  readonly estimatedCostUsd: number;
+}
+
+export interface UsageSeriesPoint {
+  /** The local calendar date, `YYYY-MM-DD`. */
+  readonly date: string;
+  /** The local day clipped to the window: the first and last days can be shorter. */
+  readonly start: Date;
+  readonly end: Date;
+  /** Live sessions created that local day (with or without LLM interactions). */
+  readonly sessionCount: number;
+  /** The priced cost of those sessions' interactions: `byModel` plus `otherModels`. */
+  readonly estimatedCostUsd: number;
+  /** Cost of the named models (`UsageSeries.models`) that day; a missing key is zero. */
+  readonly byModel: Readonly<Record<string, number>>;
+  /** The other models with a non-zero cost that day, cost descending then name. */
+  readonly otherModels: readonly UsageSeriesModelCost[];
+}
+
+export interface UsageSeries {
+  /** Up to six models with a positive window cost, largest first then by name. */
+  readonly models: readonly string[];
+  /** Every local day of the window, oldest first, the days without sessions as zeros. */
+  readonly points: readonly UsageSeriesPoint[];
+  readonly costCompleteness: UsageCompleteness;
+  readonly unpricedInteractions: number;
+  readonly unpricedTokens: number;
+}
+
+/** How many models get a series of their own; the rest are summed as "other". */
+export const USAGE_SERIES_NAMED_MODELS = 6;
+
+/** PostgreSQL refused the time zone name (22023: `time zone "…" not recognized`). */
+export class UnknownTimeZoneError extends Error {
+  constructor(readonly timeZone: string) {
+    super(`time zone "${timeZone}" is not recognized by the database`);
+    this.name = "UnknownTimeZoneError";
+  }
+}
+
+interface SeriesDayRow {
+  day: string;
+  start: Date;
+  end: Date;
+  sessions: number;
+}
+
+interface SeriesCostRow {
+  /** 0: a day and model; 1: the window's totals. */
+  grouping: number;
+  day: string | null;
+  model_name: string | null;
+  cost: number;
+  n: number;
+  priced: number;
+  unpriced_tokens: number;
+}
+
+const byCostThenName = (a: [string, number], b: [string, number]) =>
+  b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
+/**
+ * The window's sessions (live, visible, filtered, created in [start, end)) by the local day of
+ * their creation, and the priced cost of all their interactions by that day and model: the
+ * calendar (days, DST, clipping) is PostgreSQL's `AT TIME ZONE`, two statements per call.
+ */
+export async function getUsageSeries(
+  client: DbClient,
+  filter: UsageSeriesFilter,
+): Promise<UsageSeries> {
+  const tz = filter.timeZone;
+  const zone = Prisma.sql`${tz}::text`;
+  const conditions = [
+    Prisma.sql`s.created_at >= ${filter.start}`,
+    Prisma.sql`s.created_at < ${filter.end}`,
+    Prisma.sql`s.deleted_at IS NULL`,
+  ];
+  if (filter.projects !== undefined) {
+    conditions.push(Prisma.sql`s.project = ANY(${[...filter.projects]}::text[])`);
+  }
+  if (filter.alertType !== undefined)
+    conditions.push(Prisma.sql`s.alert_type = ${filter.alertType}`);
+  if (filter.chainId !== undefined) conditions.push(Prisma.sql`s.chain_id = ${filter.chainId}`);
+  const sessions = Prisma.sql`
+    SELECT s.id, (s.created_at AT TIME ZONE ${zone})::date AS day
+    FROM alert_sessions s WHERE ${Prisma.join(conditions, " AND ")}`;
+  const start = Prisma.sql`${filter.start}::timestamptz`;
+  const end = Prisma.sql`${filter.end}::timestamptz`;
+  let dayRows: SeriesDayRow[];
+  let costRows: SeriesCostRow[];
+  try {
+    [dayRows, costRows] = await Promise.all([
+      client.$queryRaw<SeriesDayRow[]>`
+        WITH w AS (${sessions}),
+        days AS (
+          SELECT g::date AS day
+          FROM generate_series(
+            (${start} AT TIME ZONE ${zone})::date,
+            ((${end} - interval '1 microsecond') AT TIME ZONE ${zone})::date,
+            interval '1 day') AS g
+        )
+        SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
+               GREATEST(${start}, d.day::timestamp AT TIME ZONE ${zone}) AS start,
+               LEAST(${end}, (d.day + 1)::timestamp AT TIME ZONE ${zone}) AS end,
+               (SELECT COUNT(*) FROM w WHERE w.day = d.day)::int AS sessions
+        FROM days d ORDER BY d.day`,
+      client.$queryRaw<SeriesCostRow[]>`
+        WITH w AS (${sessions})
+        SELECT (CASE WHEN GROUPING(w.day, i.model_name) = 0 THEN 0 ELSE 1 END)::int AS grouping,
+               to_char(w.day, 'YYYY-MM-DD') AS day, i.model_name,
+               COALESCE(SUM(i.estimated_cost_usd) FILTER (WHERE i.cost_status = 'priced'), 0)::float8
+                 AS cost,
+               COUNT(*)::int AS n,
+               (COUNT(*) FILTER (WHERE i.cost_status = 'priced'))::int AS priced,
+               COALESCE(SUM(i.total_tokens) FILTER (WHERE i.cost_status IS DISTINCT FROM 'priced'), 0)::float8
+                 AS unpriced_tokens
+        FROM w JOIN llm_interactions i ON i.session_id = w.id
+        GROUP BY GROUPING SETS ((w.day, i.model_name), ())`,
+    ]);
+  } catch (err) {
+    if (/time zone .* not recognized/i.test(String((err as Error)?.message))) {
+      throw new UnknownTimeZoneError(tz);
+    }
+    throw err;
+  }
+
+  let n = 0;
+  let priced = 0;
+  let unpricedTokens = 0;
+  const windowCost = new Map<string, number>();
+  const dayCosts = new Map<string, Map<string, number>>();
+  for (const r of costRows) {
+    if (Number(r.grouping) === 1) {
+      n = Number(r.n);
+      priced = Number(r.priced);
+      unpricedTokens = Number(r.unpriced_tokens);
+      continue;
+    }
+    const model = r.model_name ?? "";
+    const cost = Number(r.cost);
+    windowCost.set(model, (windowCost.get(model) ?? 0) + cost);
+    const day = dayCosts.get(r.day ?? "") ?? new Map<string, number>();
+    day.set(model, cost);
+    dayCosts.set(r.day ?? "", day);
+  }
+  const models = [...windowCost]
+    .filter(([, cost]) => cost > 0)
+    .sort(byCostThenName)
+    .slice(0, USAGE_SERIES_NAMED_MODELS)
+    .map(([model]) => model);
+  const named = new Set(models);
+
+  const points = dayRows.map((d): UsageSeriesPoint => {
+    const byModel: Record<string, number> = {};
+    const others: [string, number][] = [];
+    let total = 0;
+    for (const [model, cost] of dayCosts.get(d.day) ?? []) {
+      if (cost <= 0) continue;
+      total += cost;
+      if (named.has(model)) byModel[model] = cost;
+      else others.push([model, cost]);
+    }
+    return {
+      date: d.day,
+      start: new Date(d.start),
+      end: new Date(d.end),
+      sessionCount: Number(d.sessions),
+      estimatedCostUsd: total,
+      byModel,
+      otherModels: others
+        .sort(byCostThenName)
+        .map(([modelName, estimatedCostUsd]) => ({ modelName, estimatedCostUsd })),
+    };
+  });
+  return {
+    models,
+    points,
+    costCompleteness: completeness(n, priced),
+    unpricedInteractions: n - priced,
+    unpricedTokens,
   };
 }

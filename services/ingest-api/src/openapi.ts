@@ -30,6 +30,8 @@ import {
   SystemWarningsResponseSchema,
   TimelineResponseSchema,
   TraceListResponseSchema,
+  UsageSeriesQuerySchema,
+  UsageSeriesResponseSchema,
   UsageSummaryQuerySchema,
   UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
@@ -319,6 +321,14 @@ export function buildOpenApi(version: string): Json {
             "LLM usage and estimated cost over [start_date, end_date) (default: the last 30 days) of the caller's visible projects: totals, per day, model, alert type and chain, top sessions",
           parameters: queryParams(UsageSummaryQuerySchema),
           responses: { ...ok(200, "the usage summary", UsageSummaryResponseSchema), 400: E400 },
+        },
+      },
+      "/api/v1/usage/series": {
+        get: {
+          summary:
+            "Estimated cost per calendar day of `timezone` (IANA, default UTC) of the caller's visible sessions created in [start_date, end_date) (default: the last 30 days, at most 365): every day (zeros included) with its session count, average cost per session, cost of the top 6 models and other_models; { cost_estimation_enabled: false } while estimation is off",
+          parameters: queryParams(UsageSeriesQuerySchema),
+          responses: { ...ok(200, "the usage series", UsageSeriesResponseSchema), 400: E400 },
         },
       },
       "/api/v1/system/mcp-servers": {

@@ -31,12 +31,13 @@ import {
   TriageGroupResponseSchema,
   type UpdateReviewRequest,
   UpdateReviewResponseSchema,
+  UsageSeriesResponseSchema,
   UsageSummaryResponseSchema,
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { type MemoryState, memoryQueryString } from "./memory-state.ts";
 import { type ListState, listQueryString } from "./url-state.ts";
-import { type UsageState, usageQueryString } from "./usage-state.ts";
+import { type UsageState, usageQueryString, usageSeriesQueryString } from "./usage-state.ts";
 
 /** An error answered by the API (its `{ error: { code, message } }` body) or the network. */
 export class ApiError extends Error {
@@ -79,6 +80,11 @@ export interface ApiClient {
   authMe(): Promise<z.infer<typeof AuthMeResponseSchema>>;
   /** LLM usage and estimated cost over the state's range (the caller's visible projects). */
   usageSummary(state: UsageState): Promise<z.infer<typeof UsageSummaryResponseSchema>>;
+  /** Estimated cost per calendar day of `timeZone` (IANA; UTC without one) and model. */
+  usageSeries(
+    state: UsageState,
+    timeZone: string | undefined,
+  ): Promise<z.infer<typeof UsageSeriesResponseSchema>>;
   /** Asks the judge to score an ended session (409 while it runs or is being scored). */
   scoreSession(id: string): Promise<z.infer<typeof ScoreSessionResponseSchema>>;
   /** The session's latest score (404 `score_not_found` when it was never scored). */
@@ -174,6 +180,8 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
     authMe: () => call(AuthMeResponseSchema, "/auth/me"),
     usageSummary: (state) =>
       call(UsageSummaryResponseSchema, `/usage/summary?${usageQueryString(state)}`),
+    usageSeries: (state, timeZone) =>
+      call(UsageSeriesResponseSchema, `/usage/series?${usageSeriesQueryString(state, timeZone)}`),
     scoreSession: (id) => call(ScoreSessionResponseSchema, `${sid(id)}/score`, { method: "POST" }),
     sessionScore: (id) => call(SessionScoreSchema, `${sid(id)}/score`),
     sessionNotifications: (id) =>

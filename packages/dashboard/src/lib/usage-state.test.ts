@@ -4,6 +4,7 @@ import {
   formatUsageState,
   parseUsageState,
   usageQueryString,
+  usageSeriesQueryString,
 } from "./usage-state.ts";
 
 describe("the Usage page's URL state", () => {
@@ -33,5 +34,20 @@ describe("the Usage page's URL state", () => {
       usageQueryString({ ...DEFAULT_USAGE_STATE, rank_by: "tokens" }, now),
     );
     expect(tokens.get("rank_by")).toBe("tokens");
+  });
+
+  it("asks for the series with the same window and filters, the browser's zone, no ranking", () => {
+    const now = Date.parse("2026-03-10T12:00:00.000Z");
+    const state = { range: "7d", alert_type: "Kube", chain_id: "k8s", rank_by: "tokens" } as const;
+    const q = new URLSearchParams(usageSeriesQueryString(state, "Asia/Tokyo", now));
+    expect([...q]).toEqual([
+      ["start_date", "2026-03-03T12:00:00.000Z"],
+      ["alert_type", "Kube"],
+      ["chain_id", "k8s"],
+      ["timezone", "Asia/Tokyo"],
+    ]);
+    expect(new URLSearchParams(usageSeriesQueryString(state, undefined, now)).has("timezone")).toBe(
+      false,
+    );
   });
 });

@@ -65,3 +65,20 @@ export function usageQueryString(state: UsageState, now: number = Date.now()): s
   q.set("top", String(USAGE_TOP_SESSIONS));
   return q.toString();
 }
+
+/**
+ * The series' query string: the same window and filters as `usageQueryString`, and the
+ * browser's time zone (the charts' calendar days); the server defaults to UTC without one.
+ */
+export function usageSeriesQueryString(
+  state: UsageState,
+  timeZone: string | undefined,
+  now: number = Date.now(),
+): string {
+  const q = new URLSearchParams();
+  q.set("start_date", new Date(now - USAGE_RANGES[state.range]).toISOString());
+  if (state.alert_type) q.set("alert_type", state.alert_type);
+  if (state.chain_id) q.set("chain_id", state.chain_id);
+  if (timeZone) q.set("timezone", timeZone);
+  return q.toString();
+}

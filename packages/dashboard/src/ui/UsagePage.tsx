@@ -1,6 +1,7 @@
 import {
   Alert,
   Box,
+  Button,
   Chip,
   LinearProgress,
   Link as MuiLink,
@@ -18,10 +19,12 @@ import {
   Typography,
 } from "@mui/material";
 import { BarChart } from "@mui/x-charts/BarChart";
-import type { UsageSummaryResponse, UsageTotals } from "@tarsy/contracts";
+import { LineChart } from "@mui/x-charts/LineChart";
+import type { UsageSeriesResponse, UsageSummaryResponse, UsageTotals } from "@tarsy/contracts";
 import type { ReactNode } from "react";
 import { Link as RouterLink } from "react-router";
 import {
+  DEFAULT_USAGE_STATE,
   formatUsageState,
   parseUsageState,
   USAGE_RANGES,
@@ -309,6 +312,222 @@ function OverTime(props: { body: UsageSummaryResponse }) {
   );
 }
 
+type Series = Extract<UsageSeriesResponse, { cost_estimation_enabled: true }>;
+
+/** Fixed colors (both themes) in the series' stack order, and one for the other models. */
+const MODEL_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1"];
+const OTHER_COLOR = "#9d9d9d";
+const AVERAGE_COLOR = "#4e79a7";
+const SINGLE_SESSION_COLOR = "#a5bdd8";
+
+const plural = (n: number, one: string) => `${formatCount(n)} ${one}${n === 1 ? "" : "s"}`;
+
+/**
+ * The series' two charts: cumulative estimated cost stacked by model, and the average cost per
+ * session of each day (no column for a day without sessions; a lighter one for a single
+ * session). Each figure has a summary as its label, and the daily figures are a table below.
+ */
+function CostOverTime(props: { series: Series }) {
+  const { series } = props;
+  const points = series.points;
+  const dates = points.map((p) => p.date);
+  const other = points.map((p) =>
+    (p.other_models ?? []).reduce((n, m) => n + m.estimated_cost_usd, 0),
+  );
+  const hasOther = other.some((v) => v > 0);
+  const cumulative = (daily: number[]) => {
+    let sum = 0;
+    return daily.map((v) => {
+      sum += v;
+      return sum;
+    });
+  };
+  const bands = [
+    ...series.models.map((model, i) => ({
+      label: model,
+      color: MODEL_COLORS[i % MODEL_COLORS.length] ?? OTHER_COLOR,
+      daily: points.map((p) => p.by_model[model] ?? 0),
+      detail: (_: number) => "",
+    })),
+    ...(hasOther
+      ? [
+          {
+            label: "Other models",
+            color: OTHER_COLOR,
+            daily: other,
+            detail: (i: number) =>
+              (points[i]?.other_models ?? [])
+                .map((m) => `${m.model_name} ${formatUsd(m.estimated_cost_usd)}`)
+                .join(", "),
+          },
+        ]
+      : []),
+  ];
+  const total = points.reduce((n, p) => n + p.estimated_cost_usd, 0);
+  const sessions = points.reduce((n, p) => n + p.session_count, 0);
+  const withSessions = points.filter((p) => p.session_count > 0);
+  const dayTick = (v: string, ctx: { location: string }) =>
+    ctx.location === "tick" ? v.slice(5) : `${v} (${series.timezone})`;
+  if (sessions === 0) {
+    return (
+      <Section title="Cost over time" id="usage-cost-over-time">
+        <Typography color="text.secondary">No data in this window.</Typography>
+      </Section>
+    );
+  }
+  const costLabel =
+    `Estimated cumulative cost by model over ${plural(points.length, "day")} ` +
+    `(${series.timezone}): ${formatUsd(total)} in all` +
+    (bands.length
+      ? `; ${bands.map((b) => `${b.label} ${formatUsd(b.daily.reduce((n, v) => n + v, 0))}`).join(", ")}`
+      : "");
+  const averages = withSessions.map((p) => p.average_cost_usd ?? 0);
+  const averageLabel =
+    `Average estimated cost per session on the ${plural(withSessions.length, "day")} with ` +
+    `sessions: from ${formatUsd(Math.min(...averages))} to ${formatUsd(Math.max(...averages))}`;
+  return (
+    <Section title="Cost over time" id="usage-cost-over-time">
+      {series.cost_completeness !== "complete" ? (
+        <Typography variant="body2" color="text.secondary" sx={{ mb: 1 }}>
+          Est. cost leaves out {plural(series.unpriced_interaction_count, "unpriced interaction")} (
+          {formatCount(series.unpriced_token_count)} tokens).
+        </Typography>
+      ) : null}
+      <Stack direction={{ xs: "column", lg: "row" }} spacing={2}>
+        <Box sx={{ flex: 1, minWidth: 0 }}>
+          <Typography variant="h3" component="h3" sx={{ fontSize: "1rem", fontWeight: 600 }}>
+            Est. cumulative cost by model
+          </Typography>
+          <ChartFigure label={costLabel} testId="chart-cumulative-cost">
+            <LineChart
+              height={CHART_HEIGHT}
+              xAxis={[{ scaleType: "point", data: dates, valueFormatter: dayTick }]}
+              yAxis={[{ valueFormatter: (v: number) => formatUsd(v), width: 70, min: 0 }]}
+              series={bands.map((b) => {
+                const sums = cumulative(b.daily);
+                return {
+                  id: b.label,
+                  label: b.label,
+                  color: b.color,
+                  data: sums,
+                  area: true,
+                  stack: "cost",
+                  showMark: false,
+                  valueFormatter: (v: number | null, { dataIndex }: { dataIndex: number }) => {
+                    if (v == null) return "";
+                    const day = b.daily[dataIndex] ?? 0;
+                    const detail = day > 0 ? b.detail(dataIndex) : "";
+                    return `${formatUsd(v)} (+${formatUsd(day)} that day${detail ? `: ${detail}` : ""})`;
+                  },
+                };
+              })}
+            />
+          </ChartFigure>
+        </Box>
+        <Box sx={{ flex: 1, minWidth: 0 }}>
+          <Typography variant="h3" component="h3" sx={{ fontSize: "1rem", fontWeight: 600 }}>
+            Est. average cost per session
+          </Typography>
+          <ChartFigure label={averageLabel} testId="chart-average-cost">
+            <BarChart
+              height={CHART_HEIGHT}
+              xAxis={[{ scaleType: "band", data: dates, valueFormatter: dayTick }]}
+              yAxis={[{ valueFormatter: (v: number) => formatUsd(v), width: 70, min: 0 }]}
+              series={[
+                {
+                  label: "Est. average cost per session",
+                  data: points.map((p) => (p.session_count > 0 ? (p.average_cost_usd ?? 0) : null)),
+                  color: AVERAGE_COLOR,
+                  colorGetter: ({ dataIndex }) =>
+                    points[dataIndex]?.session_count === 1 ? SINGLE_SESSION_COLOR : AVERAGE_COLOR,
+                  valueFormatter: (v, { dataIndex }) => {
+                    const n = points[dataIndex]?.session_count ?? 0;
+                    if (v == null || n === 0) return "no sessions";
+                    return n === 1
+                      ? `${formatUsd(v)} (1 session: its cost)`
+                      : `${formatUsd(v)} (${plural(n, "session")})`;
+                  },
+                },
+              ]}
+              hideLegend
+            />
+          </ChartFigure>
+          <Typography variant="body2" color="text.secondary">
+            No column: a day without sessions. A lighter column: a day of one session (its cost).
+          </Typography>
+        </Box>
+      </Stack>
+      <Box component="details" sx={{ mt: 1 }}>
+        <Box component="summary" sx={{ cursor: "pointer" }}>
+          Daily figures
+        </Box>
+        <TableContainer>
+          <Table size="small" aria-label="Daily estimated cost">
+            <TableHead>
+              <TableRow>
+                <TableCell>Day ({series.timezone})</TableCell>
+                <TableCell align="right">Sessions</TableCell>
+                <TableCell align="right">Est. cost</TableCell>
+                <TableCell align="right">Est. cost / session</TableCell>
+                <TableCell align="right">Cumulative</TableCell>
+              </TableRow>
+            </TableHead>
+            <TableBody>
+              {cumulative(points.map((p) => p.estimated_cost_usd)).map((sum, i) => {
+                const p = points[i];
+                if (!p) return null;
+                return (
+                  <TableRow key={p.date} data-date={p.date}>
+                    <TableCell component="th" scope="row">
+                      {p.date}
+                    </TableCell>
+                    <TableCell align="right">{formatCount(p.session_count)}</TableCell>
+                    <TableCell align="right">{formatUsd(p.estimated_cost_usd)}</TableCell>
+                    <TableCell align="right">
+                      {p.average_cost_usd == null ? "—" : formatUsd(p.average_cost_usd)}
+                    </TableCell>
+                    <TableCell align="right">{formatUsd(sum)}</TableCell>
+                  </TableRow>
+                );
+              })}
+            </TableBody>
+          </Table>
+        </TableContainer>
+      </Box>
+    </Section>
+  );
+}
+
+/** The series' region: loads on its own, so a failure leaves the rest of the page up. */
+function SeriesRegion(props: {
+  load: { data: { key: string; body: UsageSeriesResponse } | null; error: Error | null };
+  retry: () => void;
+}) {
+  const { data, error } = props.load;
+  if (error) {
+    return (
+      <Alert
+        severity="error"
+        sx={{ mb: 2 }}
+        action={
+          <Button color="inherit" size="small" onClick={props.retry}>
+            Retry
+          </Button>
+        }
+      >
+        Could not load the cost over time: {error.message}
+      </Alert>
+    );
+  }
+  if (!data) return <LinearProgress aria-label="Loading cost over time" sx={{ mb: 2 }} />;
+  if (!data.body.cost_estimation_enabled) return null;
+  return (
+    <Box sx={{ mb: 2 }} data-testid="usage-series-loaded" data-query={data.key}>
+      <CostOverTime series={data.body} />
+    </Box>
+  );
+}
+
 type Group = UsageTotals & { name: string };
 
 /** A ranked breakdown: a horizontal bar chart of the ranking measure, and its table. */
@@ -428,6 +647,13 @@ export function UsagePage(props: { search: string }) {
   const key = formatUsageState(state);
   // The data keeps the query it answers, so the page (and a test) can tell stale figures.
   const usage = useLoad(() => api.usageSummary(state).then((b) => ({ key, body: b })), [key]);
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || undefined;
+  // Ranking is the summary's only: a new rank_by does not fetch the series again.
+  const seriesKey = formatUsageState({ ...state, rank_by: DEFAULT_USAGE_STATE.rank_by });
+  const series = useLoad(
+    () => api.usageSeries(state, timeZone).then((b) => ({ key: seriesKey, body: b })),
+    [seriesKey, timeZone],
+  );
   const options = useLoad(() => api.filterOptions(), []);
   const update = (patch: Partial<UsageState>) => {
     const next = formatUsageState({ ...state, ...patch });
@@ -463,6 +689,7 @@ export function UsagePage(props: { search: string }) {
               No LLM usage in this range.
             </Alert>
           ) : null}
+          <SeriesRegion load={series} retry={series.reload} />
           <OverTime body={body} />
           <Stack direction={{ xs: "column", lg: "row" }} spacing={2} sx={{ mb: 2 }}>
             <Box sx={{ flex: 1, minWidth: 0 }}>

@@ -95,6 +95,7 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   get("/api/v1/system/config", { kind: "global_admin" }),
   get("/api/v1/runbooks", IDENTIFIED),
   get("/api/v1/usage/summary", LIST),
+  get("/api/v1/usage/series", LIST),
   get("/api/v1/auth/me", IDENTIFIED),
   get("/api/v1/tokens", { kind: "project_admin" }),
   post("/api/v1/tokens", { kind: "project_admin" }),

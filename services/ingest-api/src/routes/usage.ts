@@ -1,10 +1,12 @@
 import {
   type SessionStatus,
+  UsageSeriesQuerySchema,
+  type UsageSeriesResponse,
   type UsageSummaryQuery,
   UsageSummaryQuerySchema,
   type UsageSummaryResponse,
 } from "@tarsy/contracts";
-import { getUsageSummary, type UsageTotals } from "@tarsy/db";
+import { getUsageSeries, getUsageSummary, UnknownTimeZoneError, type UsageTotals } from "@tarsy/db";
 import { Hono } from "hono";
 import { visibleProjects } from "../authz/guard.ts";
 import type { IngestResources } from "../deps.ts";
@@ -13,6 +15,8 @@ import { readQuery } from "../request.ts";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_WINDOW_DAYS = 30;
+/** The longest window the series charts (days of 24 hours). */
+export const MAX_SERIES_DAYS = 365;
 const IS_DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
@@ -20,7 +24,10 @@ const IS_DAY = /^\d{4}-\d{2}-\d{2}$/;
  * end_date includes that whole day (the next day's first instant); without end_date, now;
  * without start_date, 30 days before the end.
  */
-export function usageWindow(q: UsageSummaryQuery, now = new Date()): { start: Date; end: Date } {
+export function usageWindow(
+  q: Pick<UsageSummaryQuery, "start_date" | "end_date">,
+  now = new Date(),
+): { start: Date; end: Date } {
   const bound = (value: string, wholeDay: boolean) =>
     IS_DAY.test(value)
       ? new Date(Date.parse(`${value}T00:00:00Z`) + (wholeDay ? DAY_MS : 0))
@@ -42,6 +49,25 @@ export function usageWindow(q: UsageSummaryQuery, now = new Date()): { start: Da
   return { start, end };
 }
 
+const badField = (path: string, message: string) =>
+  new HttpError(400, "validation_failed", `invalid query parameters: ${path}`, {
+    fields: [{ path, message }],
+  });
+
+/** An IANA zone name (`Area/Location`, `UTC`, `EST5EDT`): no offsets nor POSIX rules. */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/;
+
+/** Whether `name` is an IANA time zone the runtime knows (the database may still refuse it). */
+export function isIanaTimeZone(name: string): boolean {
+  if (!ZONE_NAME.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const present = (t: UsageTotals) => ({
   sessions: t.sessions,
   llm_interactions: t.llmInteractions,
@@ -54,7 +80,10 @@ const present = (t: UsageTotals) => ({
   cost_completeness: t.costCompleteness,
 });
 
-/** `GET /api/v1/usage/summary`: usage and estimated cost of the caller's visible projects. */
+/**
+ * `GET /api/v1/usage/summary`: usage and estimated cost of the caller's visible projects;
+ * `GET /api/v1/usage/series`: their estimated cost per calendar day of a timezone and model.
+ */
 export function usageRoutes(deps: IngestResources): Hono {
   const app = new Hono();
 
@@ -100,6 +129,63 @@ export function usageRoutes(deps: IngestResources): Hono {
           created_at: s.createdAt.toISOString(),
         };
       }),
+    };
+    return c.json(body);
+  });
+
+  app.get("/series", async (c) => {
+    const q = readQuery(c, UsageSeriesQuerySchema);
+    const timeZone = q.timezone ?? "UTC";
+    if (!isIanaTimeZone(timeZone)) {
+      throw badField("timezone", "expected an IANA time zone name, e.g. Europe/Berlin");
+    }
+    const { start, end } = usageWindow(q);
+    if (end.getTime() - start.getTime() > MAX_SERIES_DAYS * DAY_MS) {
+      throw badField("start_date", `the window must not be longer than ${MAX_SERIES_DAYS} days`);
+    }
+    if (!deps.config.system.cost_estimation.enabled) {
+      const off: UsageSeriesResponse = { cost_estimation_enabled: false };
+      return c.json(off);
+    }
+    const series = await getUsageSeries(deps.prisma, {
+      start,
+      end,
+      timeZone,
+      alertType: q.alert_type,
+      chainId: q.chain_id,
+      projects: visibleProjects(deps, c),
+    }).catch((err: unknown) => {
+      if (err instanceof UnknownTimeZoneError) {
+        throw badField("timezone", "the time zone is not known to the database");
+      }
+      throw err;
+    });
+    const body: UsageSeriesResponse = {
+      cost_estimation_enabled: true,
+      window: { start: start.toISOString(), end: end.toISOString() },
+      timezone: timeZone,
+      bucket: "day",
+      cost_completeness: series.costCompleteness,
+      unpriced_interaction_count: series.unpricedInteractions,
+      unpriced_token_count: series.unpricedTokens,
+      models: [...series.models],
+      points: series.points.map((p) => ({
+        date: p.date,
+        start: p.start.toISOString(),
+        end: p.end.toISOString(),
+        session_count: p.sessionCount,
+        estimated_cost_usd: p.estimatedCostUsd,
+        ...(p.sessionCount > 0 ? { average_cost_usd: p.estimatedCostUsd / p.sessionCount } : {}),
+        by_model: { ...p.byModel },
+        ...(p.otherModels.length > 0
+          ? {
+              other_models: p.otherModels.map((m) => ({
+                model_name: m.modelName,
+                estimated_cost_usd: m.estimatedCostUsd,
+              })),
+            }
+          : {}),
+      })),
     };
     return c.json(body);
   });
