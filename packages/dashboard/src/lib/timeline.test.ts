@@ -1,6 +1,15 @@
 import type { StreamChunk, TimelineEventCompleted, TimelineEventCreated } from "@tarsy/contracts";
 import { describe, expect, it } from "vitest";
-import { EMPTY_TIMELINE, groupByExecution, timelineItems, timelineReducer } from "./timeline.ts";
+import {
+  dispatchedExecutionId,
+  EMPTY_TIMELINE,
+  groupByExecution,
+  subAgentParents,
+  subAgentResultText,
+  type TimelineItem,
+  timelineItems,
+  timelineReducer,
+} from "./timeline.ts";
 
 const ts = "2026-11-22T04:00:00.000Z";
 const created = (id: string, seq: number, extra: Partial<TimelineEventCreated> = {}) =>
@@ -191,5 +200,86 @@ describe("timelineReducer", () => {
       ["ex1", ["a1", "a2"]],
       ["ex2", ["b1"]],
     ]);
+  });
+});
+
+describe("sub-agents on the timeline", () => {
+  const item = (extra: Partial<TimelineItem>): TimelineItem => ({
+    event_id: "e",
+    stage_id: "st1",
+    execution_id: "ex1",
+    sequence_number: 1,
+    event_type: "llm_tool_call",
+    status: "completed",
+    content: "",
+    metadata: null,
+    timestamp: ts,
+    ...extra,
+  });
+
+  it("knows each sub-agent's parent from the executions and from task_assigned events", () => {
+    const parents = subAgentParents(
+      [
+        { id: "ex1", parent_execution_id: null },
+        { id: "sub1", parent_execution_id: "ex1" },
+      ],
+      [
+        item({
+          execution_id: "sub2",
+          event_type: "task_assigned",
+          content: "Read the logs.",
+          metadata: { parent_execution_id: "ex1" },
+        }),
+        item({ execution_id: "sub2", event_type: "llm_response" }),
+        item({ execution_id: "ex1", event_type: "llm_response" }),
+        // Only a task_assigned event names a parent.
+        item({
+          execution_id: "x",
+          event_type: "llm_response",
+          metadata: { parent_execution_id: "ex1" },
+        }),
+      ],
+    );
+    expect([...parents.entries()]).toEqual([
+      ["sub1", "ex1"],
+      ["sub2", "ex1"],
+    ]);
+  });
+
+  it("reads the execution id a dispatch_agent call's result names, and nothing else", () => {
+    const dispatch = (content: string, metadata: Record<string, unknown> = {}) =>
+      item({ content, metadata: { tool_name: "dispatch_agent", ...metadata } });
+    expect(dispatchedExecutionId(dispatch('{"execution_id":"sub1","status":"accepted"}'))).toBe(
+      "sub1",
+    );
+    // A result cut short for storage still names it.
+    expect(dispatchedExecutionId(dispatch('{"execution_id": "sub2", "status": "acc'))).toBe("sub2");
+    expect(dispatchedExecutionId(dispatch("Too many sub-agents running", { is_error: true }))).toBe(
+      null,
+    );
+    expect(dispatchedExecutionId(dispatch(""))).toBe(null);
+    expect(
+      dispatchedExecutionId(
+        item({
+          content: '{"execution_id":"sub1"}',
+          metadata: { server_name: "demo", tool_name: "dispatch_agent" },
+        }),
+      ),
+    ).toBe(null);
+    expect(
+      dispatchedExecutionId(
+        item({ event_type: "llm_response", content: '{"execution_id":"sub1"}' }),
+      ),
+    ).toBe(null);
+  });
+
+  it("drops the heading line of a sub-agent result", () => {
+    expect(subAgentResultText("[Sub-agent completed] LogAgent (sub1):\nOOM, exit 137.")).toBe(
+      "OOM, exit 137.",
+    );
+    expect(subAgentResultText("[Sub-agent timed out] SlowAgent (sub2):\ndeadline")).toBe(
+      "deadline",
+    );
+    expect(subAgentResultText("something else")).toBe("something else");
   });
 });

@@ -210,3 +210,50 @@ export function groupByExecution(items: readonly TimelineItem[]): Map<string, Ti
   }
   return groups;
 }
+
+/**
+ * Sub-agents: each sub-agent execution's parent (the execution that dispatched it), from the
+ * session's executions and from the sub-agents' `task_assigned` events, which name the parent
+ * and may reach the page before the execution list knows the sub-agent.
+ */
+export function subAgentParents(
+  executions: readonly { id: string; parent_execution_id: string | null }[],
+  items: readonly TimelineItem[],
+): Map<string, string> {
+  const parents = new Map<string, string>();
+  for (const e of executions) if (e.parent_execution_id) parents.set(e.id, e.parent_execution_id);
+  for (const item of items) {
+    const parent = item.metadata?.parent_execution_id;
+    if (item.event_type === "task_assigned" && item.execution_id && typeof parent === "string")
+      if (!parents.has(item.execution_id)) parents.set(item.execution_id, parent);
+  }
+  return parents;
+}
+
+/**
+ * The sub-agent a parent's `dispatch_agent` tool call started: the execution id its result
+ * names (`{"execution_id": …, "status": "accepted"}`), or null (another tool, a refused
+ * dispatch, a call still running).
+ */
+export function dispatchedExecutionId(item: TimelineItem): string | null {
+  if (item.event_type !== "llm_tool_call") return null;
+  const meta = item.metadata ?? {};
+  if ((meta.tool_name ?? meta.tool) !== "dispatch_agent" || meta.server_name || meta.is_error)
+    return null;
+  try {
+    const parsed: unknown = JSON.parse(item.content);
+    const id = (parsed as { execution_id?: unknown } | null)?.execution_id;
+    return typeof id === "string" && id ? id : null;
+  } catch {
+    return /"execution_id"\s*:\s*"([^"]+)"/.exec(item.content)?.[1] ?? null;
+  }
+}
+
+/**
+ * What a `sub_agent_result` event says without its first line (`[Sub-agent completed]
+ * LogAgent (<id>):`), which the page shows as the agent's name and a status chip instead.
+ */
+export function subAgentResultText(content: string): string {
+  const m = /^\[Sub-agent [^\]]*\] [^\n]*\):\n/.exec(content);
+  return m ? content.slice(m[0].length) : content;
+}

@@ -15,8 +15,14 @@ function failuresOf(detail: SessionDetail): { where: string; reason: string }[] 
   for (const stage of detail.stages) {
     if (stage.kind === "chat") continue;
     const failedAgents = stage.executions.filter((e) => e.error_message);
-    for (const e of failedAgents)
-      out.push({ where: `${stage.stage_name} › ${e.agent_name}`, reason: e.error_message ?? "" });
+    for (const e of failedAgents) {
+      // A sub-agent's failure is its parent's to handle: named under its parent, as such.
+      const parent = stage.executions.find((p) => p.id === e.parent_execution_id);
+      const where = parent
+        ? `${stage.stage_name} › ${parent.agent_name} › ${e.agent_name} (sub-agent)`
+        : `${stage.stage_name} › ${e.agent_name}`;
+      out.push({ where, reason: e.error_message ?? "" });
+    }
     if (stage.error_message && !failedAgents.some((e) => e.error_message === stage.error_message))
       out.push({ where: stage.stage_name, reason: stage.error_message });
   }

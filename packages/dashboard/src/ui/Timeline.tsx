@@ -10,8 +10,14 @@ import Typography from "@mui/material/Typography";
 import type { SessionDetail } from "@tarsy/contracts";
 import { forwardRef, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ItemProps, type ListProps, Virtuoso, type VirtuosoHandle } from "react-virtuoso";
-import { groupByExecution, type TimelineItem } from "../lib/timeline.ts";
+import {
+  dispatchedExecutionId,
+  groupByExecution,
+  subAgentParents,
+  type TimelineItem,
+} from "../lib/timeline.ts";
 import { StatusChip, ToneChip } from "./StatusChip.tsx";
+import { SubAgentCard } from "./SubAgentCard.tsx";
 import { Entry, ExpandedContext, type ExpandedState } from "./TimelineEntry.tsx";
 
 type Stage = SessionDetail["stages"][number];
@@ -65,27 +71,59 @@ type Row =
   | { kind: "stage"; key: string; stage: Stage; execution: Execution | undefined }
   | { kind: "agents"; key: string; stage: Stage; executions: Execution[]; selected: string }
   | { kind: "item"; key: string; item: TimelineItem }
+  | { kind: "subagent"; key: string; execution: Execution; items: TimelineItem[] }
   | { kind: "synthesis"; key: string; stage: Stage; items: TimelineItem[] }
   | { kind: "session"; key: string };
 
-/** The executions of a stage shown as tabs: its parallel agents, in agent order. */
-function parallelExecutions(stage: Stage, groups: Map<string, TimelineItem[]>): Execution[] {
-  const known = [...stage.executions].sort((a, b) => a.agent_index - b.agent_index);
+/**
+ * The stage's own agents shown as tabs (never its sub-agents), in agent order: when it has
+ * several, or when events name several executions the page does not know yet.
+ */
+function parallelExecutions(agents: Execution[], groups: Map<string, TimelineItem[]>): Execution[] {
+  const known = [...agents].sort((a, b) => a.agent_index - b.agent_index);
   if (known.length > 1) return known;
   return groups.size > 1
     ? [...groups.keys()].map((k) => known.find((e) => e.id === k) ?? stub(k))
     : [];
 }
-const stub = (id: string): Execution =>
-  ({ id, agent_name: id, status: "active" }) as unknown as Execution;
+const stub = (id: string, extra: Partial<Execution> = {}): Execution =>
+  ({ id, agent_name: id, status: "active", ...extra }) as unknown as Execution;
+
+/**
+ * A stage's sub-agents in dispatch order: those the session detail lists (it orders them so),
+ * then any only their events name yet (the list is refetched meanwhile).
+ */
+function subAgentsOf(
+  stage: Stage,
+  parents: ReadonlyMap<string, string>,
+  subItems: Map<string, TimelineItem[]>,
+): Execution[] {
+  const known = stage.executions.filter((e) => parents.has(e.id));
+  const unknown = [...subItems.keys()]
+    .filter((id) => !known.some((e) => e.id === id))
+    .map((id) => {
+      const task = subItems.get(id)?.find((i) => i.event_type === "task_assigned");
+      return stub(id, {
+        agent_name: "Sub-agent",
+        parent_execution_id: parents.get(id) ?? null,
+        task: task?.content ?? null,
+        error_message: null,
+        started_at: null,
+        completed_at: null,
+      });
+    });
+  return [...known, ...unknown];
+}
 
 function buildRows(
   stages: Stage[],
   items: TimelineItem[],
   tabs: ReadonlyMap<string, string>,
+  parents: ReadonlyMap<string, string>,
 ): Row[] {
   const rows: Row[] = [];
   const staged = new Set(stages.map((s) => s.id));
+  const isSub = (i: TimelineItem) => i.execution_id !== null && parents.has(i.execution_id);
   for (const stage of stages) {
     const own = items.filter((i) => i.stage_id === stage.id);
     if (own.length === 0 && stage.status === "pending") continue;
@@ -93,12 +131,38 @@ function buildRows(
       rows.push({ kind: "synthesis", key: `s:${stage.id}`, stage, items: own });
       continue;
     }
-    const groups = groupByExecution(own);
-    const parallel = parallelExecutions(stage, groups);
+    const subItems = groupByExecution(own.filter(isSub));
+    const agentItems = own.filter((i) => !isSub(i));
+    const groups = groupByExecution(agentItems);
+    const agents = stage.executions.filter((e) => !parents.has(e.id));
+    const subs = subAgentsOf(stage, parents, subItems);
+    const subRow = (sub: Execution): Row => ({
+      kind: "subagent",
+      key: `x:${sub.id}`,
+      execution: sub,
+      items: subItems.get(sub.id) ?? [],
+    });
+    // The parent's items, each sub-agent card after the dispatch_agent call that started it;
+    // the ones no call names (yet) after the parent's items, in dispatch order.
+    const place = (list: TimelineItem[], shown: (parentId: string | undefined) => boolean) => {
+      const placed = new Set<string>();
+      for (const item of list) {
+        rows.push({ kind: "item", key: item.event_id, item });
+        const id = dispatchedExecutionId(item);
+        const sub = id ? subs.find((s) => s.id === id) : undefined;
+        if (sub && !placed.has(sub.id) && parents.get(sub.id) === item.execution_id) {
+          placed.add(sub.id);
+          rows.push(subRow(sub));
+        }
+      }
+      for (const sub of subs)
+        if (!placed.has(sub.id) && shown(parents.get(sub.id))) rows.push(subRow(sub));
+    };
+    const parallel = parallelExecutions(agents, groups);
     if (parallel.length === 0) {
-      const execution = stage.executions.find((e) => groups.has(e.id)) ?? stage.executions[0];
+      const execution = agents.find((e) => groups.has(e.id)) ?? agents[0];
       rows.push({ kind: "stage", key: `s:${stage.id}`, stage, execution });
-      for (const item of own) rows.push({ kind: "item", key: item.event_id, item });
+      place(agentItems, () => true);
       continue;
     }
     const wanted = tabs.get(stage.id);
@@ -107,8 +171,7 @@ function buildRows(
       : (parallel[0]?.id ?? "");
     rows.push({ kind: "stage", key: `s:${stage.id}`, stage, execution: undefined });
     rows.push({ kind: "agents", key: `a:${stage.id}`, stage, executions: parallel, selected });
-    for (const item of groups.get(selected) ?? [])
-      rows.push({ kind: "item", key: item.event_id, item });
+    place(groups.get(selected) ?? [], (parentId) => parentId === selected);
   }
   const unstaged = items.filter((i) => !i.stage_id || !staged.has(i.stage_id));
   if (unstaged.length > 0) {
@@ -259,7 +322,8 @@ function hashTarget(): string | null {
 
 /**
  * The session's timeline, virtualised (react-virtuoso over the window's scroll): stage
- * headers, parallel agents as tabs, the synthesis as a card, session-level events last. Follows
+ * headers, parallel agents as tabs, each sub-agent as a card in its parent's flow (after the
+ * dispatch_agent call that started it), the synthesis as a card, session-level events last. Follows
  * the output while the user is at the bottom; opens at `#event-<id>` (selecting the agent tab
  * that holds it) and highlights that item.
  */
@@ -269,9 +333,17 @@ export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[];
   const [highlighted, setHighlighted] = useState<string | null>(null);
   const [hash, setHash] = useState(hashTarget);
   const virtuoso = useRef<VirtuosoHandle>(null);
+  const parents = useMemo(
+    () =>
+      subAgentParents(
+        props.stages.flatMap((s) => s.executions),
+        props.items,
+      ),
+    [props.stages, props.items],
+  );
   const rows = useMemo(
-    () => buildRows(props.stages, props.items, tabs),
-    [props.stages, props.items, tabs],
+    () => buildRows(props.stages, props.items, tabs, parents),
+    [props.stages, props.items, tabs, parents],
   );
 
   const expanded = useMemo<ExpandedState>(
@@ -299,24 +371,32 @@ export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[];
     return () => window.removeEventListener("hashchange", onHash);
   }, []);
 
-  // A deep link: select the tab holding the item, then scroll the virtualiser to its row.
+  // A deep link: select the tab holding the item (a sub-agent's: its parent's tab, its card
+  // opened), then scroll the virtualiser to its row.
   const handled = useRef<string | null>(null);
   useEffect(() => {
     if (!hash || handled.current === hash) return;
     const item = props.items.find((i) => i.event_id === hash);
     if (!item) return;
     const stage = props.stages.find((s) => s.id === item.stage_id);
-    if (stage && item.execution_id && tabs.get(stage.id) !== item.execution_id) {
+    const sub = item.execution_id && parents.has(item.execution_id) ? item.execution_id : null;
+    const agent = sub ? parents.get(sub) : item.execution_id;
+    if (stage && agent && tabs.get(stage.id) !== agent) {
       const holder = rows.find((r) => r.kind === "agents" && r.stage.id === stage.id);
-      if (holder?.kind === "agents" && holder.selected !== item.execution_id) {
-        selectTab(stage.id, item.execution_id);
+      if (holder?.kind === "agents" && holder.selected !== agent) {
+        selectTab(stage.id, agent);
         return; // the rows are rebuilt; this runs again
       }
+    }
+    if (sub && !expanded.isOpen(`subagent:${sub}`)) {
+      expanded.toggle(`subagent:${sub}`, true);
+      return; // opened on the next render; this runs again
     }
     const index = rows.findIndex(
       (r) =>
         (r.kind === "item" && r.item.event_id === hash) ||
-        (r.kind === "synthesis" && r.items.some((i) => i.event_id === hash)),
+        ((r.kind === "synthesis" || r.kind === "subagent") &&
+          r.items.some((i) => i.event_id === hash)),
     );
     if (index < 0) return;
     handled.current = hash;
@@ -332,7 +412,7 @@ export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[];
       clearTimeout(again);
       clearTimeout(fade);
     };
-  }, [hash, rows, props.items, props.stages, tabs, selectTab]);
+  }, [hash, rows, props.items, props.stages, tabs, selectTab, parents, expanded]);
 
   return (
     <ExpandedContext.Provider value={expanded}>
@@ -363,6 +443,14 @@ export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[];
               );
             case "item":
               return <Entry item={row.item} highlighted={row.item.event_id === highlighted} />;
+            case "subagent":
+              return (
+                <SubAgentCard
+                  execution={row.execution}
+                  items={row.items}
+                  highlighted={highlighted}
+                />
+              );
             default: {
               const unreachable: never = row;
               throw new Error(`unknown row ${JSON.stringify(unreachable)}`);

@@ -8,7 +8,7 @@ import CircularProgress from "@mui/material/CircularProgress";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
 import { createContext, memo, type ReactNode, useContext } from "react";
-import type { TimelineItem } from "../lib/timeline.ts";
+import { subAgentResultText, type TimelineItem } from "../lib/timeline.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { CopyButton } from "./CopyButton.tsx";
 import { prettyJson, wasMasked } from "./format.ts";
@@ -228,6 +228,15 @@ function Body(props: { item: TimelineItem }) {
           <PlainText text={item.content} />
         </Alert>
       );
+    case "sub_agent_result": {
+      // The outcome as the parent received it: the answer as markdown, a failure as text.
+      const text = subAgentResultText(item.content);
+      return item.metadata?.status === "completed" ? (
+        <Markdown text={text} />
+      ) : (
+        <PlainText text={text} />
+      );
+    }
     case "llm_response":
     case "mcp_tool_summary":
     case "final_analysis":
@@ -250,6 +259,19 @@ function Body(props: { item: TimelineItem }) {
         <PlainText text={item.content} />
       );
   }
+}
+
+/** A `sub_agent_result`'s sub-agent and how it ended, beside the entry's label. */
+function SubAgentOutcome(props: { item: TimelineItem }) {
+  const meta = props.item.metadata ?? {};
+  return (
+    <>
+      <Typography variant="body2" component="span" sx={{ fontWeight: 600 }}>
+        {typeof meta.agent_name === "string" ? meta.agent_name : "sub-agent"}
+      </Typography>
+      {typeof meta.status === "string" ? <StatusChip status={meta.status} /> : null}
+    </>
+  );
 }
 
 /** One timeline item: its kind, badges, a deep-link button and its body. */
@@ -297,6 +319,7 @@ export const Entry = memo(function Entry(props: { item: TimelineItem; highlighte
         {item.event_type === "provider_fallback" ? (
           <ToneChip tone="warning" label="provider fallback" />
         ) : null}
+        {item.event_type === "sub_agent_result" ? <SubAgentOutcome item={item} /> : null}
         <Box sx={{ flexGrow: 1 }} />
         <CopyButton
           icon="link"

@@ -8,6 +8,7 @@ import CircularProgress from "@mui/material/CircularProgress";
 import Paper from "@mui/material/Paper";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
+import type { TraceListResponse } from "@tarsy/contracts";
 import type { ReactNode } from "react";
 import { CodeBlock } from "./CodeBlock.tsx";
 import { useLoad, useServices } from "./context.tsx";
@@ -178,7 +179,32 @@ function interleave<A extends { created_at: string }, B extends { created_at: st
   return [...a, ...b].sort((x, y) => x.created_at.localeCompare(y.created_at));
 }
 
-/** Stage → execution → LLM and MCP interactions, each an accordion; `?llm=` / `?mcp=` opens one. */
+type TraceExecution = TraceListResponse["stages"][number]["executions"][number];
+
+const interactionsOf = (ex: TraceExecution) =>
+  ex.llm_interactions.length + ex.mcp_interactions.length;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * A stage's executions as the trace shows them: its own agents, each with the sub-agents it
+ * dispatched (in dispatch order). A sub-agent whose parent is not in the stage stands alone.
+ */
+function nestExecutions(
+  executions: TraceExecution[],
+): { execution: TraceExecution; subAgents: TraceExecution[] }[] {
+  const ids = new Set(executions.map((e) => e.execution_id));
+  const top = executions.filter((e) => !e.parent_execution_id || !ids.has(e.parent_execution_id));
+  return top.map((execution) => ({
+    execution,
+    subAgents: executions.filter((e) => e.parent_execution_id === execution.execution_id),
+  }));
+}
+
+/**
+ * Stage → execution → LLM and MCP interactions, each an accordion; `?llm=` / `?mcp=` opens one.
+ * An orchestrating agent's sub-agents follow its own interactions in a "Sub-agents" section,
+ * and its interaction count includes theirs.
+ */
 export function TracePage(props: { sessionId: string; search: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.trace(props.sessionId), [props.sessionId]);
@@ -214,6 +240,23 @@ export function TracePage(props: { sessionId: string; search: string }) {
       {() => <LlmDetail sessionId={props.sessionId} id={i.id} />}
     </Interaction>
   );
+  const interactions = (ex: TraceExecution) =>
+    interleave(ex.llm_interactions, ex.mcp_interactions).map((i) =>
+      "model_name" in i ? (
+        llmItem(i)
+      ) : (
+        <Interaction
+          key={i.id}
+          open={mcp === i.id}
+          onToggle={(open) => toggle("mcp", i.id, open)}
+          summary={`MCP ${i.interaction_type} ${i.server_name}${i.tool_name ? `.${i.tool_name}` : ""}`}
+          meta={`${formatTime(i.created_at)}${i.duration_ms != null ? ` · ${i.duration_ms} ms` : ""}`}
+          failed={i.error_message != null}
+        >
+          {() => <McpDetail sessionId={props.sessionId} id={i.id} />}
+        </Interaction>
+      ),
+    );
   return (
     <Box component="section" sx={{ pb: 6 }}>
       <NavButton to={`/sessions/${props.sessionId}`} variant="text" color="inherit">
@@ -231,29 +274,70 @@ export function TracePage(props: { sessionId: string; search: string }) {
               {stage.stage_name}
             </Typography>
             <Stack spacing={2}>
-              {stage.executions.map((ex) => (
-                <Paper key={ex.execution_id} variant="outlined" sx={{ p: 1.5 }}>
-                  <Typography variant="subtitle1" component="h3" gutterBottom>
-                    {ex.agent_name}
-                  </Typography>
-                  {interleave(ex.llm_interactions, ex.mcp_interactions).map((i) =>
-                    "model_name" in i ? (
-                      llmItem(i)
-                    ) : (
-                      <Interaction
-                        key={i.id}
-                        open={mcp === i.id}
-                        onToggle={(open) => toggle("mcp", i.id, open)}
-                        summary={`MCP ${i.interaction_type} ${i.server_name}${i.tool_name ? `.${i.tool_name}` : ""}`}
-                        meta={`${formatTime(i.created_at)}${i.duration_ms != null ? ` · ${i.duration_ms} ms` : ""}`}
-                        failed={i.error_message != null}
+              {nestExecutions(stage.executions).map(({ execution: ex, subAgents }) => {
+                const total =
+                  interactionsOf(ex) + subAgents.reduce((n, sub) => n + interactionsOf(sub), 0);
+                return (
+                  <Paper
+                    key={ex.execution_id}
+                    variant="outlined"
+                    component="section"
+                    aria-label={`Agent ${ex.agent_name}`}
+                    data-execution-id={ex.execution_id}
+                    sx={{ p: 1.5 }}
+                  >
+                    <Stack
+                      direction="row"
+                      spacing={1}
+                      sx={{ alignItems: "center", flexWrap: "wrap", mb: 1 }}
+                    >
+                      <Typography variant="subtitle1" component="h3">
+                        {ex.agent_name}
+                      </Typography>
+                      <ToneChip label={plural(total, "interaction")} />
+                      {subAgents.length > 0 ? (
+                        <ToneChip tone="info" label={plural(subAgents.length, "sub-agent")} />
+                      ) : null}
+                    </Stack>
+                    {interactions(ex)}
+                    {subAgents.length > 0 ? (
+                      <Box
+                        component="section"
+                        aria-label={`Sub-agents of ${ex.agent_name}`}
+                        sx={{ mt: 2 }}
                       >
-                        {() => <McpDetail sessionId={props.sessionId} id={i.id} />}
-                      </Interaction>
-                    ),
-                  )}
-                </Paper>
-              ))}
+                        <Typography variant="subtitle2" component="h4" gutterBottom>
+                          Sub-agents
+                        </Typography>
+                        <Stack spacing={1.5} sx={{ pl: { xs: 1, sm: 3 } }}>
+                          {subAgents.map((sub) => (
+                            <Paper
+                              key={sub.execution_id}
+                              variant="outlined"
+                              component="section"
+                              aria-label={`Sub-agent ${sub.agent_name}`}
+                              data-execution-id={sub.execution_id}
+                              sx={{ p: 1.5, borderLeftWidth: 3, borderLeftColor: "secondary.main" }}
+                            >
+                              <Stack
+                                direction="row"
+                                spacing={1}
+                                sx={{ alignItems: "center", flexWrap: "wrap", mb: 1 }}
+                              >
+                                <Typography variant="subtitle2" component="h5">
+                                  {sub.agent_name}
+                                </Typography>
+                                <ToneChip label={plural(interactionsOf(sub), "interaction")} />
+                              </Stack>
+                              {interactions(sub)}
+                            </Paper>
+                          ))}
+                        </Stack>
+                      </Box>
+                    ) : null}
+                  </Paper>
+                );
+              })}
             </Stack>
           </Box>
         ))}
