@@ -397,6 +397,8 @@ describe("GET /sessions/:id/status", () => {
       final_analysis: null,
       executive_summary: null,
       error_message: null,
+      cancelled_by: null,
+      cancel_reason: null,
     });
     const etag = first.headers.get("etag");
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/); // strong: no W/ prefix
