@@ -148,7 +148,7 @@ defaults:
   llm_provider: google-default
   compose_provider: google-default
   fallback_list: fast
-  label_map: triage
+  compose_backend: langchain
 `,
     );
     const env = { GOOGLE_API_KEY: "key" };
@@ -161,9 +161,7 @@ defaults:
       `  unsupported: ${file}: defaults.fallback_list: selects a named list from fallback_lists as this level's fallback walk (#31)`,
     );
     expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
-    expect(lenient.stdout).toMatch(
-      /unsupported: .*defaults\.label_map: selects the label_maps catalog entry.* \(#31\)/,
-    );
+    expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_backend: .* \(#31\)/);
     expect(lenient.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
 
     const strict = await tarsy(["config", "check", "-c", dir, "--strict"], env);
@@ -212,13 +210,14 @@ defaults:
       `
 defaults:
   max_iterations: -2
-  label_map: triage
+  compose_backend: langchain
 mcp_servers:
   broken:
     transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
 agent_chains:
   k8s:
     alert_types: [kubernetes]
+    label_map: triage
     stages:
       - name: s
         agents: [{ name: Nobody }]
@@ -228,7 +227,7 @@ agent_chains:
     expect(run.code).toBe(1);
     expect(run.stderr).toBe("");
     const file = join(dir, "tarsy.yaml");
-    expect(run.stdout).toContain(`Configuration in ${dir} is invalid: 4 problems`);
+    expect(run.stdout).toContain(`Configuration in ${dir} is invalid: 5 problems`);
     expect(run.stdout).toContain(
       `error: ${file}: mcp_servers.broken.transport.command: is required for stdio transport (environment variable "BROKEN_BIN" is not set)`,
     );
@@ -242,8 +241,10 @@ agent_chains:
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
+    expect(run.stdout).toContain(`unsupported: ${file}: defaults.compose_backend:`);
+    // A label map selector names a catalog entry; the error carries its file line.
     expect(run.stdout).toContain(
-      `unsupported: ${file}: defaults.label_map: selects the label_maps catalog entry`,
+      `error: ${file}:11: agent_chains.k8s.label_map: unknown label map "triage" (label_maps has "builtin")`,
     );
     expect(run.stdout).toContain(
       `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,

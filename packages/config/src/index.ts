@@ -52,6 +52,12 @@ export {
 } from "./fallback.ts";
 export { fillSessionId, interpolateString, SESSION_ID_PLACEHOLDER } from "./interpolate.ts";
 export {
+  builtinLabelMap,
+  type LabelMapConfig,
+  type LabelSpec,
+  resolveLabelMap,
+} from "./labels.ts";
+export {
   DEFAULT_CONFIG_DIR,
   type LoadConfigOptions,
   type LoadConfigResult,

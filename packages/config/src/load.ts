@@ -21,6 +21,7 @@ import {
 } from "./builtins.ts";
 import { ConfigError, type ConfigIssue } from "./errors.ts";
 import { interpolateDocument } from "./interpolate.ts";
+import { type LineOf as LabelLineOf, labelSelectorIssues, loadLabelMaps } from "./labels.ts";
 import {
   toAgent,
   toChain,
@@ -164,6 +165,21 @@ function nodeLine(
   return node?.range ? lines.linePos(node.range[0]).line : undefined;
 }
 
+/** The file line of the node at `path`, or of its nearest ancestor the document has. */
+function lineAt(
+  doc: Document,
+  lines: LineCounter,
+  path: readonly (string | number)[],
+): number | undefined {
+  for (let length = path.length; length > 0; length--) {
+    const node = doc.getIn(path.slice(0, length), true) as { range?: [number, number, number] };
+    if (node?.range) return lines.linePos(node.range[0]).line;
+  }
+  return undefined;
+}
+
+const lineField = (line: number | undefined) => (line === undefined ? {} : { line });
+
 /** Parses each entry of a named section; failed names are remembered so references stay quiet. */
 function parseSection<S extends z.ZodType, T>(
   state: LoadState,
@@ -210,9 +226,12 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
 
   let policyLine: number | undefined;
   let lineOf: LineOf = () => undefined;
+  /** Label settings: the line of a path's node, or of its nearest written ancestor. */
+  let tarsyLineOf: LabelLineOf = () => undefined;
   const tarsyRaw = readYaml(tarsyFile, state, (doc, lines) => {
     policyLine = firstLineOf(doc, lines, ["authorization", "policy"]);
     lineOf = (file, path) => (file === tarsyFile ? nodeLine(doc, lines, path) : undefined);
+    tarsyLineOf = (path) => lineAt(doc, lines, path);
   });
   const tarsy = parseEntry(TarsyFileSchema, tarsyRaw ?? {}, tarsyFile, []);
   state.issues.push(...tarsy.issues);
@@ -328,6 +347,17 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const skills = loadSkills(options.configDir);
   state.issues.push(...skills.issues);
 
+  const labelMaps = loadLabelMaps(top.label_maps, tarsyFile, tarsyLineOf);
+  state.issues.push(...labelMaps.issues);
+  if (labelMaps.builtinReplaced) {
+    state.warnings.push({
+      file: tarsyFile,
+      path: "label_maps.builtin",
+      message:
+        "replaces the built-in label map (watch, action, noise) whole; its instructions and labels are not merged",
+    });
+  }
+
   const config: TarsyConfig = {
     configDir: options.configDir,
     defaults,
@@ -339,10 +369,12 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     mcpServers,
     llmProviders,
     skills: skills.skills,
+    labelMaps: labelMaps.catalog,
     sources,
   };
   state.issues.push(...validateReferences(config, invalid, lineOf));
   state.issues.push(...validateSkillReferences(config));
+  state.issues.push(...labelSelectorIssues(config, tarsyFile, tarsyLineOf));
   state.issues.push(...vertexEnvIssues(config, options.env));
   state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
   if (options.credentialEnv) {
@@ -365,7 +397,13 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
       message: `${issue.message} (environment variable ${names} ${verb} not set)`,
     };
   });
-  if (issues.length > 0) throw new ConfigError(issues, state.warnings);
+  // Label settings name their file line too (the catalog's own issues already do).
+  const located = issues.map((issue) =>
+    issue.line === undefined && issue.file === tarsyFile && /(^|\.)label_map$/.test(issue.path)
+      ? { ...issue, ...lineField(tarsyLineOf(issue.path.split("."))) }
+      : issue,
+  );
+  if (located.length > 0) throw new ConfigError(located, state.warnings);
   return { config, warnings: state.warnings };
 }
 

@@ -143,6 +143,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       mcp_servers: raw.mcp_servers,
       fallback_providers: raw.fallback_providers,
       sub_agents: toSubAgents(raw.sub_agents),
+      label_map: raw.label_map,
     }),
     stages,
     chat: raw.chat
@@ -191,6 +192,7 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       fallback_providers: raw.fallback_providers,
       scoring: raw.scoring && defined(raw.scoring),
       memory: raw.memory && toMemory(base.memory, raw.memory),
+      label_map: raw.label_map,
       orchestrator: toOrchestrator(raw.orchestrator),
     }),
   };

@@ -1,6 +1,7 @@
 import { NOTIFICATION_EVENTS } from "@tarsy/contracts";
 import { z } from "zod";
 import { parseDuration } from "./duration.ts";
+import { LabelMapSelectorSchema } from "./labels.ts";
 import {
   customPatternProblem,
   isKnownMaskingPattern,
@@ -323,6 +324,8 @@ export const ChainSchema = z.strictObject({
   chat: ChatSchema.optional(),
   scoring: ScoringSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
+  /** The `label_maps` entry this chain's sessions are labelled with (over `defaults.label_map`). */
+  label_map: LabelMapSelectorSchema.optional(),
 });
 export type RawChain = z.output<typeof ChainSchema>;
 
@@ -390,6 +393,8 @@ export const DefaultsSchema = z.strictObject({
   scoring: ScoringSchema.optional(),
   memory: MemorySchema.optional(),
   orchestrator: OrchestratorSchema.optional(),
+  /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
+  label_map: LabelMapSelectorSchema.optional(),
 });
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 
@@ -540,6 +545,8 @@ export const TarsyFileSchema = z.strictObject({
   mcp_servers: Section,
   agents: Section,
   agent_chains: Section,
+  /** Session label maps by name; validated on their own (see `labels.ts`). */
+  label_maps: z.unknown().optional(),
 });
 
 export const ProvidersFileSchema = z.strictObject({

@@ -1,5 +1,6 @@
 import type { NotificationEvent } from "@tarsy/contracts";
 import type { AuthorizationConfig } from "./authorization.ts";
+import type { LabelMapConfig } from "./labels.ts";
 import type { McpAuthConfig } from "./mcp-auth.ts";
 import type { SkillConfig } from "./skills.ts";
 /**
@@ -259,6 +260,8 @@ export interface ChainConfig {
   chat: ChatConfig;
   scoring?: ScoringConfig;
   fallback_providers?: FallbackProviderEntry[];
+  /** `label_maps` entry of this chain's sessions (unset: `defaults.label_map`). */
+  label_map?: string;
   builtin: boolean;
 }
 
@@ -328,6 +331,8 @@ export interface DefaultsConfig {
   memory: MemoryConfig;
   /** Guardrails of every orchestrating agent, under each agent definition's `orchestrator`. */
   orchestrator?: Partial<OrchestratorLimits>;
+  /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
+  label_map?: string;
 }
 
 export interface QueueConfig {
@@ -470,6 +475,8 @@ export interface TarsyConfig {
   llmProviders: ReadonlyMap<string, LlmProviderConfig>;
   /** `<configDir>/skills/`, by name (empty without the directory). */
   skills: ReadonlyMap<string, SkillConfig>;
+  /** The `label_maps` catalog, `builtin` always present (shipped, or replaced by YAML). */
+  labelMaps: ReadonlyMap<string, LabelMapConfig>;
   sources: ConfigSources;
 }
 

@@ -19,8 +19,6 @@ const MEMORY =
 const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
 const COMPOSE =
   "model of the compose stage that merges the investigation and action reports after an action stage";
-const LABEL_MAP =
-  "selects the label_maps catalog entry used to label sessions (watch, action, noise)";
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
@@ -45,13 +43,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "defaults.compose_fallback_list", does: COMPOSE, issue: 31 },
   { path: "agent_chains.*.compose_provider", does: COMPOSE, issue: 31 },
   { path: "agent_chains.*.compose_backend", does: COMPOSE, issue: 31 },
-  {
-    path: "label_maps",
-    does: "catalog of session label sets the executive summary picks from",
-    issue: 31,
-  },
-  { path: "defaults.label_map", does: LABEL_MAP, issue: 31 },
-  { path: "agent_chains.*.label_map", does: LABEL_MAP, issue: 31 },
   {
     path: "defaults.summarization",
     does: "model (llm_provider, llm_backend, fallback_list) that summarizes large MCP results",

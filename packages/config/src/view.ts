@@ -109,6 +109,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       llm_provider: defaults.llm_provider,
       alert_type: defaults.alert_type,
       max_iterations: defaults.max_iterations,
+      label_map: defaults.label_map ?? null,
       orchestrator: orchestratorView(resolveOrchestratorLimits(config)),
       memory: {
         enabled: defaults.memory.enabled,
@@ -130,6 +131,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       llm_provider: chain.llm_provider ?? defaults.llm_provider,
       chat_enabled: chain.chat.enabled,
       scoring_enabled: isScoringEnabled(config, chain),
+      label_map: chain.label_map ?? null,
       builtin: chain.builtin,
       sub_agents: refNames(chain.sub_agents),
       chat_sub_agents: chain.chat.enabled
@@ -154,6 +156,13 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       sub_agents: refNames(agent.sub_agents),
       orchestrator: orchestratorView(resolveOrchestratorLimits(config, agent)),
       builtin: agent.builtin,
+    })),
+    label_maps: [...config.labelMaps.entries()].map(([name, map]) => ({
+      name,
+      multi: map.multi,
+      instructions: map.instructions ?? null,
+      labels: map.labels.map((spec) => ({ label: spec.label, description: spec.description })),
+      builtin: map.builtin,
     })),
     skills: [...config.skills.values()].map((skill) => ({
       name: skill.name,

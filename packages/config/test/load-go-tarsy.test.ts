@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   isScoringEnabled,
   loadConfig,
+  resolveLabelMap,
   resolveMcpSelection,
   resolveOrchestratorLimits,
   resolveScoringConfig,
@@ -157,6 +158,18 @@ describe("the Go TARSy's configuration shapes", () => {
     });
     expect(config.system.cost_estimation.enabled).toBe(true);
     expect(config.system.retention.session_retention_days).toBe(365);
+    // Session labels are acted on: the catalog, defaults.label_map and a chain's selector.
+    expect(unsupported.filter((path) => path.includes("label_map"))).toEqual([]);
+    expect([...config.labelMaps.keys()]).toEqual(["oncall", "ops-tags", "builtin"]);
+    expect(config.labelMaps.get("oncall")?.labels.map((l) => l.label)).toEqual([
+      "monitor",
+      "page",
+      "false_positive",
+    ]);
+    expect(resolveLabelMap(config, crashloop).name).toBe("oncall");
+    expect(resolveLabelMap(config, config.chains.get("kubernetes-2-replicas")).name).toBe(
+      "builtin",
+    );
   });
 
   it("a malformed holiday is an error with its path", () => {

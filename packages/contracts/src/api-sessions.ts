@@ -19,6 +19,7 @@ import {
   TimelineEventStatusSchema,
   TimelineEventTypeSchema,
 } from "./enums.ts";
+import { LabelTokenSchema, SessionLabelsSchema } from "./labels.ts";
 
 /** The HTTP API of ingest-api, part 2: sessions, timeline, chat and trace. */
 
@@ -57,6 +58,8 @@ export const SessionListQuerySchema = z
     review_status: csv(ReviewStatusSchema).optional(),
     /** Exact assignee. */
     assignee: z.string().min(1).optional(),
+    /** Sessions whose labels hold this exact (canonical) name. */
+    label: LabelTokenSchema.optional(),
     /** Case-insensitive text over alert data, final analysis and executive summary (≥ 3 chars). */
     search: z.string().trim().min(3).max(500).optional(),
     /** Created at or after. */
@@ -187,6 +190,8 @@ export const SessionSummarySchema = z.object({
   ...SessionStatsShape,
   /** Every LLM interaction of the session, chat answers and executive summary included. */
   cost: CostTotalsSchema,
+  /** Session labels from the executive summary: null while unlabelled, `[]` when none applied. */
+  labels: SessionLabelsSchema,
   /** The latest completed score (0–100), or null. */
   latest_score: z.number().int().nullable(),
   /** Where the latest scoring run stands, or null when none ran. */
@@ -258,6 +263,8 @@ export const SessionStatusResponseSchema = z.object({
   status: SessionStatusSchema,
   final_analysis: z.string().nullable(),
   executive_summary: z.string().nullable(),
+  /** Null while in progress or unlabelled; `[]` when the summary applied none. */
+  labels: SessionLabelsSchema,
   error_message: z.string().nullable(),
   ...CancelAttributionShape,
 });

@@ -265,6 +265,8 @@ export const FilterOptionsResponseSchema = z.object({
   chain_ids: z.array(z.string()),
   /** The projects the caller may see (every project while authorization is off). */
   projects: z.array(z.string()),
+  /** Distinct label names stored on the visible sessions. */
+  labels: z.array(z.string()),
 });
 export type FilterOptionsResponse = z.infer<typeof FilterOptionsResponseSchema>;
 
@@ -287,6 +289,8 @@ export const SystemConfigResponseSchema = z.object({
     max_iterations: z.number().int(),
     /** `defaults.orchestrator` over the built-in guardrails. */
     orchestrator: OrchestratorLimitsViewSchema,
+    /** `defaults.label_map` as written (null: unset, the built-in map). */
+    label_map: z.string().nullable(),
     /** Investigation memory (`defaults.memory`): the embedding's key by its variable's name. */
     memory: z.object({
       enabled: z.boolean(),
@@ -311,6 +315,8 @@ export const SystemConfigResponseSchema = z.object({
       chat_enabled: z.boolean(),
       /** Completed sessions are scored automatically (chain → defaults.scoring). */
       scoring_enabled: z.boolean(),
+      /** `label_map` as the chain writes it (null: it inherits `defaults.label_map`). */
+      label_map: z.string().nullable(),
       builtin: z.boolean(),
       /** The chain's `sub_agents`, as listed. */
       sub_agents: z.array(z.string()),
@@ -339,6 +345,17 @@ export const SystemConfigResponseSchema = z.object({
       sub_agents: z.array(z.string()),
       /** Its guardrails when it dispatches sub-agents (defaults, then its `orchestrator:`). */
       orchestrator: OrchestratorLimitsViewSchema,
+      builtin: z.boolean(),
+    }),
+  ),
+  /** The `label_maps` catalog, `builtin` included (injected or replaced by YAML), by name. */
+  label_maps: z.array(
+    z.object({
+      name: z.string(),
+      multi: z.boolean(),
+      instructions: z.string().nullable(),
+      labels: z.array(z.object({ label: z.string(), description: z.string() })),
+      /** The built-in map as shipped (false when YAML replaced it or for any other name). */
       builtin: z.boolean(),
     }),
   ),

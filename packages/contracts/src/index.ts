@@ -298,6 +298,13 @@ export {
   HttpErrorCodeSchema,
 } from "./http.ts";
 export {
+  BUILTIN_LABEL_MAP,
+  LABEL_TOKEN_PATTERN,
+  LabelTokenSchema,
+  type SessionLabels,
+  SessionLabelsSchema,
+} from "./labels.ts";
+export {
   MCP_GATEWAY,
   type McpCallToolReply,
   McpCallToolReplySchema,

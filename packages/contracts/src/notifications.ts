@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, TimestampSchema } from "./common.ts";
 import { NotificationEventSchema, SessionStatusSchema } from "./enums.ts";
+import { SessionLabelsSchema } from "./labels.ts";
 
 /**
  * The JSON body of a notification webhook (`system.notifications.webhooks`). Receivers should
@@ -22,6 +23,11 @@ export const NotificationWebhookPayloadSchema = z.object({
   started_at: TimestampSchema.nullable(),
   completed_at: TimestampSchema.nullable(),
   executive_summary: z.string().nullable(),
+  /**
+   * The session's labels (e.g. `noise`, `action`) so a receiver can route on them: null when
+   * unlabelled, `[]` when the summary applied none.
+   */
+  labels: SessionLabelsSchema,
   final_analysis: z.string().nullable(),
   error_message: z.string().nullable(),
   /** Who cancelled (or stopped) the session and why; null otherwise (see the session API). */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { QualityRatingSchema } from "./api-review.ts";
 import { IdSchema, JsonObjectSchema, TimestampSchema, TokenUsageSchema, V1 } from "./common.ts";
 import { ExecutionKindSchema, ExecutionStatusSchema } from "./enums.ts";
+import { SessionLabelsSchema } from "./labels.ts";
 
 /** ingest-api → orchestrator: a new session row exists and waits for admission. */
 export const SessionSubmittedSchema = z.object({
@@ -139,6 +140,12 @@ export const ExecutionFinishedSchema = z.object({
    * null when it was missing or unreadable. Absent for other kinds.
    */
   actions_executed: z.boolean().nullable().optional(),
+  /**
+   * Executive summaries only: the canonical names of its `LABELS:` line (stripped from
+   * `final_analysis`), `[]` without one, null when the line could not be read. Absent for
+   * other kinds.
+   */
+  labels: SessionLabelsSchema.optional(),
   error: z.string().nullable(),
   token_usage: TokenUsageSchema.nullable(),
   /** Sub-agents: the parent to wake with this outcome. */

@@ -39,6 +39,7 @@ export type ExecutionUpdate = Pick<
   | "errorMessage"
   | "finalAnalysis"
   | "actionsExecuted"
+  | "labels"
   | "startedAt"
   | "completedAt"
   | "inputTokens"

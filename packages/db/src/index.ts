@@ -137,6 +137,7 @@ export {
   type TraceExecution,
   type TraceStage,
 } from "./interactions.ts";
+export { labelsColumn, storedLabels } from "./labels.ts";
 export type { DbLogger } from "./logger.ts";
 export {
   allWordsQuery,

@@ -118,6 +118,8 @@ export interface SessionListFilter {
   readonly reviewStatus?: readonly ReviewStatus[];
   /** Exact assignee. */
   readonly assignee?: string;
+  /** Sessions whose labels hold this exact name. */
+  readonly label?: string;
   readonly createdFrom?: Date;
   readonly createdTo?: Date;
   /** Default `createdAt`; ties (and null start/completion times, last) fall back to newest first. */
@@ -161,6 +163,7 @@ export async function listSessions(
       ? {}
       : { reviewStatus: { in: [...filter.reviewStatus] } }),
     ...(filter.assignee === undefined ? {} : { assignee: filter.assignee }),
+    ...(filter.label === undefined ? {} : { labels: { array_contains: [filter.label] } }),
     ...(filter.createdFrom === undefined && filter.createdTo === undefined
       ? {}
       : { createdAt: { gte: filter.createdFrom, lte: filter.createdTo } }),
@@ -269,9 +272,9 @@ export async function getSessionDetail(
 export async function listSessionFilterOptions(
   client: DbClient,
   projects?: readonly string[],
-): Promise<{ alertTypes: string[]; chainIds: string[] }> {
+): Promise<{ alertTypes: string[]; chainIds: string[]; labels: string[] }> {
   const where = { deletedAt: null, ...projectWhere(projects) };
-  const [types, chains] = await Promise.all([
+  const [types, chains, labels] = await Promise.all([
     client.alertSession.findMany({
       where,
       distinct: ["alertType"],
@@ -284,8 +287,20 @@ export async function listSessionFilterOptions(
       select: { chainId: true },
       orderBy: { chainId: "asc" },
     }),
+    client.$queryRaw<{ label: string }[]>`
+      SELECT DISTINCT l.label FROM alert_sessions s,
+        LATERAL jsonb_array_elements_text(
+          CASE WHEN jsonb_typeof(s.labels) = 'array' THEN s.labels ELSE '[]'::jsonb END
+        ) AS l(label)
+      WHERE s.deleted_at IS NULL
+        AND (${projects === undefined} OR s.project = ANY(${[...(projects ?? [])]}::text[]))
+      ORDER BY l.label`,
   ]);
-  return { alertTypes: types.map((t) => t.alertType), chainIds: chains.map((c) => c.chainId) };
+  return {
+    alertTypes: types.map((t) => t.alertType),
+    chainIds: chains.map((c) => c.chainId),
+    labels: labels.map((l) => l.label),
+  };
 }
 
 export type SessionUpdate = Pick<
@@ -294,6 +309,7 @@ export type SessionUpdate = Pick<
   | "finalAnalysis"
   | "executiveSummary"
   | "executiveSummaryError"
+  | "labels"
   | "errorMessage"
   | "startedAt"
   | "completedAt"

@@ -88,6 +88,13 @@ export const METRICS = {
     labels: ["provider", "model", "status"],
     from: ["agent-runner"],
   },
+  sessionLabelsParseFailures: {
+    name: "tarsy_session_labels_parse_failures_total",
+    type: "counter",
+    help: "Executive summaries whose LABELS line could not be read even after one reminder; the session keeps no labels (null), by the label map in use.",
+    labels: ["label_map"],
+    from: ["agent-runner"],
+  },
   llmFallbacks: {
     name: "tarsy_llm_fallbacks_total",
     type: "counter",

@@ -1,4 +1,4 @@
-import type { Holiday, OrchestratorLimits, ResolvedSkill } from "@tarsy/config";
+import type { Holiday, LabelMapConfig, OrchestratorLimits, ResolvedSkill } from "@tarsy/config";
 import type { ExecutionKind } from "@tarsy/contracts";
 import type { LlmConfig } from "@tarsy/llm-client";
 
@@ -90,6 +90,8 @@ export interface ExecutionContext {
   failedServers: Record<string, string>;
   /** When the execution started (the prompts' calendar); default: when the prompt is built. */
   now?: Date;
+  /** Executive summaries: the chain's active label map (`label_maps`). */
+  labelMap?: { name: string; map: LabelMapConfig };
   /** `system.holidays` (empty: the built-in list). */
   holidays?: readonly Holiday[];
 }

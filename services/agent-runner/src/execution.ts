@@ -82,6 +82,7 @@ function finishedMessage(
     status: outcome.status,
     final_analysis: outcome.finalAnalysis,
     ...(outcome.actionsExecuted !== undefined && { actions_executed: outcome.actionsExecuted }),
+    ...(outcome.labels !== undefined && { labels: outcome.labels }),
     error: outcome.error,
     token_usage: outcome.usage,
     ...(request.parent_execution_id && { parent_execution_id: request.parent_execution_id }),
@@ -94,6 +95,7 @@ function outcomeOf(record: ExecutionRecord): ExecutionOutcome {
     status: record.status as ExecutionOutcome["status"],
     finalAnalysis: record.finalAnalysis,
     ...(record.kind === "action" && { actionsExecuted: record.actionsExecuted }),
+    ...(record.kind === "executive_summary" && { labels: record.labels }),
     error: record.errorMessage,
     usage: record.usage,
   };
@@ -328,6 +330,7 @@ export async function runExecution(
       status: "completed",
       finalAnalysis: result.finalAnalysis,
       ...(result.actionsExecuted !== undefined && { actionsExecuted: result.actionsExecuted }),
+      ...(result.labels !== undefined && { labels: result.labels }),
       error: null,
       usage: usage.toTokenUsage(),
     };

@@ -122,6 +122,8 @@ export interface ExecutionRecord {
   attempt: number;
   finalAnalysis: string | null;
   actionsExecuted: boolean | null;
+  /** Executive summaries: their labels as stored (null: unreadable, or another kind). */
+  labels: string[] | null;
   errorMessage: string | null;
   usage: TokenUsage;
   completedAt: Date | null;
@@ -147,6 +149,8 @@ export interface ExecutionOutcome {
   finalAnalysis: string | null;
   /** Action agents: whether they said they acted (null when unknown); absent elsewhere. */
   actionsExecuted?: boolean | null;
+  /** Executive summaries: the labels of their `LABELS:` line (null: unreadable); absent elsewhere. */
+  labels?: string[] | null;
   error: string | null;
   usage: TokenUsage;
 }

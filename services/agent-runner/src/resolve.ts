@@ -8,6 +8,7 @@ import {
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
+  resolveLabelMap,
   resolveMcpSelection,
   resolveScoringConfig,
   resolveSubAgentConfig,
@@ -269,5 +270,6 @@ export function resolveExecutionContext(
     failedServers: {},
     now,
     holidays: config.system.holidays,
+    ...(request.kind === "executive_summary" && { labelMap: resolveLabelMap(config, chain) }),
   };
 }

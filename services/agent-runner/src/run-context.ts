@@ -47,6 +47,7 @@ export type RunnerMetrics = Pick<
   | "llmTokens"
   | "llmFallbacks"
   | "workOrphaned"
+  | "sessionLabelsParseFailures"
 >;
 
 /**
@@ -101,4 +102,6 @@ export interface ControllerResult {
   finalAnalysis: string;
   /** Action agents only: their YES/NO last line (null when missing or unreadable). */
   actionsExecuted?: boolean | null;
+  /** Executive summaries: the labels of their `LABELS:` line (null when unreadable). */
+  labels?: string[] | null;
 }

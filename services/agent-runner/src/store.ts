@@ -20,6 +20,7 @@ import {
   getStage,
   heartbeatExecution,
   isRowId,
+  labelsColumn,
   listMessages,
   listSubAgents,
   listUndeliveredSubAgentResults,
@@ -34,6 +35,7 @@ import {
   searchPastSessions,
   sessionMemories,
   startExecution,
+  storedLabels,
   suspendExecution,
   type TimelineEvent,
 } from "@tarsy/db";
@@ -200,6 +202,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         attempt: execution.attempt,
         finalAnalysis: execution.finalAnalysis,
         actionsExecuted: execution.actionsExecuted,
+        labels: storedLabels(execution.labels),
         errorMessage: execution.errorMessage,
         usage: {
           input_tokens: execution.inputTokens,
@@ -312,6 +315,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       finishExecutionAttempt(prisma, executionId, attempt, outcome.status, {
         finalAnalysis: outcome.finalAnalysis,
         ...(outcome.actionsExecuted !== undefined && { actionsExecuted: outcome.actionsExecuted }),
+        ...(outcome.labels !== undefined && { labels: labelsColumn(outcome.labels) }),
         errorMessage: outcome.error,
         completedAt: new Date(),
         inputTokens: outcome.usage.input_tokens,

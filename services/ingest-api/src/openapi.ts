@@ -143,7 +143,8 @@ export function buildOpenApi(version: string): Json {
       },
       "/api/v1/sessions": {
         get: {
-          summary: "List sessions with filters, sorting and pagination",
+          summary:
+            "List sessions with filters, sorting and pagination (`label`: sessions labelled with that name; a label no configured map has is a 400)",
           parameters: queryParams(SessionListQuerySchema),
           responses: { ...ok(200, "a page of sessions", SessionListResponseSchema), 400: E400 },
         },
@@ -188,7 +189,7 @@ export function buildOpenApi(version: string): Json {
       "/api/v1/sessions/{id}/status": {
         get: {
           summary:
-            "Polling surface: status, final analysis, executive summary, error. Sends a strong ETag of the body; If-None-Match with it answers 304 while nothing changed",
+            "Polling surface: status, final analysis, executive summary, labels, error. Sends a strong ETag of the body; If-None-Match with it answers 304 while nothing changed",
           parameters: [
             ...session,
             { name: "If-None-Match", in: "header", required: false, schema: { type: "string" } },

@@ -27,7 +27,7 @@ import type {
   Stage,
   TimelineEvent,
 } from "@tarsy/db";
-import { NO_COST } from "@tarsy/db";
+import { NO_COST, storedLabels } from "@tarsy/db";
 
 /** Rows → API bodies (snake_case, ISO timestamps). */
 
@@ -63,6 +63,7 @@ export function presentSummary(s: AlertSession, stats: SessionStats): SessionSum
     current_stage_index: s.currentStageIndex,
     current_stage_name: s.currentStageName,
     has_final_analysis: s.finalAnalysis !== null && s.finalAnalysis !== "",
+    labels: storedLabels(s.labels),
     error_message: s.errorMessage,
     cancelled_by: s.cancelledBy,
     cancel_reason: s.cancelReason,
@@ -141,6 +142,7 @@ export function presentStatus(s: AlertSession): SessionStatusResponse {
     status: s.status,
     final_analysis: s.finalAnalysis,
     executive_summary: s.executiveSummary,
+    labels: storedLabels(s.labels),
     error_message: s.errorMessage,
     cancelled_by: s.cancelledBy,
     cancel_reason: s.cancelReason,

@@ -24,6 +24,8 @@ export interface SessionFacts {
   id: string;
   alertType: string;
   executiveSummary: string | null;
+  /** The session's labels (null: unlabelled; `[]`: none applied). */
+  labels: readonly string[] | null;
   finalAnalysis: string | null;
   errorMessage: string | null;
   /** Who cancelled (or stopped) the session and why, when recorded. */
@@ -66,8 +68,11 @@ export function terminalMessage(
   const { emoji, label } = OUTCOMES[outcome];
   const header = `${emoji} *${label}*`;
   const blocks: Record<string, unknown>[] = [];
+  // Labels lead the message so a channel rule (or a reader) can route on them.
+  const labels = outcome === "completed" && session.labels?.length ? session.labels : [];
   if (outcome === "completed") {
-    blocks.push(section(header));
+    const tags = labels.map((label) => `\`${label}\``).join(" ");
+    blocks.push(section(labels.length > 0 ? `${header}\n*Labels:* ${tags}` : header));
     const content = session.executiveSummary || session.finalAnalysis;
     if (content) blocks.push(section(truncateForSlack(content)));
   } else if (outcome === "cancelled") {
@@ -98,5 +103,6 @@ export function terminalMessage(
       ],
     });
   }
-  return { text: `${label}: ${session.alertType}`, blocks };
+  const suffix = labels.length > 0 ? ` [labels: ${labels.join(", ")}]` : "";
+  return { text: `${label}: ${session.alertType}${suffix}`, blocks };
 }

@@ -6,6 +6,7 @@ import {
   listSessionDeliveries,
   type NotificationDelivery,
   type PrismaClient,
+  storedLabels,
 } from "@tarsy/db";
 import type { Logger } from "@tarsy/runtime";
 import { type SessionFacts, sessionUrl, startedMessage, terminalMessage } from "./messages.ts";
@@ -39,6 +40,7 @@ const facts = (session: AlertSession): SessionFacts => ({
   id: session.id,
   alertType: session.alertType,
   executiveSummary: session.executiveSummary,
+  labels: storedLabels(session.labels),
   finalAnalysis: session.finalAnalysis,
   errorMessage: session.errorMessage,
   cancelledBy: session.cancelledBy,
@@ -92,6 +94,7 @@ export function buildTargets(
             started_at: session.startedAt?.toISOString() ?? null,
             completed_at: session.completedAt?.toISOString() ?? null,
             executive_summary: session.executiveSummary,
+            labels: storedLabels(session.labels),
             final_analysis: session.finalAnalysis,
             error_message: session.errorMessage,
             cancelled_by: session.cancelledBy,

@@ -128,6 +128,8 @@ export async function reach(
     errorMessage?: string;
     cancelledBy?: string;
     cancelReason?: string;
+    /** The executive summary's labels (as the orchestrator stores them). */
+    labels?: string[];
   } = {},
 ): Promise<number> {
   const from: readonly SessionStatus[] =

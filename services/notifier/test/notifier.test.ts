@@ -244,6 +244,75 @@ describe("Slack", () => {
   });
 });
 
+describe("session labels", () => {
+  test("a completed session's labels lead its Slack message and ride in the webhook payload", async ({
+    t,
+    nats,
+    slack,
+    hook,
+    notifiers,
+  }) => {
+    notifiers.push(await startTestNotifier(t, nats, { slack, webhooks: [{ url: hook.url }] }));
+    const session = await newSession(t.db);
+    await reach(t.db, nats.bus, session, "in_progress");
+    await reach(t.db, nats.bus, session, "completed", {
+      finalAnalysis: "A maintenance job restarted the pod.",
+      executiveSummary: "Maintenance restart; nothing to do.",
+      labels: ["noise"],
+    });
+    await deliveryOf(t.db, session.id, "slack", "completed");
+    const [done] = postsFor(slack, session.id, "completed");
+    expect(blockTexts(done?.blocks)).toEqual([
+      ":white_check_mark: *Analysis Complete*\n*Labels:* `noise`",
+      "Maintenance restart; nothing to do.",
+    ]);
+    expect(done?.text).toBe("Analysis Complete: kubernetes [labels: noise]");
+
+    await deliveryOf(t.db, session.id, "webhook:0", "completed");
+    const payload = NotificationWebhookPayloadSchema.parse(
+      JSON.parse(hook.requests[0]?.body ?? ""),
+    );
+    expect(payload).toMatchObject({ event: "completed", labels: ["noise"] });
+  });
+
+  test("several labels, none, and unlabelled sessions", async ({
+    t,
+    nats,
+    slack,
+    hook,
+    notifiers,
+  }) => {
+    notifiers.push(await startTestNotifier(t, nats, { slack, webhooks: [{ url: hook.url }] }));
+    const outcomes: [string[] | null, string, string][] = [
+      [
+        ["page", "modify_detection_rules"],
+        "`page` `modify_detection_rules`",
+        " [labels: page, modify_detection_rules]",
+      ],
+      [[], "", ""],
+      [null, "", ""],
+    ];
+    for (const [labels, chips, suffix] of outcomes) {
+      const session = await newSession(t.db);
+      await reach(t.db, nats.bus, session, "in_progress");
+      await reach(t.db, nats.bus, session, "completed", {
+        executiveSummary: "summary",
+        ...(labels !== null && { labels }),
+      });
+      await deliveryOf(t.db, session.id, "slack", "completed");
+      await deliveryOf(t.db, session.id, "webhook:0", "completed");
+      const [done] = postsFor(slack, session.id, "completed");
+      expect(blockTexts(done?.blocks)[0]).toBe(
+        `:white_check_mark: *Analysis Complete*${chips ? `\n*Labels:* ${chips}` : ""}`,
+      );
+      expect(done?.text).toBe(`Analysis Complete: kubernetes${suffix}`);
+      const request = hook.requests.find((r) => r.body.includes(session.id));
+      const payload = NotificationWebhookPayloadSchema.parse(JSON.parse(request?.body ?? ""));
+      expect(payload.labels).toEqual(labels);
+    }
+  });
+});
+
 describe("webhooks", () => {
   test("a signed JSON POST of the outcome, only for the events asked for", async ({
     t,
@@ -284,6 +353,7 @@ describe("webhooks", () => {
       status: "completed",
       alert_type: "kubernetes",
       executive_summary: "summary",
+      labels: null,
       final_analysis: "analysis",
       error_message: null,
       cancelled_by: null,

@@ -56,6 +56,10 @@ export function formatSession(session: SessionDetail, timeline: TimelineResponse
   out.push(`  Status:      ${session.status}${statusDetail(session)}`);
   out.push(`  Alert type:  ${session.alert_type}`);
   out.push(`  Chain:       ${session.chain_id}`);
+  // Null: not labelled (running, no summary, or its LABELS line was unreadable).
+  if (session.labels !== null) {
+    out.push(`  Labels:      ${session.labels.length > 0 ? session.labels.join(", ") : "(none)"}`);
+  }
   if (session.author) out.push(`  Author:      ${session.author}`);
   const runbook = runbookLine(session);
   if (runbook) out.push(`  Runbook:     ${runbook}`);

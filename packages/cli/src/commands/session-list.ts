@@ -22,7 +22,8 @@ const USAGE = `Usage: tarsy session list [--status S[,S...]]... [--type TYPE] [-
 
 Lists sessions, newest first (GET /api/v1/sessions): id, status, alert type, chain, when it
 was created and how long it ran, then the page and the total that match. A cancelled session
-notes who cancelled it and why (NOTE, shown when the page has one).
+notes who cancelled it and why (NOTE, shown when the page has one); a labelled one its labels
+(LABELS, shown when the page has one).
 
 Options:
   -s, --status S[,S...]  only these statuses (pending, in_progress, cancelling, completed,
@@ -30,6 +31,7 @@ Options:
   -t, --type TYPE        only this alert type
       --chain ID         only this chain
       --project P        only this project
+  -l, --label NAME       only sessions labelled NAME (a label of a configured label map)
   -q, --search TEXT      text in the alert data, final analysis or executive summary (≥ 3 chars)
   -p, --page N           page N (default 1)
       --page-size N      sessions per page (default 25, at most 1000)
@@ -45,6 +47,7 @@ const OPTIONS = {
   type: { type: "string", short: "t" },
   chain: { type: "string" },
   project: { type: "string" },
+  label: { type: "string", short: "l" },
   search: { type: "string", short: "q" },
   page: { type: "string", short: "p" },
   "page-size": { type: "string" },
@@ -58,6 +61,7 @@ export function listQuery(values: {
   type?: string;
   chain?: string;
   project?: string;
+  label?: string;
   search?: string;
   page?: string;
   "page-size"?: string;
@@ -67,6 +71,7 @@ export function listQuery(values: {
   if (values.type !== undefined) raw.alert_type = values.type;
   if (values.chain !== undefined) raw.chain_id = values.chain;
   if (values.project !== undefined) raw.project = values.project;
+  if (values.label !== undefined) raw.label = values.label;
   if (values.search !== undefined) raw.search = values.search;
   if (values.page !== undefined) raw.page = values.page;
   if (values["page-size"] !== undefined) raw.page_size = values["page-size"];
@@ -84,6 +89,7 @@ const OPTION_OF: Record<string, string> = {
   alert_type: "--type",
   chain_id: "--chain",
   project: "--project",
+  label: "--label",
   search: "--search",
   page: "--page",
   page_size: "--page-size",
@@ -103,7 +109,10 @@ function noteOf(s: SessionSummary): string {
     : `${chars.slice(0, MAX_NOTE_CHARS - 1).join("")}…`;
 }
 
-function cells(s: SessionSummary, withNote: boolean): string[] {
+/** The session's labels, comma-separated ("" when it has none or is unlabelled). */
+const labelsOf = (s: SessionSummary): string => (s.labels ?? []).join(",");
+
+function cells(s: SessionSummary, withNote: boolean, withLabels: boolean): string[] {
   return [
     s.id,
     s.status,
@@ -111,6 +120,7 @@ function cells(s: SessionSummary, withNote: boolean): string[] {
     s.chain_id,
     s.created_at,
     s.duration_ms === null ? "-" : duration(s.duration_ms),
+    ...(withLabels ? [labelsOf(s)] : []),
     ...(withNote ? [noteOf(s)] : []),
   ];
 }
@@ -124,8 +134,13 @@ export function formatSessionList(answer: SessionListResponse): string {
   const footer = `page ${p.page} of ${Math.max(p.total_pages, 1)}, ${p.total} session${p.total === 1 ? "" : "s"}\n`;
   if (sessions.length === 0) return `No sessions match.\n${footer}`;
   const withNote = sessions.some((s) => noteOf(s) !== "");
-  const header: readonly string[] = withNote ? [...COLUMNS, "NOTE"] : COLUMNS;
-  const rows = [header, ...sessions.map((s) => cells(s, withNote))];
+  const withLabels = sessions.some((s) => labelsOf(s) !== "");
+  const header: readonly string[] = [
+    ...COLUMNS,
+    ...(withLabels ? ["LABELS"] : []),
+    ...(withNote ? ["NOTE"] : []),
+  ];
+  const rows = [header, ...sessions.map((s) => cells(s, withNote, withLabels))];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   const lines = rows.map((r) =>
     r

@@ -27,6 +27,13 @@ describe("list URL state", () => {
     expect(formatListState(DEFAULT_LIST_STATE)).toBe("");
   });
 
+  it("keeps the label filter in the URL and sends it to the API", () => {
+    const state = { ...DEFAULT_LIST_STATE, label: "noise" };
+    expect(formatListState(state)).toBe("label=noise");
+    expect(parseListState("?label=noise")).toEqual(state);
+    expect(new URLSearchParams(listQueryString(state)).get("label")).toBe("noise");
+  });
+
   it("keeps the review filters in the URL and sends them to the API", () => {
     const state = parseListState("?review_status=needs_review,bogus,in_progress&assignee=alice");
     expect(state).toMatchObject({

@@ -29,6 +29,8 @@ export interface ListState {
   review_status: ReviewStatus[];
   /** One reviewer's sessions (empty: anyone's). */
   assignee: string;
+  /** Sessions labelled with this name (empty: any). */
+  label: string;
   search: string;
   /** A relative range; when set, `from`/`to` (a custom range) are not used. */
   range: TimeRangePreset | "";
@@ -47,6 +49,7 @@ export const DEFAULT_LIST_STATE: ListState = {
   project: "",
   review_status: [],
   assignee: "",
+  label: "",
   search: "",
   range: "",
   from: "",
@@ -82,6 +85,7 @@ export function parseListState(search: string): ListState {
     project: q.get("project") ?? "",
     review_status: reviewStatus,
     assignee: q.get("assignee") ?? "",
+    label: q.get("label") ?? "",
     search: q.get("search") ?? "",
     range: isPreset(range) ? range : "",
     from: isPreset(range) ? "" : (q.get("from") ?? ""),
@@ -103,6 +107,7 @@ export function formatListState(state: ListState): string {
     "chain_id",
     "project",
     "assignee",
+    "label",
     "search",
     "range",
     "from",
@@ -130,6 +135,7 @@ export function listQueryString(state: ListState, now: number = Date.now()): str
   if (state.project) q.set("project", state.project);
   if (state.review_status.length) q.set("review_status", state.review_status.join(","));
   if (state.assignee) q.set("assignee", state.assignee);
+  if (state.label) q.set("label", state.label);
   if (state.search.trim().length >= 3) q.set("search", state.search.trim());
   if (state.range) {
     q.set("from", new Date(now - TIME_RANGE_PRESETS[state.range]).toISOString());

@@ -36,7 +36,7 @@ const PRESETS = Object.keys(TIME_RANGE_PRESETS) as TimeRangePreset[];
 /** The list's filters; every change goes to the URL through `update`. */
 export function SessionFilters(props: {
   state: ListState;
-  options: { alert_types: string[]; chain_ids: string[] } | null;
+  options: { alert_types: string[]; chain_ids: string[]; labels: string[] } | null;
   /** The projects the caller may see (from `/auth/me`). */
   projects: string[];
   update: (patch: Partial<ListState>) => void;
@@ -92,6 +92,7 @@ export function SessionFilters(props: {
             { key: "alert_type", label: "Alert type", values: props.options?.alert_types },
             { key: "chain_id", label: "Chain", values: props.options?.chain_ids },
             { key: "project", label: "Project", values: props.projects },
+            { key: "label", label: "Label", values: props.options?.labels },
           ] as const
         ).map((f) => (
           <TextField

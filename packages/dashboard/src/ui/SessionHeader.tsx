@@ -33,6 +33,7 @@ import { CostText } from "./CostText.tsx";
 import { useAccess, useServices } from "./context.tsx";
 import { elapsedSince, formatDuration } from "./format.ts";
 import { useNow } from "./hooks.ts";
+import { LabelChips } from "./LabelChips.tsx";
 import { navigate } from "./router.tsx";
 import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
@@ -232,6 +233,7 @@ export function SessionHeader(props: { detail: SessionDetail; onChange: () => vo
               detail.status === "cancelled" ? (describeCancel(detail) ?? "Cancelled") : undefined
             }
           />
+          <LabelChips labels={detail.labels} />
         </Typography>
         <CopyButton
           icon="link"

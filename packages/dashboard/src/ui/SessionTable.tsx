@@ -19,6 +19,7 @@ import type { ListState } from "../lib/url-state.ts";
 import { CostText } from "./CostText.tsx";
 import { useServices } from "./context.tsx";
 import { formatDuration, formatTime } from "./format.ts";
+import { LabelChips } from "./LabelChips.tsx";
 import { ReviewCell, ScoreChip } from "./Review.tsx";
 import { StatusChip, ToneChip } from "./StatusChip.tsx";
 
@@ -138,6 +139,11 @@ const SessionCells = memo(function SessionCells({
         {s.has_action_stages ? (
           <Box component="span" sx={{ ml: 1 }}>
             <ToneChip label="Action" tone="info" title="this session has an action stage" />
+          </Box>
+        ) : null}
+        {s.labels?.length ? (
+          <Box sx={{ mt: 0.5 }}>
+            <LabelChips labels={s.labels} />
           </Box>
         ) : null}
       </TableCell>

@@ -144,7 +144,8 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
         Defaults: provider <strong>{config.defaults.llm_provider}</strong>, alert type{" "}
         <strong>{config.defaults.alert_type}</strong>, up to{" "}
         <strong>{config.defaults.max_iterations}</strong> iterations; an orchestrating agent runs
-        sub-agents {describeLimits(config.defaults.orchestrator)}.
+        sub-agents {describeLimits(config.defaults.orchestrator)}; sessions are labelled from the{" "}
+        <strong>{config.defaults.label_map ?? "builtin"}</strong> label map.
       </Typography>
       <Box>
         <Typography variant="h3" gutterBottom>
@@ -152,7 +153,7 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
         </Typography>
         <DataTable
           label="Chains"
-          head={["Chain", "Alert types", "Stages", "LLM provider", "Chat", "Scoring"]}
+          head={["Chain", "Alert types", "Stages", "LLM provider", "Chat", "Scoring", "Label map"]}
         >
           {config.chains.map((c) => (
             <TableRow key={c.id} sx={{ verticalAlign: "top" }}>
@@ -189,6 +190,36 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
                 ) : null}
               </TableCell>
               <TableCell>{c.scoring_enabled ? "on" : "off"}</TableCell>
+              <TableCell>{c.label_map ?? "default"}</TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+      </Box>
+      <Box>
+        <Typography variant="h3" gutterBottom>
+          Label maps
+        </Typography>
+        <DataTable label="Label maps" head={["Map", "Labels", "Instructions"]}>
+          {config.label_maps.map((m) => (
+            <TableRow key={m.name} sx={{ verticalAlign: "top" }}>
+              <TableCell>
+                {m.name}
+                {m.builtin ? <Chip size="small" label="built-in" sx={{ ml: 1 }} /> : null}
+                <Typography variant="body2" color="text.secondary">
+                  {m.multi ? "several labels per session" : "at most one label per session"}
+                </Typography>
+              </TableCell>
+              <TableCell>
+                {m.labels.map((l) => (
+                  <div key={l.label}>
+                    <strong>{l.label}</strong>
+                    <Typography variant="body2" color="text.secondary">
+                      {l.description}
+                    </Typography>
+                  </div>
+                ))}
+              </TableCell>
+              <TableCell sx={{ whiteSpace: "pre-line" }}>{orNone(m.instructions)}</TableCell>
             </TableRow>
           ))}
         </DataTable>

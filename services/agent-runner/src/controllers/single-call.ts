@@ -4,7 +4,7 @@ import type { Conversation } from "../conversation.ts";
 import { IterationTimeoutError } from "../errors.ts";
 import { callLlm } from "../llm-call.ts";
 import type { RunContext } from "../run-context.ts";
-import type { TimelineScope } from "../timeline.ts";
+import type { LiveEvent, TimelineScope } from "../timeline.ts";
 
 /** Two timeouts in a row fail the execution (the seeds' MaxConsecutiveTimeouts). */
 export const MAX_CONSECUTIVE_TIMEOUTS = 2;
@@ -81,6 +81,52 @@ export async function toolLessCall(
       });
       await conversation.flush();
       return response.text;
+    } catch (err) {
+      if (!(err instanceof IterationTimeoutError)) throw err;
+      timeouts++;
+      await onIterationTimeout(run, err, timeouts, options.iteration);
+    }
+  }
+}
+
+/**
+ * `toolLessCall` whose text event is left open: the caller completes it, with the content
+ * (and event type) it settles on (the executive summary strips its `LABELS:` line).
+ */
+export async function heldToolLessCall(
+  run: RunContext,
+  conversation: Conversation,
+  options: Parameters<typeof toolLessCall>[2],
+): Promise<{ text: string; event: LiveEvent }> {
+  let timeouts = 0;
+  for (;;) {
+    await conversation.flush();
+    try {
+      const response = await callLlm(run, {
+        messages: conversation.messages as ConversationMessage[],
+        tools: [],
+        interactionType: options.interactionType,
+        iteration: options.iteration,
+        textEventType: options.eventType,
+        ...(options.eventMetadata && { textEventMetadata: options.eventMetadata }),
+        ...(options.eventScope && { textEventScope: options.eventScope }),
+        lastMessageId: conversation.lastMessageId,
+      });
+      const event =
+        response.textEvent ??
+        (await run.timeline.create(options.eventType, {
+          status: "streaming",
+          content: response.text,
+          metadata: options.eventMetadata ?? null,
+          ...(options.eventScope && { scope: options.eventScope }),
+        }));
+      conversation.append({
+        role: "assistant",
+        content: response.text,
+        ...(response.continuity && { continuity: response.continuity }),
+      });
+      await conversation.flush();
+      return { text: response.text, event };
     } catch (err) {
       if (!(err instanceof IterationTimeoutError)) throw err;
       timeouts++;

@@ -8,6 +8,7 @@ import { customInstructions } from "./custom.ts";
 import {
   EXECUTIVE_SUMMARY_SYSTEM_PROMPT,
   executiveSummaryUserPrompt,
+  type LabelMapPrompt,
 } from "./executive-summary.ts";
 import { GENERAL_SRE_INSTRUCTIONS } from "./general.ts";
 import { INVESTIGATION_TASK } from "./investigation.ts";
@@ -150,9 +151,12 @@ export function buildSynthesisMessages(ctx: ExecutionContext): ConversationMessa
   ];
 }
 
-export function buildExecutiveSummaryMessages(finalAnalysis: string): ConversationMessage[] {
+export function buildExecutiveSummaryMessages(
+  finalAnalysis: string,
+  labelMap?: LabelMapPrompt,
+): ConversationMessage[] {
   return [
     { role: "system", content: EXECUTIVE_SUMMARY_SYSTEM_PROMPT },
-    { role: "user", content: executiveSummaryUserPrompt(finalAnalysis) },
+    { role: "user", content: executiveSummaryUserPrompt(finalAnalysis, labelMap) },
   ];
 }

@@ -50,12 +50,29 @@ const SORT_COLUMNS: Record<SessionListQuery["sort_by"], SessionSortColumn> = {
   alert_type: "alertType",
 };
 
+/**
+ * `?label=` names a label of the configured `label_maps` (exact, canonical spelling): a typo
+ * is a 400, never an empty list that looks like "nothing is labelled so".
+ */
+function assertKnownLabel(deps: IngestResources, label: string): void {
+  for (const map of deps.config.labelMaps.values()) {
+    if (map.labels.some((spec) => spec.label === label)) return;
+  }
+  throw new HttpError(
+    400,
+    "validation_failed",
+    `invalid query: label "${label}" is not in any configured label map`,
+    { fields: [{ path: "label", message: "unknown label" }] },
+  );
+}
+
 export function sessionRoutes(deps: IngestResources): Hono {
   const app = new Hono();
   const { prisma } = deps;
 
   app.get("/", async (c) => {
     const q = readQuery(c, SessionListQuerySchema);
+    if (q.label !== undefined) assertKnownLabel(deps, q.label);
     const { items, stats, total } = await listSessions(prisma, {
       status: q.status,
       alertType: q.alert_type,
@@ -64,6 +81,7 @@ export function sessionRoutes(deps: IngestResources): Hono {
       search: q.search,
       reviewStatus: q.review_status,
       assignee: q.assignee,
+      label: q.label,
       createdFrom: q.from ? new Date(q.from) : undefined,
       createdTo: q.to ? new Date(q.to) : undefined,
       sortBy: SORT_COLUMNS[q.sort_by],
@@ -92,12 +110,13 @@ export function sessionRoutes(deps: IngestResources): Hono {
 
   app.get("/filter-options", async (c) => {
     const projects = visibleProjects(deps, c);
-    const { alertTypes, chainIds } = await listSessionFilterOptions(prisma, projects);
+    const { alertTypes, chainIds, labels } = await listSessionFilterOptions(prisma, projects);
     return c.json({
       statuses: SessionStatusSchema.options,
       alert_types: alertTypes,
       chain_ids: chainIds,
       projects: projects ?? [...deps.access.authorizer.projects],
+      labels,
     });
   });
 

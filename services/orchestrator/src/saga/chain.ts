@@ -25,9 +25,11 @@ import {
   ensureExecutiveSummaryExecution,
   ensureStage,
   getExecutiveSummaryExecution,
+  labelsColumn,
   listExecutionTimeline,
   listSessionStages,
   type Stage,
+  storedLabels,
   type Tx,
   transitionExecutionStatus,
   transitionSessionStatus,
@@ -353,6 +355,8 @@ async function summarizeOrComplete(
   const finalAnalysis = completedResults(stages).at(-1)?.finalAnalysis ?? "";
   let summary: string | null = null;
   let summaryError: string | null = null;
+  // Null unless the summary completed: then its labels (`[]` none, null unreadable).
+  let labels: string[] | null = null;
   if (finalAnalysis.trim()) {
     const resolved = resolveExecutiveSummaryConfig(deps.config, chain);
     const { execution, created } = await ensureExecutiveSummaryExecution(tx, session.id, {
@@ -367,6 +371,7 @@ async function summarizeOrComplete(
     if (!isTerminal(execution.status)) return { sessionTerminal: false };
     if (execution.status === "completed" && execution.finalAnalysis) {
       summary = execution.finalAnalysis;
+      labels = storedLabels(execution.labels);
     } else {
       // Fail-open: the session completes; the reason is kept for the dashboard.
       summaryError = execution.errorMessage ?? `executive summary ${execution.status}`;
@@ -382,6 +387,7 @@ async function summarizeOrComplete(
       finalAnalysis: finalAnalysis || null,
       executiveSummary: summary,
       executiveSummaryError: summaryError,
+      labels: labelsColumn(labels),
       completedAt: now,
       lastInteractionAt: now,
     },

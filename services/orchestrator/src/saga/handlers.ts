@@ -8,6 +8,7 @@ import {
   enqueueOutbox,
   getSessionExecution,
   getSessionStage,
+  labelsColumn,
   refreshSessionTokens,
   transitionExecutionStatus,
   wakeSuspendedParent,
@@ -59,6 +60,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
             ...(message.actions_executed !== undefined && {
               actionsExecuted: message.actions_executed,
             }),
+            ...(message.labels !== undefined && { labels: labelsColumn(message.labels) }),
             errorMessage: message.error,
             ...(message.token_usage && {
               inputTokens: message.token_usage.input_tokens,
