@@ -399,6 +399,7 @@ describe("GET /sessions/:id/status", () => {
       error_message: null,
       cancelled_by: null,
       cancel_reason: null,
+      labels: null,
     });
     const etag = first.headers.get("etag");
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/); // strong: no W/ prefix
