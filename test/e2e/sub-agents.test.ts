@@ -11,6 +11,10 @@ import {
 import { until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type SessionServer,
+  startSessionServer,
+} from "../../services/mcp-gateway/test/servers/session-server.ts";
 import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT } from "./support.ts";
 
@@ -25,6 +29,7 @@ const CONFIG = resolve(ROOT, "test/e2e/testdata/sub-agents");
 describe("e2e: Sub-agents", () => {
   let sys: E2E;
   let sql: postgres.Sql;
+  let sandbox: SessionServer;
   const get = async <T>(path: string): Promise<T> => {
     const r = await sys.api<T>(path);
     expect(r.status, `GET ${path}`).toBe(200);
@@ -58,9 +63,11 @@ describe("e2e: Sub-agents", () => {
   };
 
   beforeAll(async () => {
+    sandbox = await startSessionServer();
     sys = await bootSystem({
       configDir: CONFIG,
       llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
+      env: { SANDBOX_URL: sandbox.base },
     });
     sql = postgres(sys.database.url, { max: 2, onnotice: () => {} });
   }, 180_000);
@@ -69,6 +76,7 @@ describe("e2e: Sub-agents", () => {
     saveLogs(sys, "sub-agents");
     await sql?.end();
     await sys?.stop();
+    await sandbox?.close();
   }, 90_000);
 
   it("one dispatch: the sub-agent runs its task with its own tools, the parent waits suspended and concludes from its result", async () => {
@@ -423,6 +431,37 @@ describe("e2e: Sub-agents", () => {
       },
       { what: "every event to end", timeoutMs: 15_000 },
     );
+  }, 120_000);
+
+  it("MCP session headers: the parent and its sub-agent each reach the server with their own execution id, and each gets its own cleanup", async () => {
+    const id = await submitAlert(sys, "SubSandbox", { pod: "payments-api-7f9c" });
+    const done = await finished(id, 90_000);
+    expect(done.status).toBe("completed");
+    expect(done.final_analysis).toBe("Both of us reached the sandbox.");
+    const [parent, sub] = executionsOf(done);
+    expect(sub).toMatchObject({ agent_name: "SandboxWorker", parent_execution_id: parent?.id });
+    const parentId = parent?.id ?? "?";
+    const subId = sub?.id ?? "?";
+    // Each tool call was answered for its own execution (never the session's id).
+    const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    const whoami = (executionId: string) =>
+      timeline.events.find(
+        (e) =>
+          e.execution_id === executionId &&
+          e.event_type === "llm_tool_call" &&
+          (e.metadata as { tool_name?: string } | null)?.tool_name === "whoami",
+      )?.content;
+    expect(whoami(parentId)).toContain(`sandbox:${parentId}`);
+    expect(whoami(subId)).toContain(`sandbox:${subId}`);
+    const mine = sandbox.sessionHeaders.filter((h) => h === parentId || h === subId);
+    expect(new Set(mine)).toEqual(new Set([parentId, subId]));
+    expect(sandbox.sessionHeaders).not.toContain(id);
+    // Each execution's MCP session is cleaned up; the sub-agent's exactly once.
+    await until(() => [parentId, subId].every((e) => sandbox.deleted.includes(e)), {
+      what: "both cleanups",
+      timeoutMs: 30_000,
+    });
+    expect(sandbox.deleted.filter((e) => e === subId)).toHaveLength(1);
   }, 120_000);
 
   it("every runner killed while a parent waits: new runners finish the sub-agent and resume the parent, each result once", async () => {
