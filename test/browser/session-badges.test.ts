@@ -45,14 +45,16 @@ describe("the session page's badges", () => {
     expect(forced).toHaveLength(1);
     const id = forced[0]?.id ?? "";
     await rig.page.goto(rig.url(`/sessions/${sessionId}#event-${id}`));
-    await entry(id).getByText("forced conclusion", { exact: true }).waitFor();
+    // The badge names why: here the iteration limit (a wrap-up says "time budget").
+    expect(forced[0]?.metadata).toMatchObject({ reason: "max_iterations" });
+    await entry(id).getByText("forced conclusion · max iterations", { exact: true }).waitFor();
     await expect
       .poll(() => entry(id).locator(".markdown h2").textContent())
       .toBe("Triage (forced conclusion)");
     // Only that answer carries the badge.
     const detail = (await rig.system.api<SessionDetail>(`/api/v1/sessions/${sessionId}`)).body;
     expect(detail.status).toBe("completed");
-    expect(await rig.page.getByText("forced conclusion", { exact: true }).count()).toBe(1);
+    expect(await rig.page.getByText(/^forced conclusion/).count()).toBe(1);
     await rig.shot("session-forced-conclusion");
   });
 

@@ -1,4 +1,10 @@
-import type { PersistentEvent, TimelineEventType, WsChunkFrame } from "@tarsy/contracts";
+import {
+  ForcedConclusionReasonSchema,
+  forcedConclusionLabel,
+  type PersistentEvent,
+  type TimelineEventType,
+  type WsChunkFrame,
+} from "@tarsy/contracts";
 
 const LABELS: Record<TimelineEventType, string> = {
   llm_thinking: "thinking",
@@ -176,6 +182,10 @@ export class TimelinePrinter {
 /** The event's label; a tool call or summary names the tool and its arguments. */
 function labelOf(type: TimelineEventType, metadata: Record<string, unknown> | null): string {
   const label = LABELS[type];
+  if (type === "final_analysis" && metadata?.forced_conclusion === true) {
+    const reason = ForcedConclusionReasonSchema.safeParse(metadata.reason);
+    return `${label} (forced conclusion: ${forcedConclusionLabel(reason.data ?? "max_iterations")})`;
+  }
   if (type !== "llm_tool_call" && type !== "mcp_tool_summary") return label;
   const tool = [metadata?.server_name, metadata?.tool_name].filter((p) => typeof p === "string");
   if (tool.length === 0) return label;

@@ -150,4 +150,18 @@ describe("TimelinePrinter", () => {
       ].join("\n"),
     );
   });
+
+  it("names a forced conclusion and its reason (events without a reason: the iteration limit)", () => {
+    const { writes, printer: p } = printer();
+    const forced = (id: string, metadata: Record<string, unknown>) => {
+      p.event({ ...base, ...created(id), metadata } as PersistentEvent);
+      p.event({ ...base, ...completed(id, "Best so far."), metadata } as PersistentEvent);
+    };
+    forced("e1", { forced_conclusion: true, reason: "time_budget" });
+    forced("e2", { forced_conclusion: true });
+    expect(writes.join("")).toBe(
+      "  FINAL ANALYSIS (forced conclusion: time budget): Best so far.\n" +
+        "  FINAL ANALYSIS (forced conclusion: max iterations): Best so far.\n",
+    );
+  });
 });

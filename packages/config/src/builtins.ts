@@ -17,7 +17,7 @@ import type {
 export const BUILTIN_FILE = "<built-in>";
 
 export const DEFAULT_ITERATION_TIMEOUT_MS = 120_000;
-export const DEFAULT_MAX_ITERATIONS = 20;
+export const DEFAULT_MAX_ITERATIONS = 40;
 export const DEFAULT_ALERT_TYPE = "kubernetes";
 export const DEFAULT_CHAT_AGENT = "ChatAgent";
 export const DEFAULT_SYNTHESIS_AGENT = "SynthesisAgent";
@@ -75,6 +75,7 @@ export function builtinQueue(): QueueConfig {
     poll_interval_jitter_ms: 500,
     session_timeout_ms: 15 * MINUTE,
     chat_timeout_ms: 15 * MINUTE,
+    wrap_up_reserve_ms: 3 * MINUTE,
     graceful_shutdown_timeout_ms: 15 * MINUTE,
     orphan_detection_interval_ms: 5 * MINUTE,
     orphan_threshold_ms: 5 * MINUTE,

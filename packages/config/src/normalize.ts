@@ -229,6 +229,7 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
       poll_interval_jitter_ms: raw.poll_interval_jitter,
       session_timeout_ms: raw.session_timeout,
       chat_timeout_ms: raw.chat_timeout,
+      wrap_up_reserve_ms: raw.wrap_up_reserve,
       graceful_shutdown_timeout_ms: raw.graceful_shutdown_timeout,
       orphan_detection_interval_ms: raw.orphan_detection_interval,
       orphan_threshold_ms: raw.orphan_threshold,

@@ -290,7 +290,7 @@ export function getStage(chain: ChainConfig, stageIndex: number): StageConfig {
  * - provider: stage-agent → chain → defaults
  * - backend: stage-agent → chain → agent → defaults (llm_backend, or iteration_strategy), else
  *   the provider type's default
- * - max_iterations: stage-agent → stage → chain → agent → defaults → 20
+ * - max_iterations: stage-agent → stage → chain → agent → defaults → 40
  * - mcp_servers: stage-agent → chain → agent (a non-empty list replaces, never merges)
  * - iteration timeout: stage → defaults (120 s)
  */
@@ -552,7 +552,7 @@ function unique(names: readonly string[]): string[] {
  * defaults → agent definition → chain → the reference's overrides:
  * - provider: reference → chain → defaults
  * - backend: reference → agent → chain → defaults, else the provider type's default
- * - max_iterations: reference → agent → defaults → 20
+ * - max_iterations: reference → agent → defaults → 40
  * - mcp_servers: reference → agent (a non-empty list replaces)
  * - skills and required skills: the definition's plus the reference's (deduplicated)
  * - fallback providers: the chain's, else the defaults' (never the parent stage agent's)

@@ -406,6 +406,7 @@ export const QueueSchema = z.strictObject({
   poll_interval_jitter: DurationSchema.optional(),
   session_timeout: DurationSchema.optional(),
   chat_timeout: DurationSchema.optional(),
+  wrap_up_reserve: PositiveDurationSchema.optional(),
   graceful_shutdown_timeout: DurationSchema.optional(),
   orphan_detection_interval: DurationSchema.optional(),
   orphan_threshold: DurationSchema.optional(),

@@ -347,6 +347,12 @@ export interface QueueConfig {
   poll_interval_jitter_ms: number;
   session_timeout_ms: number;
   chat_timeout_ms: number;
+  /**
+   * Time an iterating agent keeps for its forced conclusion: when no more than this (or its
+   * iteration timeout, if shorter) is left before its deadline, it stops iterating and
+   * concludes, with `reason: time_budget` (default 3 min).
+   */
+  wrap_up_reserve_ms: number;
   graceful_shutdown_timeout_ms: number;
   orphan_detection_interval_ms: number;
   orphan_threshold_ms: number;

@@ -24,7 +24,7 @@ describe("built-ins", () => {
     ]);
     expect(config.defaults).toMatchObject({
       llm_provider: "google-default",
-      max_iterations: 20,
+      max_iterations: 40,
       alert_type: "kubernetes",
       iteration_timeout_ms: 120_000,
       alert_masking: { enabled: true, pattern_group: "security" },

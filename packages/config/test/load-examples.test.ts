@@ -55,6 +55,7 @@ describe("the example files", () => {
       poll_interval_jitter_ms: 500,
       session_timeout_ms: 900_000,
       chat_timeout_ms: 900_000,
+      wrap_up_reserve_ms: 180_000,
       graceful_shutdown_timeout_ms: 900_000,
       orphan_detection_interval_ms: 300_000,
       orphan_threshold_ms: 300_000,

@@ -144,7 +144,7 @@ describe("agent configuration hierarchy: defaults → agent → chain → stage 
     );
   });
 
-  it("uses the 120 s iteration timeout and 20 iterations when nothing sets them", () => {
+  it("uses the 120 s iteration timeout and 40 iterations when nothing sets them", () => {
     const { config: builtins } = load({});
     const chain = chainOf(builtins, "kubernetes-agent-chain");
     expect(resolveAgentConfig(builtins, chain, 0, agentAt(chain, 0, 0))).toMatchObject({
@@ -152,7 +152,7 @@ describe("agent configuration hierarchy: defaults → agent → chain → stage 
       llm_provider_name: "google-default",
       llm_backend: "google-native",
       iteration_timeout_ms: 120_000,
-      max_iterations: 20,
+      max_iterations: 40,
       mcp_servers: ["kubernetes-server"],
     });
   });

@@ -224,6 +224,7 @@ queue:
   max_pending_per_alert_type: -1
   session_timeout: 15
   chat_timeout: soon
+  wrap_up_reserve: 0s
 defaults:
   max_iterations: -1
 mcp_servers:
@@ -238,6 +239,7 @@ ${chainWith("{ name: KubernetesAgent, max_iterations: -3 }", "        replicas: 
       "tarsy.yaml: queue.max_pending_per_alert_type: Too small: expected number to be >=0",
       "tarsy.yaml: queue.session_timeout: expected a duration such as 500ms, 30s, 40m or 1h",
       'tarsy.yaml: queue.chat_timeout: invalid duration "soon": expected a duration such as 500ms, 30s, 40m or 1h',
+      "tarsy.yaml: queue.wrap_up_reserve: must be longer than 0",
       "tarsy.yaml: mcp_servers.s.transport.timeout: Too small: expected number to be >0",
       "tarsy.yaml: mcp_servers.s.summarization.size_threshold_tokens: Too small: expected number to be >=100",
       "tarsy.yaml: agent_chains.c.stages[0].agents[0].max_iterations: Too small: expected number to be >=1",

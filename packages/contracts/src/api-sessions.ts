@@ -9,6 +9,7 @@ import { IdSchema, TimestampSchema, TokenUsageSchema } from "./common.ts";
 import {
   ExecutionKindSchema,
   ExecutionStatusSchema,
+  ForcedConclusionReasonSchema,
   LLMInteractionTypeSchema,
   MCPInteractionTypeSchema,
   MessageRoleSchema,
@@ -282,6 +283,11 @@ export const ExecutionDetailSchema = z.object({
   original_llm_provider: z.string().nullable(),
   original_llm_backend: z.string().nullable(),
   error_message: z.string().nullable(),
+  /**
+   * Why the agent was made to conclude: `max_iterations` or `time_budget` (its wrap-up before
+   * the deadline); null when it concluded by itself.
+   */
+  forced_conclusion: ForcedConclusionReasonSchema.nullable(),
   token_usage: TokenTotalsSchema,
   cost: CostTotalsSchema,
   started_at: TimestampSchema.nullable(),

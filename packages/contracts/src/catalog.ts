@@ -137,7 +137,8 @@ export const MESSAGES = {
     stream: "work",
     schema: DeadlineSchema,
     subjects: () => [WORK_SUBJECTS.deadline],
-    msgId: (p) => `deadline.${p.scope}.${p.session_id}.${p.stage_id ?? "-"}`,
+    msgId: (p) =>
+      `deadline.${p.scope}.${p.session_id}.${p.stage_id ?? "-"}${p.execution_id ? `.${p.execution_id}` : ""}`,
   }),
   executionFinished: persistent({
     stream: "work",

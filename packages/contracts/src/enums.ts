@@ -141,3 +141,15 @@ export type LLMInteractionType = z.infer<typeof LLMInteractionTypeSchema>;
 
 export const MCPInteractionTypeSchema = z.enum(["tool_call", "tool_list"]);
 export type MCPInteractionType = z.infer<typeof MCPInteractionTypeSchema>;
+
+/**
+ * Why an iterating agent was made to give a forced conclusion: it used up `max_iterations`, or
+ * its time budget reached the wrap-up reserve before its deadline (`time_budget`).
+ */
+export const ForcedConclusionReasonSchema = z.enum(["max_iterations", "time_budget"]);
+export type ForcedConclusionReason = z.infer<typeof ForcedConclusionReasonSchema>;
+
+/** How a forced conclusion's reason reads to people: "max iterations", "time budget". */
+export function forcedConclusionLabel(reason: ForcedConclusionReason): string {
+  return reason.replace("_", " ");
+}

@@ -1,7 +1,11 @@
 import { z } from "zod";
 import { QualityRatingSchema } from "./api-review.ts";
 import { IdSchema, JsonObjectSchema, TimestampSchema, TokenUsageSchema, V1 } from "./common.ts";
-import { ExecutionKindSchema, ExecutionStatusSchema } from "./enums.ts";
+import {
+  ExecutionKindSchema,
+  ExecutionStatusSchema,
+  ForcedConclusionReasonSchema,
+} from "./enums.ts";
 import { SessionLabelsSchema } from "./labels.ts";
 
 /** ingest-api → orchestrator: a new session row exists and waits for admission. */
@@ -44,14 +48,26 @@ export type CancelRequested = z.infer<typeof CancelRequestedSchema>;
  * orchestrator → orchestrator: a deadline for a session or a chat turn.
  * The handler naks it with a delay until `deadline_at`, then times the work out if still running.
  */
-export const DeadlineSchema = z.object({
-  v: V1,
-  session_id: IdSchema,
-  scope: z.enum(["session", "chat"]),
-  /** The chat response stage, for scope `chat`. */
-  stage_id: IdSchema.optional(),
-  deadline_at: TimestampSchema,
-});
+export const DeadlineSchema = z
+  .object({
+    v: V1,
+    session_id: IdSchema,
+    /**
+     * `session` and `chat` end the session or the chat turn. `wrap_up`: an orchestrating agent
+     * suspended while its sub-agents work reached its time budget's wrap-up; it is resumed to
+     * give its forced conclusion (`execution_id`).
+     */
+    scope: z.enum(["session", "chat", "wrap_up"]),
+    /** The chat response stage, for scope `chat`; the execution's stage for `wrap_up`. */
+    stage_id: IdSchema.optional(),
+    /** The suspended execution, for scope `wrap_up`. */
+    execution_id: IdSchema.optional(),
+    deadline_at: TimestampSchema,
+  })
+  .refine((d) => (d.scope === "wrap_up") === (d.execution_id !== undefined), {
+    error: "execution_id is given with scope wrap_up, and only then",
+    path: ["execution_id"],
+  });
 export type Deadline = z.infer<typeof DeadlineSchema>;
 
 /**
@@ -146,6 +162,8 @@ export const ExecutionFinishedSchema = z.object({
    * other kinds.
    */
   labels: SessionLabelsSchema.optional(),
+  /** Iterating agents made to conclude: why (absent when the agent concluded by itself). */
+  forced_conclusion: ForcedConclusionReasonSchema.optional(),
   error: z.string().nullable(),
   token_usage: TokenUsageSchema.nullable(),
   /** Sub-agents: the parent to wake with this outcome. */

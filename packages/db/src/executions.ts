@@ -39,6 +39,7 @@ export type ExecutionUpdate = Pick<
   | "errorMessage"
   | "finalAnalysis"
   | "actionsExecuted"
+  | "forcedConclusion"
   | "labels"
   | "startedAt"
   | "completedAt"

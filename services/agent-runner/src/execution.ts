@@ -41,6 +41,7 @@ import {
 import { sessionRunbook } from "./runbook.ts";
 import { recordSkillsLoaded, withLoadSkill } from "./skills.ts";
 import { SubAgentRuntime } from "./sub-agents.ts";
+import { TimeBudget } from "./time-budget.ts";
 import { Timeline } from "./timeline.ts";
 
 export interface RunnerResources {
@@ -83,6 +84,7 @@ function finishedMessage(
     final_analysis: outcome.finalAnalysis,
     ...(outcome.actionsExecuted !== undefined && { actions_executed: outcome.actionsExecuted }),
     ...(outcome.labels !== undefined && { labels: outcome.labels }),
+    ...(outcome.forcedConclusion && { forced_conclusion: outcome.forcedConclusion }),
     error: outcome.error,
     token_usage: outcome.usage,
     ...(request.parent_execution_id && { parent_execution_id: request.parent_execution_id }),
@@ -96,6 +98,7 @@ function outcomeOf(record: ExecutionRecord): ExecutionOutcome {
     finalAnalysis: record.finalAnalysis,
     ...(record.kind === "action" && { actionsExecuted: record.actionsExecuted }),
     ...(record.kind === "executive_summary" && { labels: record.labels }),
+    ...(record.forcedConclusion && { forcedConclusion: record.forcedConclusion }),
     error: record.errorMessage,
     usage: record.usage,
   };
@@ -288,6 +291,10 @@ export async function runExecution(
       timeline,
       logger,
       signal: runSignal,
+      budget: TimeBudget.of(request.deadline_at, record.createdAt, {
+        wrapUpReserveMs: deps.config.queue.wrap_up_reserve_ms,
+        iterationTimeoutMs: exec.config.iterationTimeoutMs,
+      }),
       usage,
       writes,
       metrics,
@@ -331,6 +338,7 @@ export async function runExecution(
       finalAnalysis: result.finalAnalysis,
       ...(result.actionsExecuted !== undefined && { actionsExecuted: result.actionsExecuted }),
       ...(result.labels !== undefined && { labels: result.labels }),
+      ...(result.forcedConclusion && { forcedConclusion: result.forcedConclusion }),
       error: null,
       usage: usage.toTokenUsage(),
     };

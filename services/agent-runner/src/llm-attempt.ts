@@ -59,6 +59,11 @@ export interface LlmCallOptions {
    * (summarization). Default true.
    */
   nativeTools?: boolean;
+  /**
+   * An iteration of a loop: its attempts end where the agent's wrap-up begins (the time
+   * budget), so that they cannot eat the time its forced conclusion needs.
+   */
+  withinBudget?: boolean;
 }
 
 /** The llm-service config of one call: without native tools when the call turns them off. */
@@ -141,7 +146,9 @@ export async function streamAttempt(
   events: StreamedEvents,
 ): Promise<AttemptOutcome> {
   const { exec } = run;
-  const timeoutMs = exec.config.iterationTimeoutMs;
+  const timeoutMs = options.withinBudget
+    ? run.budget.clampMs(exec.config.iterationTimeoutMs)
+    : exec.config.iterationTimeoutMs;
   const timer = new AbortController();
   const timeout = setTimeout(() => timer.abort(), timeoutMs);
   const signal = AbortSignal.any([run.signal, timer.signal]);

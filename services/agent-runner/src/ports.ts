@@ -1,6 +1,7 @@
 import type {
   ExecutionKind,
   FailureTag,
+  ForcedConclusionReason,
   LLMInteractionType,
   MessageRole,
   TimelineEventStatus,
@@ -122,10 +123,13 @@ export interface ExecutionRecord {
   attempt: number;
   finalAnalysis: string | null;
   actionsExecuted: boolean | null;
+  forcedConclusion: ForcedConclusionReason | null;
   /** Executive summaries: their labels as stored (null: unreadable, or another kind). */
   labels: string[] | null;
   errorMessage: string | null;
   usage: TokenUsage;
+  /** When the execution was created (its stage opened, its parent dispatched it, its turn began). */
+  createdAt: Date;
   completedAt: Date | null;
   session: {
     alertData: string;
@@ -151,6 +155,8 @@ export interface ExecutionOutcome {
   actionsExecuted?: boolean | null;
   /** Executive summaries: the labels of their `LABELS:` line (null: unreadable); absent elsewhere. */
   labels?: string[] | null;
+  /** Iterating agents made to conclude: why; absent when they concluded by themselves. */
+  forcedConclusion?: ForcedConclusionReason;
   error: string | null;
   usage: TokenUsage;
 }
@@ -271,6 +277,7 @@ export interface SubAgentRecord {
   task: string | null;
   finalAnalysis: string | null;
   errorMessage: string | null;
+  forcedConclusion: ForcedConclusionReason | null;
   createdAt: Date;
   completedAt: Date | null;
 }
@@ -305,6 +312,11 @@ export interface SubAgentStore {
     resumeRequest: Record<string, unknown>,
     usage: TokenUsage,
   ): Promise<"suspended" | "results_ready" | "nothing_pending" | "not_owned">;
+  /**
+   * Takes a suspended execution out of suspension itself: false when it was not suspended
+   * any more (something else woke it, and its resume request is on its way).
+   */
+  wake(executionId: string): Promise<boolean>;
 }
 
 /** Fetches a runbook URL's text (`@tarsy/runbooks` in production). */

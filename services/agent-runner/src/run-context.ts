@@ -1,4 +1,4 @@
-import type { TokenUsage } from "@tarsy/contracts";
+import type { ForcedConclusionReason, TokenUsage } from "@tarsy/contracts";
 import type { ConversationMessage, LlmClient } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
@@ -8,6 +8,7 @@ import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { MemoryRuntime } from "./memory.ts";
 import type { RunnerStore, ToolGateway } from "./ports.ts";
 import type { SubAgentRuntime } from "./sub-agents.ts";
+import type { TimeBudget } from "./time-budget.ts";
 import type { Timeline } from "./timeline.ts";
 
 /** What a controller runs with: the resolved execution plus live dependencies. */
@@ -24,6 +25,8 @@ export interface RunContext {
   logger: Logger;
   /** Fires on cancel, session timeout or shutdown; its reason is an ExecutionAbortedError. */
   signal: AbortSignal;
+  /** Time left before the execution's deadline, and when to wrap up. */
+  budget: TimeBudget;
   usage: UsageTotals;
   /** Trace records (interactions) written behind the loop, in order. */
   writes: WriteBehind;
@@ -104,4 +107,6 @@ export interface ControllerResult {
   actionsExecuted?: boolean | null;
   /** Executive summaries: the labels of their `LABELS:` line (null when unreadable). */
   labels?: string[] | null;
+  /** Iterating agents made to conclude: why (absent when they concluded by themselves). */
+  forcedConclusion?: ForcedConclusionReason;
 }

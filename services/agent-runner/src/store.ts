@@ -1,3 +1,4 @@
+import { type ForcedConclusionReason, ForcedConclusionReasonSchema } from "@tarsy/contracts";
 import type { CostEstimator } from "@tarsy/cost";
 import {
   type AgentExecution,
@@ -38,6 +39,7 @@ import {
   storedLabels,
   suspendExecution,
   type TimelineEvent,
+  wakeSuspendedParent,
 } from "@tarsy/db";
 import type { ReasoningContinuity } from "@tarsy/llm-client";
 import type {
@@ -78,6 +80,7 @@ function toSubAgent(row: AgentExecution): SubAgentRecord {
     task: row.task,
     finalAnalysis: row.finalAnalysis,
     errorMessage: row.errorMessage,
+    forcedConclusion: forcedConclusionOf(row.forcedConclusion),
     createdAt: row.createdAt,
     completedAt: row.completedAt,
   };
@@ -202,6 +205,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         attempt: execution.attempt,
         finalAnalysis: execution.finalAnalysis,
         actionsExecuted: execution.actionsExecuted,
+        forcedConclusion: forcedConclusionOf(execution.forcedConclusion),
         labels: storedLabels(execution.labels),
         errorMessage: execution.errorMessage,
         usage: {
@@ -210,6 +214,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           thinking_tokens: execution.thinkingTokens,
           total_tokens: execution.totalTokens,
         },
+        createdAt: execution.createdAt,
         completedAt: execution.completedAt,
         session: {
           alertData: session.alertData,
@@ -291,6 +296,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           resumeRequest as Json as Prisma.InputJsonObject,
           usage,
         ),
+      wake: async (executionId) => (await wakeSuspendedParent(prisma, executionId)) !== null,
     },
 
     heartbeat: (executionId, attempt) => heartbeatExecution(prisma, executionId, attempt),
@@ -316,6 +322,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         finalAnalysis: outcome.finalAnalysis,
         ...(outcome.actionsExecuted !== undefined && { actionsExecuted: outcome.actionsExecuted }),
         ...(outcome.labels !== undefined && { labels: labelsColumn(outcome.labels) }),
+        ...(outcome.forcedConclusion && { forcedConclusion: outcome.forcedConclusion }),
         errorMessage: outcome.error,
         completedAt: new Date(),
         inputTokens: outcome.usage.input_tokens,
@@ -324,4 +331,10 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         totalTokens: outcome.usage.total_tokens,
       }),
   };
+}
+
+/** The stored reason of a forced conclusion (null: none, or a value this version does not know). */
+function forcedConclusionOf(stored: string | null): ForcedConclusionReason | null {
+  const parsed = ForcedConclusionReasonSchema.safeParse(stored);
+  return parsed.success ? parsed.data : null;
 }

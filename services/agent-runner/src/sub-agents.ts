@@ -15,6 +15,7 @@ import type {
 } from "./ports.ts";
 import { subAgentResultMessage } from "./prompts/sub-agents.ts";
 import type { UsageTotals } from "./run-context.ts";
+import type { TimeBudget } from "./time-budget.ts";
 import type { Timeline } from "./timeline.ts";
 
 /**
@@ -333,6 +334,7 @@ export class SubAgentRuntime {
         status: sub.status,
         finalAnalysis: sub.finalAnalysis,
         errorMessage: sub.errorMessage,
+        forcedConclusion: sub.forcedConclusion,
       });
       await this.deps.timeline.create("sub_agent_result", {
         status: "completed",
@@ -341,6 +343,7 @@ export class SubAgentRuntime {
           sub_agent_execution_id: sub.id,
           agent_name: sub.agentName,
           status: sub.status,
+          ...(sub.forcedConclusion && { forced_conclusion: sub.forcedConclusion }),
         },
       });
       conversation.append({ role: "user", content }, sub.id);
@@ -364,9 +367,26 @@ export class SubAgentRuntime {
   async waitOrSuspend(
     conversation: Conversation,
     usage: UsageTotals,
+    budget: TimeBudget,
   ): Promise<"suspended" | "continue"> {
     await conversation.flush();
+    // Out of time to wait: the loop goes on to its forced conclusion.
+    if (budget.mustWrapUp()) return "continue";
     const { resume: _resume, ...request } = this.request;
+    const wrapUpAt = budget.wrapUpAt();
+    if (wrapUpAt !== null) {
+      // The orchestrator resumes a parent still suspended when its wrap-up begins. Sent before
+      // the suspension, so that no crash leaves a suspended parent without it; it does nothing
+      // to a parent that is not suspended by then.
+      await this.deps.bus.publish("deadline", {
+        v: 1,
+        session_id: this.exec.sessionId,
+        scope: "wrap_up",
+        ...(this.exec.stageId !== null && { stage_id: this.exec.stageId }),
+        execution_id: this.exec.executionId,
+        deadline_at: new Date(wrapUpAt).toISOString(),
+      });
+    }
     const outcome = await this.deps.store.subAgents.suspend(
       this.exec.executionId,
       this.attempt,
@@ -376,10 +396,13 @@ export class SubAgentRuntime {
     if (outcome === "not_owned") {
       throw new ExecutionTakenOverError(this.exec.executionId, this.attempt);
     }
-    if (outcome === "suspended") {
-      this.deps.logger.info("waiting for sub-agents: execution suspended, runner slot freed");
-      return "suspended";
+    if (outcome !== "suspended") return "continue";
+    if (budget.mustWrapUp() && (await this.deps.store.subAgents.wake(this.exec.executionId))) {
+      // The wrap-up began while it suspended (its resume may have found it still running):
+      // it takes itself out again and concludes.
+      return "continue";
     }
-    return "continue";
+    this.deps.logger.info("waiting for sub-agents: execution suspended, runner slot freed");
+    return "suspended";
   }
 }

@@ -182,6 +182,7 @@ describe("function calling loop", () => {
     expect(finished).toMatchObject({
       status: "completed",
       final_analysis: "Best guess: memory leak.",
+      forced_conclusion: "max_iterations",
     });
 
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
@@ -192,7 +193,12 @@ describe("function calling loop", () => {
       "llm_tool_call",
       "final_analysis",
     ]);
-    expect(timeline[4]?.metadata).toEqual({ forced_conclusion: true });
+    expect(timeline[4]?.metadata).toEqual({
+      forced_conclusion: true,
+      reason: "max_iterations",
+      iterations_used: 2,
+      max_iterations: 2,
+    });
     const llmRows = await listLLMInteractions(env.db.prisma, {
       executionId: request.execution_id,
     });

@@ -1,5 +1,6 @@
 import {
   type CostTotals,
+  ForcedConclusionReasonSchema,
   type NotificationDelivery,
   NotificationEventSchema,
   type ReviewState,
@@ -206,6 +207,7 @@ export function presentDetail(
         original_llm_provider: e.originalLlmProvider,
         original_llm_backend: e.originalBackend,
         error_message: e.errorMessage,
+        forced_conclusion: ForcedConclusionReasonSchema.safeParse(e.forcedConclusion).data ?? null,
         token_usage: {
           input_tokens: e.inputTokens,
           output_tokens: e.outputTokens,

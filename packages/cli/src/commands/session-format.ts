@@ -1,5 +1,7 @@
 import {
   describeCancel,
+  type ForcedConclusionReason,
+  forcedConclusionLabel,
   type SessionDetail,
   type SessionSummary,
   type TimelineResponse,
@@ -86,7 +88,7 @@ export function formatSession(session: SessionDetail, timeline: TimelineResponse
     for (const execution of stage.executions) {
       const llm = [execution.llm_provider, execution.llm_backend].filter(Boolean).join("/");
       out.push(
-        `     - ${execution.agent_name} (${execution.kind}${llm ? `, ${llm}` : ""}) ${execution.status}, ${tokens(execution.token_usage)}${execution.error_message ? ` — ${execution.error_message}` : ""}`,
+        `     - ${execution.agent_name} (${execution.kind}${llm ? `, ${llm}` : ""}) ${execution.status}${forced(execution.forced_conclusion)}, ${tokens(execution.token_usage)}${execution.error_message ? ` — ${execution.error_message}` : ""}`,
       );
     }
   }
@@ -108,4 +110,9 @@ export function formatSession(session: SessionDetail, timeline: TimelineResponse
       out.push(`  ${message.author}: ${message.content}`);
   }
   return `${out.join("\n")}\n`;
+}
+
+/** ` (forced conclusion: time budget)` for an agent made to conclude; else "". */
+function forced(reason: ForcedConclusionReason | null): string {
+  return reason ? ` (forced conclusion: ${forcedConclusionLabel(reason)})` : "";
 }

@@ -7,6 +7,7 @@ import Box from "@mui/material/Box";
 import CircularProgress from "@mui/material/CircularProgress";
 import Stack from "@mui/material/Stack";
 import Typography from "@mui/material/Typography";
+import { ForcedConclusionReasonSchema, forcedConclusionLabel } from "@tarsy/contracts";
 import { createContext, memo, type ReactNode, useContext } from "react";
 import { subAgentResultText, type TimelineItem } from "../lib/timeline.ts";
 import { CodeBlock } from "./CodeBlock.tsx";
@@ -312,7 +313,13 @@ export const Entry = memo(function Entry(props: { item: TimelineItem; highlighte
           />
         ) : null}
         {item.status !== "completed" && !streaming ? <StatusChip status={item.status} /> : null}
-        {meta.forced_conclusion ? <ToneChip tone="warning" label="forced conclusion" /> : null}
+        {meta.forced_conclusion ? (
+          <ToneChip
+            tone="warning"
+            title={forcedConclusionTitle(meta.reason)}
+            label={`forced conclusion · ${forcedConclusionLabel(forcedReason(meta.reason))}`}
+          />
+        ) : null}
         {item.event_type === "mcp_tool_summary" ? (
           <ToneChip tone="info" label="summarized" />
         ) : null}
@@ -331,3 +338,14 @@ export const Entry = memo(function Entry(props: { item: TimelineItem; highlighte
     </Box>
   );
 });
+
+/** A forced conclusion's reason; events from before reasons were kept had only the iteration limit. */
+function forcedReason(reason: unknown) {
+  return ForcedConclusionReasonSchema.safeParse(reason).data ?? "max_iterations";
+}
+
+function forcedConclusionTitle(reason: unknown): string {
+  return forcedReason(reason) === "time_budget"
+    ? "the agent was near its deadline and concluded with what it had (its time budget)"
+    : "the agent used all its iterations and concluded with what it had";
+}

@@ -5,7 +5,8 @@ import { callLlm } from "../llm-call.ts";
 import type { ToolDefinition, ToolScope } from "../ports.ts";
 import { buildFunctionCallingMessages, forcedConclusionPrompt } from "../prompts/index.ts";
 import type { ControllerResult, RunContext } from "../run-context.ts";
-import { onIterationTimeout, toolLessCall } from "./single-call.ts";
+import type { WrapUpReason } from "../time-budget.ts";
+import { onIterationTimeout, recordIterationTimeout, toolLessCall } from "./single-call.ts";
 import { executeToolCall } from "./tool-execution.ts";
 
 /**
@@ -33,6 +34,9 @@ export async function runFunctionCalling(
     }
     const finalType = exec.chat ? "chat_response" : "final_analysis";
     let consecutiveTimeouts = 0;
+    // Why the loop would end without an answer: its iterations ran out, unless its time does.
+    let wrapUp: WrapUpReason = "max_iterations";
+    let iterationsUsed = conversation.assistantTurns;
 
     for (
       let iteration = conversation.assistantTurns + 1;
@@ -43,8 +47,14 @@ export async function runFunctionCalling(
       // Sub-agents that ended since the last call: their outcomes come first.
       if (run.subAgents) await run.subAgents.deliver(conversation);
       await conversation.flush();
+      // The time budget's reserve is all that is left: conclude while a call can still finish.
+      if (run.budget.mustWrapUp()) {
+        wrapUp = "time_budget";
+        break;
+      }
       // While sub-agents work (or an outcome is on its way), an answer cannot be final.
       const waiting = run.subAgents ? await run.subAgents.pending() : false;
+      iterationsUsed = iteration;
       try {
         response = await callLlm(run, {
           messages: conversation.messages,
@@ -54,10 +64,17 @@ export async function runFunctionCalling(
           iteration,
           textEventType: "llm_response",
           lastMessageId: conversation.lastMessageId,
+          withinBudget: true,
         });
       } catch (err) {
         if (!(err instanceof IterationTimeoutError)) throw err;
         consecutiveTimeouts++;
+        if (run.budget.mustWrapUp()) {
+          // Cut at the wrap-up (or timed out in the squeeze): conclude rather than fail.
+          await recordIterationTimeout(run, err, consecutiveTimeouts, iteration);
+          wrapUp = "time_budget";
+          break;
+        }
         await onIterationTimeout(run, err, consecutiveTimeouts, iteration);
         continue;
       }
@@ -72,9 +89,8 @@ export async function runFunctionCalling(
           content: response.text,
           ...(response.continuity && { continuity: response.continuity }),
         });
-        if ((await run.subAgents.waitOrSuspend(conversation, run.usage)) === "suspended") {
-          throw new ExecutionSuspendedError(exec.executionId);
-        }
+        const waited = await run.subAgents.waitOrSuspend(conversation, run.usage, run.budget);
+        if (waited === "suspended") throw new ExecutionSuspendedError(exec.executionId);
         continue;
       }
 
@@ -120,18 +136,28 @@ export async function runFunctionCalling(
       }
     }
 
-    // Out of iterations: one more call, without tools, for the best conclusion so far.
+    // Out of iterations or out of time: one more call, without tools, for the best conclusion
+    // so far. Sub-agents still at work are not waited for (they are cancelled when it ends).
+    run.logger.info(
+      { reason: wrapUp, iterations_used: iterationsUsed, remaining_ms: run.budget.remainingMs() },
+      "forced conclusion",
+    );
     conversation.append({
       role: "user",
-      content: forcedConclusionPrompt(exec.config.maxIterations),
+      content: forcedConclusionPrompt(wrapUp, exec.config.maxIterations),
     });
     const text = await toolLessCall(run, conversation, {
       interactionType: "forced_conclusion",
       eventType: "final_analysis",
-      eventMetadata: { forced_conclusion: true },
-      iteration: exec.config.maxIterations + 1,
+      eventMetadata: {
+        forced_conclusion: true,
+        reason: wrapUp,
+        iterations_used: iterationsUsed,
+        max_iterations: exec.config.maxIterations,
+      },
+      iteration: iterationsUsed + 1,
     });
-    return actionAnswer(run, text);
+    return { ...actionAnswer(run, text), forcedConclusion: wrapUp };
   } finally {
     // Whatever stopped the loop, what was said so far is stored.
     await conversation.flush().catch(() => undefined);

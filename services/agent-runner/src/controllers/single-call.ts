@@ -26,14 +26,24 @@ export async function onIterationTimeout(
   consecutive: number,
   iteration: number,
 ): Promise<void> {
+  await recordIterationTimeout(run, err, consecutive, iteration);
+  if (consecutive >= MAX_CONSECUTIVE_TIMEOUTS) {
+    throw new ConsecutiveTimeoutsError(err.timeoutMs);
+  }
+}
+
+/** Records a timed-out iteration on the timeline. */
+export async function recordIterationTimeout(
+  run: RunContext,
+  err: IterationTimeoutError,
+  consecutive: number,
+  iteration: number,
+): Promise<void> {
   await run.timeline.create("error", {
     status: "completed",
     content: err.message,
     metadata: { kind: "iteration_timeout", iteration, consecutive },
   });
-  if (consecutive >= MAX_CONSECUTIVE_TIMEOUTS) {
-    throw new ConsecutiveTimeoutsError(err.timeoutMs);
-  }
 }
 
 /**

@@ -46,12 +46,17 @@ export async function executeToolCall(
     },
   });
   const started = performance.now();
+  // A tool call cannot eat the time the agent's forced conclusion needs (its time budget).
+  const wrapUp =
+    run.budget.wrapUpAt() === null
+      ? null
+      : AbortSignal.timeout(run.budget.clampMs(Number.MAX_SAFE_INTEGER));
   let result: ToolCallResult;
   try {
     result = await run.tools.callTool(
       scope,
       { callId: call.id, name: call.name, arguments: call.arguments },
-      run.signal,
+      wrapUp ? AbortSignal.any([run.signal, wrapUp]) : run.signal,
     );
   } catch (err) {
     const aborted = abortReasonOf(run.signal);
@@ -60,11 +65,16 @@ export async function executeToolCall(
       throw aborted;
     }
     // Infrastructure failure: the LLM sees it as a failed tool and carries on.
+    const why = wrapUp?.aborted
+      ? "the agent's time budget ran down to its wrap-up, so the call was abandoned"
+      : err instanceof Error
+        ? err.message
+        : String(err);
     result = {
       server: names.server,
       tool: names.tool,
       arguments: undefined,
-      content: `Tool call failed: ${err instanceof Error ? err.message : String(err)}`,
+      content: `Tool call failed: ${why}`,
       isError: true,
       durationMs: Math.round(performance.now() - started),
     };

@@ -176,8 +176,11 @@ describe("chat, synthesis and other prompts", () => {
     );
   });
 
-  test("forced conclusion names the limit; summarization carries context and result", () => {
-    expect(forcedConclusionPrompt(7)).toContain("limit of 7 iterations");
+  test("forced conclusion names its reason; summarization carries context and result", () => {
+    expect(forcedConclusionPrompt("max_iterations", 7)).toContain("limit of 7 iterations");
+    const outOfTime = forcedConclusionPrompt("time_budget", 7);
+    expect(outOfTime).toContain("almost out of time");
+    expect(outOfTime).not.toContain("iterations");
     expect(summarizationSystemPrompt("k8s", "pods_list", 500)).toContain("under 500 tokens");
     const user = summarizationUserPrompt("USER: why?", "k8s", "pods_list", "RESULT");
     expect(user).toContain("USER: why?");

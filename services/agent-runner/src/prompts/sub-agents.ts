@@ -1,3 +1,4 @@
+import { type ForcedConclusionReason, forcedConclusionLabel } from "@tarsy/contracts";
 /**
  * Prompts of sub-agents: the sections an orchestrating agent's system prompt gains (strategy,
  * the catalog of agents it may dispatch, how results arrive), the focus block and task message
@@ -69,6 +70,8 @@ export interface SubAgentOutcome {
   status: string;
   finalAnalysis: string | null;
   errorMessage: string | null;
+  /** Why a completed sub-agent was made to conclude (null: it concluded by itself). */
+  forcedConclusion: ForcedConclusionReason | null;
 }
 
 const HEADINGS: Record<string, string> = {
@@ -80,7 +83,11 @@ const HEADINGS: Record<string, string> = {
 
 /** How a sub-agent's outcome enters its parent's conversation (a user message). */
 export function subAgentResultMessage(outcome: SubAgentOutcome): string {
-  const heading = HEADINGS[outcome.status] ?? `Sub-agent ${outcome.status}`;
+  const base = HEADINGS[outcome.status] ?? `Sub-agent ${outcome.status}`;
+  const heading =
+    outcome.status === "completed" && outcome.forcedConclusion
+      ? `${base} — forced conclusion (${forcedConclusionLabel(outcome.forcedConclusion)})`
+      : base;
   const body =
     outcome.status === "completed"
       ? (outcome.finalAnalysis ?? "").trim() || "(no answer)"

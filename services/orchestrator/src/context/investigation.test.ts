@@ -64,3 +64,23 @@ describe("investigationOrder", () => {
     expect(context.indexOf("Replica 1: fits")).toBeLessThan(context.indexOf("Replica 2: healthy"));
   });
 });
+
+describe("forced conclusions in the story", () => {
+  it("says which final analysis was forced, and why; older events without a reason were the iteration limit", () => {
+    const text = formatInvestigationContext([
+      {
+        ...event("A", "a", "From what there was."),
+        metadata: { forced_conclusion: true, reason: "time_budget" },
+      },
+      { ...event("B", "b", "Best guess."), metadata: { forced_conclusion: true } },
+      event("C", "c", "Answered."),
+    ]);
+    expect(text).toBe(
+      [
+        "**Final analysis (forced conclusion — time budget):**\nFrom what there was.",
+        "**Final analysis (forced conclusion — max iterations):**\nBest guess.",
+        "**Final analysis:**\nAnswered.",
+      ].join("\n\n"),
+    );
+  });
+});

@@ -1,3 +1,5 @@
+import { forcedNote } from "./stage-context.ts";
+
 /** The fields of a timeline event the formatters read. */
 export interface FormattableEvent {
   eventType: string;
@@ -72,8 +74,21 @@ export function formatTimelineEvents(events: readonly FormattableEvent[]): strin
     }
     const label = LABELS[event.eventType] ?? event.eventType;
     const suffix =
-      event.status === "completed" || event.status === "streaming" ? "" : ` (${event.status})`;
+      event.status === "completed" || event.status === "streaming"
+        ? event.eventType === "final_analysis"
+          ? forcedNote(forcedReasonOf(event.metadata))
+          : ""
+        : ` (${event.status})`;
     parts.push(`**${label}${suffix}:**\n${event.content.trim()}`);
   }
   return parts.join("\n\n");
+}
+
+/** A forced conclusion's reason from a final_analysis event's metadata (else null). */
+function forcedReasonOf(metadata: unknown): string | null {
+  if (!metadata || typeof metadata !== "object") return null;
+  const meta = metadata as { forced_conclusion?: unknown; reason?: unknown };
+  if (meta.forced_conclusion !== true) return null;
+  // Events from before reasons were recorded: only the iteration limit forced a conclusion.
+  return typeof meta.reason === "string" ? meta.reason : "max_iterations";
 }

@@ -153,9 +153,17 @@ export function completedResults(stages: readonly StageRow[]): StageResult[] {
     );
     if (stage.kind === "synthesis") {
       results.pop();
-      results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
+      results.push({
+        stageName: stage.stageName,
+        finalAnalysis: analysis?.finalAnalysis ?? "",
+        forcedConclusion: analysis?.forcedConclusion ?? null,
+      });
     } else if (isChainStage(stage)) {
-      results.push({ stageName: stage.stageName, finalAnalysis: analysis?.finalAnalysis ?? "" });
+      results.push({
+        stageName: stage.stageName,
+        finalAnalysis: analysis?.finalAnalysis ?? "",
+        forcedConclusion: analysis?.forcedConclusion ?? null,
+      });
     }
   }
   return results;

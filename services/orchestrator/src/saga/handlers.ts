@@ -10,6 +10,7 @@ import {
   getSessionStage,
   labelsColumn,
   refreshSessionTokens,
+  type Tx,
   transitionExecutionStatus,
   wakeSuspendedParent,
 } from "@tarsy/db";
@@ -61,6 +62,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
               actionsExecuted: message.actions_executed,
             }),
             ...(message.labels !== undefined && { labels: labelsColumn(message.labels) }),
+            ...(message.forced_conclusion && { forcedConclusion: message.forced_conclusion }),
             errorMessage: message.error,
             ...(message.token_usage && {
               inputTokens: message.token_usage.input_tokens,
@@ -73,20 +75,7 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         await refreshSessionTokens(tx, message.session_id);
         if (execution.parentExecutionId !== null) {
           // A sub-agent: its outcome goes to its parent, which resumes if it was waiting.
-          const resume = await wakeSuspendedParent(tx, execution.parentExecutionId);
-          const parsed = ExecutionRequestedSchema.safeParse(resume);
-          if (parsed.success) {
-            await enqueueOutbox(tx, "executionRequested", {
-              ...parsed.data,
-              resume: true,
-              requested_at: locked.now().toISOString(),
-            });
-          } else if (resume !== null) {
-            locked.logger.error(
-              { execution_id: execution.parentExecutionId, err: parsed.error.message },
-              "suspended execution has no valid resume request; it stays until its deadline",
-            );
-          }
+          await resumeIfSuspended(locked, tx, execution.parentExecutionId);
           return;
         }
         if (message.kind === "chat") {
@@ -133,6 +122,16 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
         ctx.retryLater(remaining);
         return;
       }
+      if (message.scope === "wrap_up") {
+        // An orchestrating agent's wrap-up began: if it still waits for its sub-agents, it is
+        // resumed to conclude (a running one checks its time itself).
+        const executionId = message.execution_id as string;
+        await withSession(deps, message.session_id, async (tx, _session, locked) => {
+          await resumeIfSuspended(locked, tx, executionId);
+        });
+        await deps.flushOutbox();
+        return;
+      }
       if (message.scope === "session") {
         const why = sessionTimeoutReason(deps.config);
         await stopSession(deps, message.session_id, "timed_out", why, {
@@ -166,4 +165,30 @@ export function orchestratorHandlers(deps: SagaDeps): ConsumerHandlers<"orchestr
       await startFeedbackReflection(deps, message);
     },
   };
+}
+
+/**
+ * Takes a suspended execution out of suspension and republishes the request that resumes it
+ * (any runner continues its stored conversation); nothing when it is not suspended.
+ */
+async function resumeIfSuspended(
+  locked: Pick<SagaDeps, "now" | "logger">,
+  tx: Tx,
+  executionId: string,
+): Promise<void> {
+  const resume = await wakeSuspendedParent(tx, executionId);
+  if (resume === null) return;
+  const parsed = ExecutionRequestedSchema.safeParse(resume);
+  if (parsed.success) {
+    await enqueueOutbox(tx, "executionRequested", {
+      ...parsed.data,
+      resume: true,
+      requested_at: locked.now().toISOString(),
+    });
+  } else {
+    locked.logger.error(
+      { execution_id: executionId, err: parsed.error.message },
+      "suspended execution has no valid resume request; it stays until its deadline",
+    );
+  }
 }

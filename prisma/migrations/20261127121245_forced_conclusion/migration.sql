@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "agent_executions" ADD COLUMN     "forced_conclusion" TEXT;
+
