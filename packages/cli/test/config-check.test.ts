@@ -144,11 +144,12 @@ agent_chains:
     writeFileSync(
       join(dir, "tarsy.yaml"),
       `
+system:
+  prompt_caching: true
 defaults:
   llm_provider: google-default
-  compose_provider: google-default
+  summarization: { llm_provider: google-default }
   fallback_list: fast
-  compose_backend: langchain
 `,
     );
     const env = { GOOGLE_API_KEY: "key" };
@@ -160,8 +161,8 @@ defaults:
     expect(lenient.stdout).toContain(
       `  unsupported: ${file}: defaults.fallback_list: selects a named list from fallback_lists as this level's fallback walk (#31)`,
     );
-    expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
-    expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_backend: .* \(#31\)/);
+    expect(lenient.stdout).toMatch(/unsupported: .*defaults\.summarization: .* \(#31\)/);
+    expect(lenient.stdout).toMatch(/unsupported: .*system\.prompt_caching: .* \(#31\)/);
     expect(lenient.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
 
     const strict = await tarsy(["config", "check", "-c", dir, "--strict"], env);
@@ -210,7 +211,7 @@ defaults:
       `
 defaults:
   max_iterations: -2
-  compose_backend: langchain
+  summarization: { enabled: true }
 mcp_servers:
   broken:
     transport: { type: stdio, command: "{{.BROKEN_BIN}}" }
@@ -241,7 +242,7 @@ agent_chains:
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
-    expect(run.stdout).toContain(`unsupported: ${file}: defaults.compose_backend:`);
+    expect(run.stdout).toContain(`unsupported: ${file}: defaults.summarization:`);
     // A label map selector names a catalog entry; the error carries its file line.
     expect(run.stdout).toContain(
       `error: ${file}:11: agent_chains.k8s.label_map: unknown label map "triage" (label_maps has "builtin")`,
