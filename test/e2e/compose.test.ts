@@ -200,7 +200,9 @@ describe("e2e: the compose stage", () => {
     const summary = await prompt(session.id, { type: "executive_summary" });
     expect(summary.text.join("\n")).toContain("## Action result\n\nRestarted payments-api");
     const warning = (await timelineOf(session.id, session.stages[2]?.id)).find(
-      (e) => e.event_type === "error" && e.metadata?.kind === "compose_fallback",
+      (e) =>
+        e.event_type === "error" &&
+        (e.metadata as { kind?: string } | null)?.kind === "compose_fallback",
     );
     expect(warning?.metadata).toMatchObject({ severity: "warning" });
     expect(warning?.content).toContain("scripted compose outage");
