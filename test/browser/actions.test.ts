@@ -44,6 +44,13 @@ describe("action stages on the dashboard", () => {
     const investigate = stageHeader("1. investigate");
     await investigate.getByText("completed", { exact: true }).waitFor();
     expect(await investigate.getByText("Action", { exact: true }).count()).toBe(0);
+    // After it, the compose stage's card: the amended report, the session's final analysis.
+    const amended = rig.page.getByRole("region", {
+      name: "Amended report remediate - Amended Report",
+    });
+    await amended.getByRole("heading", { name: "3. remediate - Amended Report" }).waitFor();
+    await amended.getByText("amended report", { exact: true }).waitFor();
+    await amended.getByText("completed", { exact: true }).waitFor();
     await rig.shot("session-action-stage");
   });
 

@@ -4,7 +4,8 @@
  * system prompt (the script answers it only when they are there) and ends with a YES/NO line:
  * the line leaves the stored analysis and becomes the stage's `actions_executed`. A stage of
  * action agents only is an action stage; a mixed one stays an investigation. The orchestrator
- * counts outcomes in `tarsy_action_stage_outcomes_total`.
+ * counts outcomes in `tarsy_action_stage_outcomes_total`. After an action stage with an
+ * investigation before it, the compose stage's amended report is the session's final analysis.
  */
 import { resolve } from "node:path";
 import type {
@@ -81,6 +82,7 @@ describe("Action stages", () => {
       [
         ["investigate", "investigation", "completed", null],
         ["remediate", "action", "completed", true],
+        ["remediate - Amended Report", "compose", "completed", null],
       ],
     );
     const action = session.stages[1];
@@ -97,12 +99,15 @@ describe("Action stages", () => {
     const final = own.find((e) => e.event_type === "final_analysis");
     expect(final?.content).toContain("## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.");
     expect(final?.content).not.toMatch(/YES\s*$/);
-    // The stored analysis: the amended report, without the marker line.
-    const amended =
+    // The action stage's stored analysis: its answer, without the marker line.
+    const memo =
       "## Findings\npayments-api is OOM-killed (14 restarts).\n\n## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.";
-    expect(final?.content).toBe(amended);
+    expect(final?.content).toBe(memo);
     expect(final?.metadata).toMatchObject({ actions_executed: true });
-    expect(session.final_analysis).toBe(amended);
+    // The session's: the compose stage's amended report.
+    expect(session.final_analysis).toBe(
+      "## Findings\npayments-api is OOM-killed (14 restarts): raise its memory limit.\n\n## Actions\nRestarted payments-api-7f9c6d5b8-x2kqz.",
+    );
     const prompt = await summaryPrompt(session.id);
     expect(prompt).toContain("Restarted payments-api-7f9c6d5b8-x2kqz.");
     expect(prompt).not.toMatch(/^YES$/m);
@@ -144,9 +149,11 @@ describe("Action stages", () => {
     expect(session.stages.map((s) => [s.kind, s.actions_executed])).toEqual([
       ["investigation", null],
       ["action", false],
+      ["compose", null],
     ]);
+    // Declining is an amendment too: the compose stage folds it into the investigation's report.
     expect(session.final_analysis).toBe(
-      "## Findings\npayments-api is OOM-killed.\n\n## Actions\nNone: a restart would not fix a memory limit that is too low.",
+      "## Findings\npayments-api is OOM-killed (14 restarts): raise its memory limit.\n\n## Actions\nNone: a restart would not fix a memory limit that is too low.",
     );
     expect(await outcomes()).toEqual({ ...before, no_action: before.no_action + 1 });
   });
@@ -155,7 +162,13 @@ describe("Action stages", () => {
     const before = await outcomes();
     const session = await completed("Silent");
     expect(session.stages[1]).toMatchObject({ kind: "action", actions_executed: null });
-    expect(session.final_analysis).toBe("## Actions\nRestarted payments-api, I think.");
+    const memo = (
+      await get<TimelineResponse>(`/api/v1/sessions/${session.id}/timeline`)
+    ).events.find((e) => e.stage_id === session.stages[1]?.id && e.event_type === "final_analysis");
+    expect(memo?.content).toBe("## Actions\nRestarted payments-api, I think.");
+    expect(session.final_analysis).toBe(
+      "## Findings\npayments-api is OOM-killed (14 restarts): raise its memory limit.\n\n## Actions\nRestarted payments-api, I think.",
+    );
     expect(await outcomes()).toEqual({ ...before, unknown: before.unknown + 1 });
     expect(sys.logs.join("\n")).toContain("did not end with a YES/NO line");
   });

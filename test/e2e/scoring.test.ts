@@ -188,13 +188,14 @@ describe("Scoring", () => {
       ["investigate", "investigation", "completed", "multi_agent", null],
       ["investigate - Synthesis", "synthesis", "completed", null, null],
       ["remediate", "action", "completed", null, true],
+      ["remediate - Amended Report", "compose", "completed", null, null],
       ["Evaluation & Learning", "scoring", "completed", null, null],
     ]);
     expect(detail.stages[0]?.executions.map((e) => e.agent_name)).toEqual([
       "LogReader",
       "EventReader",
     ]);
-    expect(detail.stages[3]?.id).toBe(score.stage_id);
+    expect(detail.stages[4]?.id).toBe(score.stage_id);
     expect(detail).toMatchObject({ latest_score: 90, scoring_status: "completed" });
 
     // Exactly two judge calls: the evaluation, then the tool report.
@@ -208,6 +209,11 @@ describe("Scoring", () => {
     expect(prompt).toContain("EVENTS: payments-api was OOMKilled 14 times");
     expect(prompt).toContain("SYNTHESIS: logs and events agree, payments-api is OOM-killed");
     expect(prompt).toContain("RAISED-LIMIT: set payments-api's memory limit to 3Gi.");
+    // The compose stage's output, as one document after the timeline (not its process).
+    expect(prompt).toContain(
+      "## Final Analysis (amended report)\n\nSYNTHESIS: logs and events agree, payments-api is OOM-killed; its memory limit is too low.\n\n## Actions\nAMENDED: set payments-api's memory limit to 3Gi.",
+    );
+    expect(prompt.match(/AMENDED:/g)).toHaveLength(1);
 
     // Live, on the sessions channel: the session completes, enters the review queue, then its
     // score runs and ends.

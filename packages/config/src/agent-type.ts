@@ -1,3 +1,4 @@
+import type { ConfigIssue } from "./errors.ts";
 import { formatPath } from "./interpolate.ts";
 import type {
   AgentType,
@@ -13,7 +14,6 @@ type Segment = string | number;
 const NOT_YET: Partial<Record<AgentTypeSetting, string>> = {
   synthesis: "a synthesis agent as a chain stage",
   scoring: "a scoring agent as a chain stage",
-  compose: "the compose pass after an action stage",
 };
 
 function effective(setting: AgentTypeSetting | undefined): AgentType {
@@ -32,6 +32,43 @@ export function resolveAgentType(config: TarsyConfig, agentRef: StageAgentConfig
 /** A stage is an action stage only when every one of its agents resolves to `action`. */
 export function stageKindFor(types: readonly AgentType[]): "action" | "investigation" {
   return types.length > 0 && types.every((t) => t === "action") ? "action" : "investigation";
+}
+
+/**
+ * `type: compose` on an agent definition or a stage agent is an error, as in the Go TARSy: the
+ * compose stage is TARSy's own, added after each successful action stage (ADR-0025), never a
+ * configured agent. Each issue names its file line where the loader knows it.
+ */
+export function composeTypeIssues(
+  config: TarsyConfig,
+  lineOf: (file: string, path: readonly Segment[]) => number | undefined = () => undefined,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const check = (file: string, path: Segment[], setting: AgentTypeSetting | undefined) => {
+    if (setting !== "compose") return;
+    const line = lineOf(file, path);
+    issues.push({
+      file,
+      path: formatPath(path),
+      message:
+        'type "compose" cannot be configured: TARSy adds the compose stage (the amended report) by itself after each successful action stage; use type "default" or "action"',
+      ...(line !== undefined && { line }),
+    });
+  };
+  for (const agent of config.agents.values()) {
+    if (agent.builtin) continue;
+    check(config.sources.agents.get(agent.name) ?? "", ["agents", agent.name, "type"], agent.type);
+  }
+  for (const chain of config.chains.values()) {
+    if (chain.builtin) continue;
+    const file = config.sources.chains.get(chain.id) ?? "";
+    chain.stages.forEach((stage, s) => {
+      stage.agents.forEach((ref, a) => {
+        check(file, ["agent_chains", chain.id, "stages", s, "agents", a, "type"], ref.type);
+      });
+    });
+  }
+  return issues;
 }
 
 /**

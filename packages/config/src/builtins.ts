@@ -23,6 +23,11 @@ export const DEFAULT_CHAT_AGENT = "ChatAgent";
 export const DEFAULT_SYNTHESIS_AGENT = "SynthesisAgent";
 export const EXEC_SUMMARY_AGENT = "ExecSummaryAgent";
 export const SCORING_AGENT = "ScoringAgent";
+/**
+ * The agent name of the compose stage's execution (the amended report). Not in the registry:
+ * an `agents.ComposeAgent` entry in tarsy.yaml only adds its `custom_instructions`.
+ */
+export const COMPOSE_AGENT = "ComposeAgent";
 /** The built-in sub-agent that only reasons (no tools). */
 export const GENERAL_WORKER_AGENT = "GeneralWorker";
 /** Sub-agents an orchestrating agent runs at once when no `orchestrator:` block says. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Document, isScalar, LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
-import { agentTypeWarnings } from "./agent-type.ts";
+import { agentTypeWarnings, composeTypeIssues } from "./agent-type.ts";
 import {
   AuthorizationSchema,
   authorizationProblems,
@@ -57,6 +57,7 @@ import type {
 } from "./types.ts";
 import { type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";
 import {
+  composeFallbackListIssues,
   disabledServerWarnings,
   type LineOf,
   nativeToolFallbackWarnings,
@@ -374,6 +375,8 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   };
   state.issues.push(...validateReferences(config, invalid, lineOf));
   state.issues.push(...validateSkillReferences(config));
+  state.issues.push(...composeTypeIssues(config, lineOf));
+  state.issues.push(...composeFallbackListIssues(config, fallbackListNames(tarsyRaw), lineOf));
   state.issues.push(...labelSelectorIssues(config, tarsyFile, tarsyLineOf));
   state.issues.push(...vertexEnvIssues(config, options.env));
   state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
@@ -405,6 +408,16 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   );
   if (located.length > 0) throw new ConfigError(located, state.warnings);
   return { config, warnings: state.warnings };
+}
+
+/**
+ * The names of tarsy.yaml's `fallback_lists` catalog, as written (the catalog itself is not
+ * loaded yet: `compose_fallback_list` is checked against its names).
+ */
+function fallbackListNames(raw: unknown): Set<string> {
+  const lists = (raw as { fallback_lists?: unknown } | undefined)?.fallback_lists;
+  if (lists === null || typeof lists !== "object" || Array.isArray(lists)) return new Set();
+  return new Set(Object.keys(lists));
 }
 
 type Entry = AgentConfig | ChainConfig | McpServerConfig | LlmProviderConfig;

@@ -31,12 +31,14 @@ export function fallbackLlmProviders(config: TarsyConfig): Set<string> {
  */
 export function referencedLlmProviders(config: TarsyConfig): Set<string> {
   const names = new Set<string>([config.defaults.llm_provider, ...fallbackLlmProviders(config)]);
+  if (config.defaults.compose_provider !== undefined) names.add(config.defaults.compose_provider);
   const add = (name: string | undefined) => {
     if (name !== undefined) names.add(name);
   };
   for (const chain of config.chains.values()) {
     add(chain.llm_provider);
     add(chain.executive_summary_provider);
+    add(chain.compose_provider);
     add(chain.chat.llm_provider);
     for (const stage of chain.stages) {
       add(stage.synthesis?.llm_provider);

@@ -1,4 +1,5 @@
 import {
+  COMPOSE_AGENT,
   DEFAULT_CHAT_AGENT,
   DEFAULT_MAX_CONCURRENT_AGENTS,
   DEFAULT_MAX_ITERATIONS,
@@ -490,6 +491,66 @@ export function resolveExecutiveSummaryConfig(
       custom_instructions: agent.custom_instructions,
     }),
   };
+}
+
+export interface ResolvedComposeConfig extends ResolvedExecutiveSummaryConfig {
+  /** The `fallback_lists` name the compose call should walk (`compose_fallback_list`), if set. */
+  fallback_list?: string;
+}
+
+/**
+ * The compose stage's LLM call (the amended report after an action stage, ADR-0025). Unlike
+ * the executive summary, the compose knobs beat the chain's `llm_provider` (a cheaper model
+ * for a copy-edit): provider chain `compose_provider` → `defaults.compose_provider` → chain
+ * `llm_provider` → `defaults.llm_provider`; backend chain `compose_backend` →
+ * `defaults.compose_backend`, else as for the executive summary (chain → defaults, and the
+ * provider's own default when that one cannot drive it); fallback list chain
+ * `compose_fallback_list` → `defaults.compose_fallback_list`.
+ */
+export function resolveComposeConfig(
+  config: TarsyConfig,
+  chain: ChainConfig,
+): ResolvedComposeConfig {
+  const context = `chain "${chain.id}" compose`;
+  const agent = config.agents.get(COMPOSE_AGENT);
+  const providerName =
+    chain.compose_provider ??
+    config.defaults.compose_provider ??
+    chain.llm_provider ??
+    config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, context);
+  const explicit = chain.compose_backend ?? config.defaults.compose_backend;
+  let backend = explicit ?? pickBackend([chain, config.defaults], provider);
+  if (explicit === undefined && !isBackendCompatible(backend, provider.type, provider.model)) {
+    backend = defaultBackendFor(provider.type);
+  }
+  const fallbackList = chain.compose_fallback_list ?? config.defaults.compose_fallback_list;
+  return {
+    agent_name: COMPOSE_AGENT,
+    llm_provider_name: providerName,
+    llm_provider: provider,
+    llm_backend: backend,
+    fallback_providers: composeFallbacks(config, chain, fallbackList, context),
+    ...(fallbackList !== undefined && { fallback_list: fallbackList }),
+    ...(agent?.custom_instructions !== undefined && {
+      custom_instructions: agent.custom_instructions,
+    }),
+  };
+}
+
+/**
+ * The compose call's fallback walk. Named lists (`fallback_lists`) are not resolved here yet,
+ * so `listName` is only carried: the walk is the chain's `fallback_providers`, else the
+ * defaults'. With a list resolver, this becomes
+ * `listName ? resolveFallbackList(config, listName, context) : resolveFallbackProviders(…)`.
+ */
+function composeFallbacks(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  _listName: string | undefined,
+  context: string,
+): ResolvedFallbackEntry[] {
+  return resolveFallbackProviders(config, [chain, config.defaults], context);
 }
 
 /** Whether a chain's completed sessions are scored automatically: chain → defaults → off. */

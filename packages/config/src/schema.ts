@@ -310,6 +310,16 @@ const ScoringSchema = z.strictObject({
   max_iterations: PositiveInt.optional(),
 });
 
+/**
+ * The compose stage's model (the amended report after an action stage, ADR-0025), on a chain
+ * over `defaults`: provider, backend and a named fallback list (`fallback_lists`).
+ */
+const ComposeKeys = {
+  compose_provider: Name.optional(),
+  compose_backend: Backend.optional(),
+  compose_fallback_list: Name.optional(),
+};
+
 export const ChainSchema = z.strictObject({
   alert_types: z.array(Name).min(1, "must list at least one alert type"),
   description: z.string().optional(),
@@ -317,6 +327,7 @@ export const ChainSchema = z.strictObject({
   llm_backend: Backend.optional(),
   iteration_strategy: Strategy.optional(),
   executive_summary_provider: Name.optional(),
+  ...ComposeKeys,
   max_iterations: PositiveInt.optional(),
   mcp_servers: NameList.optional(),
   stages: z.array(StageSchema).min(1, "must have at least one stage"),
@@ -390,6 +401,7 @@ export const DefaultsSchema = z.strictObject({
     .optional(),
   iteration_timeout: DurationSchema.optional(),
   fallback_providers: FallbackProvidersSchema.optional(),
+  ...ComposeKeys,
   scoring: ScoringSchema.optional(),
   memory: MemorySchema.optional(),
   orchestrator: OrchestratorSchema.optional(),

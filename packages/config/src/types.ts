@@ -252,6 +252,10 @@ export interface ChainConfig {
   llm_backend?: LlmBackend;
   iteration_strategy?: IterationStrategy;
   executive_summary_provider?: string;
+  /** The compose stage's model on this chain (over `defaults.compose_*`). */
+  compose_provider?: string;
+  compose_backend?: LlmBackend;
+  compose_fallback_list?: string;
   max_iterations?: number;
   mcp_servers?: string[];
   stages: StageConfig[];
@@ -327,6 +331,14 @@ export interface DefaultsConfig {
   /** Per-iteration LLM call timeout (default 120 s). */
   iteration_timeout_ms: number;
   fallback_providers?: FallbackProviderEntry[];
+  /**
+   * The compose stage's model (the amended report after an action stage): its provider beats
+   * a chain's `llm_provider`; a chain's own `compose_*` beat these.
+   */
+  compose_provider?: string;
+  compose_backend?: LlmBackend;
+  /** A `fallback_lists` name: the compose call's fallback walk. */
+  compose_fallback_list?: string;
   scoring?: ScoringConfig;
   memory: MemoryConfig;
   /** Guardrails of every orchestrating agent, under each agent definition's `orchestrator`. */

@@ -17,8 +17,6 @@ export interface UnsupportedKey {
 const MEMORY =
   "investigation memory: lessons extracted from scored sessions, injected into later prompts";
 const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
-const COMPOSE =
-  "model of the compose stage that merges the investigation and action reports after an action stage";
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
@@ -38,11 +36,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "agent_chains.*.stages[].agents[].fallback_list", does: FALLBACK_LIST, issue: 31 },
   { path: "agent_chains.*.stages[].synthesis.fallback_list", does: FALLBACK_LIST, issue: 31 },
   { path: "agent_chains.*.chat.fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "defaults.compose_provider", does: COMPOSE, issue: 31 },
-  { path: "defaults.compose_backend", does: COMPOSE, issue: 31 },
-  { path: "defaults.compose_fallback_list", does: COMPOSE, issue: 31 },
-  { path: "agent_chains.*.compose_provider", does: COMPOSE, issue: 31 },
-  { path: "agent_chains.*.compose_backend", does: COMPOSE, issue: 31 },
   {
     path: "defaults.summarization",
     does: "model (llm_provider, llm_backend, fallback_list) that summarizes large MCP results",

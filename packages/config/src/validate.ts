@@ -5,6 +5,7 @@ import {
   type ResolvedAgentConfig,
   resolveAgentConfig,
   resolveChatAgentConfig,
+  resolveComposeConfig,
   resolveSynthesisConfig,
 } from "./resolve.ts";
 import type {
@@ -156,6 +157,13 @@ export function validateReferences(
 
   checkProvider(sources.defaults, ["defaults", "llm_provider"], config.defaults.llm_provider);
   checkFallbacks(sources.defaults, ["defaults"], config.defaults.fallback_providers);
+  checkProvider(
+    sources.defaults,
+    ["defaults", "compose_provider"],
+    config.defaults.compose_provider,
+  );
+  /** A compose_backend from defaults that cannot drive a chain's compose provider: said once. */
+  let defaultComposeBackendReported = false;
 
   const claimedBy = new Map<string, string>();
   for (const chain of config.chains.values()) {
@@ -163,6 +171,16 @@ export function validateReferences(
     const base: Segment[] = ["agent_chains", chain.id];
     checkProvider(file, [...base, "llm_provider"], chain.llm_provider);
     checkProvider(file, [...base, "executive_summary_provider"], chain.executive_summary_provider);
+    checkProvider(file, [...base, "compose_provider"], chain.compose_provider);
+    if (chain.compose_backend !== undefined) {
+      checkBackend(file, [...base, "compose_backend"], () => resolveComposeConfig(config, chain));
+    } else if (config.defaults.compose_backend !== undefined && !defaultComposeBackendReported) {
+      const before = issues.length;
+      checkBackend(sources.defaults, ["defaults", "compose_backend"], () =>
+        resolveComposeConfig(config, chain),
+      );
+      defaultComposeBackendReported = issues.length > before;
+    }
     checkServers(file, [...base, "mcp_servers"], chain.mcp_servers);
     checkFallbacks(file, base, chain.fallback_providers);
     chain.alert_types.forEach((alertType, index) => {
@@ -244,8 +262,12 @@ export function validateReferences(
   }
 
   /** Reports a backend the resolved provider cannot run; unknown references are reported above. */
-  function checkBackend(file: string, path: Segment[], resolve: () => ResolvedAgentConfig) {
-    let resolved: ResolvedAgentConfig;
+  function checkBackend(
+    file: string,
+    path: Segment[],
+    resolve: () => Pick<ResolvedAgentConfig, "llm_provider" | "llm_provider_name" | "llm_backend">,
+  ) {
+    let resolved: Pick<ResolvedAgentConfig, "llm_provider" | "llm_provider_name" | "llm_backend">;
     try {
       resolved = resolve();
     } catch {
@@ -434,5 +456,40 @@ export function validateSkillReferences(config: TarsyConfig): ConfigIssue[] {
       known(ref.required_skills, file, [...path, index, "required_skills"]);
     });
   });
+  return issues;
+}
+
+/**
+ * `compose_fallback_list` names an entry of the `fallback_lists` catalog (`known`: its names),
+ * in `defaults` and on each chain; an unknown name is an error on its line.
+ */
+export function composeFallbackListIssues(
+  config: TarsyConfig,
+  known: ReadonlySet<string>,
+  lineOf: LineOf = () => undefined,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const check = (file: string, path: Segment[], name: string | undefined) => {
+    if (name === undefined || known.has(name)) return;
+    const line = lineOf(file, path);
+    issues.push({
+      file,
+      path: formatPath(path),
+      message: `unknown fallback list "${name}" (not in fallback_lists)`,
+      ...(line !== undefined && { line }),
+    });
+  };
+  check(
+    config.sources.defaults,
+    ["defaults", "compose_fallback_list"],
+    config.defaults.compose_fallback_list,
+  );
+  for (const chain of config.chains.values()) {
+    check(
+      config.sources.chains.get(chain.id) ?? "",
+      ["agent_chains", chain.id, "compose_fallback_list"],
+      chain.compose_fallback_list,
+    );
+  }
   return issues;
 }

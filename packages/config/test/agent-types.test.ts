@@ -46,7 +46,7 @@ agent_chains:
       - name: orchestrated
         agents:
           - Planner
-          - { name: Investigator, type: compose }
+          - { name: Investigator, type: scoring }
       - name: replicas
         agent: Remediator
         replicas: 2
@@ -100,12 +100,41 @@ describe("agent types", () => {
         file: "/tarsy.yaml",
         path: "agent_chains.with-action.stages[5].agents[1].type",
         message:
-          'type "compose" (in the Go TARSy: the compose pass after an action stage) is not supported yet; runs as a default agent (planned in #24)',
+          'type "scoring" (in the Go TARSy: a scoring agent as a chain stage) is not supported yet; runs as a default agent (planned in #24)',
       },
     ]);
     // `type` is read, so it is never listed as an unsupported key.
     expect(warnings.filter((w) => w.unsupported?.key.endsWith(".type"))).toEqual([]);
     expect(warnings.filter((w) => w.message.includes("not a known setting"))).toEqual([]);
+  });
+
+  it("type: compose is an error with its file, path and line, on a definition and on a stage agent", () => {
+    const issues = loadIssues({
+      providers: PROVIDERS,
+      tarsy: `defaults: { llm_provider: canned }
+agents:
+  Writer:
+    type: compose
+agent_chains:
+  c:
+    alert_types: [A]
+    stages:
+      - name: s
+        agents:
+          - { name: Writer, type: compose }
+`,
+    });
+    const because =
+      'type "compose" cannot be configured: TARSy adds the compose stage (the amended report) by itself after each successful action stage; use type "default" or "action"';
+    expect(issues).toEqual([
+      { file: "tarsy.yaml", path: "agents.Writer.type", line: 4, message: because },
+      {
+        file: "tarsy.yaml",
+        path: "agent_chains.c.stages[0].agents[0].type",
+        line: 11,
+        message: because,
+      },
+    ]);
   });
 
   it("an unknown type is an error with its path", () => {

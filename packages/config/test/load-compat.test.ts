@@ -63,16 +63,16 @@ memory:
     const { warnings } = load({
       tarsy: `
 defaults:
-  compose_provider: google-default
+  summarization: { llm_provider: google-default }
   max_iteratons: 3
 `,
     });
     expect(warnings.map((w) => [w.path, w.message, w.unsupported?.issue])).toEqual(
       expect.arrayContaining([
         [
-          "defaults.compose_provider",
+          "defaults.summarization",
           expect.stringMatching(
-            /^"compose_provider" is not supported yet .*planned in #31\); ignored$/,
+            /^"summarization" is not supported yet .*planned in #31\); ignored$/,
           ),
           31,
         ],

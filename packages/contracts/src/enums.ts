@@ -71,8 +71,18 @@ export const StageEventStatusSchema = z.enum([
 ]);
 export type StageEventStatus = z.infer<typeof StageEventStatusSchema>;
 
-/** What a stage is for; `action` when every agent of the stage is an action agent. */
-export const StageKindSchema = z.enum(["investigation", "synthesis", "chat", "scoring", "action"]);
+/**
+ * What a stage is for; `action` when every agent of the stage is an action agent; `compose`
+ * the amended report the orchestrator adds after a successful action stage (ADR-0025).
+ */
+export const StageKindSchema = z.enum([
+  "investigation",
+  "synthesis",
+  "chat",
+  "scoring",
+  "action",
+  "compose",
+]);
 export type StageKind = z.infer<typeof StageKindSchema>;
 
 export const ParallelTypeSchema = z.enum(["multi_agent", "replica"]);
@@ -91,6 +101,8 @@ export const ExecutionKindSchema = z.enum([
   "action",
   /** Investigation memory: a reviewer's written feedback turned into memories (#24). */
   "feedback_reflection",
+  /** The amended report: the upstream report and the action memo merged in one call (#31). */
+  "compose",
 ]);
 export type ExecutionKind = z.infer<typeof ExecutionKindSchema>;
 
@@ -136,6 +148,8 @@ export const LLMInteractionTypeSchema = z.enum([
   "chat_response",
   "scoring",
   "memory_extraction",
+  /** The compose stage's call (the amended report). */
+  "composition",
 ]);
 export type LLMInteractionType = z.infer<typeof LLMInteractionTypeSchema>;
 

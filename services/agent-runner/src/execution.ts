@@ -9,6 +9,7 @@ import type { LlmClient } from "@tarsy/llm-client";
 import type { MaskingService } from "@tarsy/masking";
 import { createMetrics, secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import { runCompose } from "./controllers/compose.ts";
 import { runFeedbackReflection } from "./controllers/feedback-reflection.ts";
 import { runFunctionCalling } from "./controllers/function-calling.ts";
 import { runScoring } from "./controllers/scoring.ts";
@@ -183,6 +184,8 @@ async function runController(run: RunContext): Promise<ControllerResult> {
       return runScoring(run);
     case "feedback_reflection":
       return runFeedbackReflection(run);
+    case "compose":
+      return runCompose(run);
   }
 }
 
@@ -269,9 +272,9 @@ export async function runExecution(
   let outcome: ExecutionOutcome;
   let subAgents: SubAgentRuntime | undefined;
   try {
-    // The executive summary reads only the final analysis; every other prompt has the runbook.
+    // The executive summary and compose read only reports; every other prompt has the runbook.
     const runbook =
-      request.kind === "executive_summary"
+      request.kind === "executive_summary" || request.kind === "compose"
         ? null
         : await sessionRunbook({ ...deps, logger }, record, timeline, runSignal);
     const exec = resolveExecutionContext(

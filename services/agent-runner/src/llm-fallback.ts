@@ -45,7 +45,11 @@ export function fallbackTrigger(error: Error, receivedOutput: boolean): Fallback
 
 /** Failures in a row that switch provider; single-shot kinds switch at the first. */
 const THRESHOLD = 2;
-const SINGLE_SHOT_KINDS: ReadonlySet<ExecutionKind> = new Set(["synthesis", "executive_summary"]);
+const SINGLE_SHOT_KINDS: ReadonlySet<ExecutionKind> = new Set([
+  "synthesis",
+  "executive_summary",
+  "compose",
+]);
 
 export interface FallbackSwitch {
   from: { providerName: string; backend: string };

@@ -7,6 +7,7 @@ import {
   type ResolvedAgentConfig,
   resolveAgentConfig,
   resolveChatAgentConfig,
+  resolveComposeConfig,
   resolveExecutiveSummaryConfig,
   resolveLabelMap,
   resolveMcpSelection,
@@ -148,6 +149,20 @@ function resolveFor(
     case "scoring":
     case "feedback_reflection":
       return resolveScoringConfig(config, chain);
+    case "compose": {
+      // One tool-less call: no MCP servers, skills, sub-agents, nor Gemini native tools.
+      const { fallback_list: _list, ...compose } = resolveComposeConfig(config, chain);
+      return {
+        ...compose,
+        requires_native_tools: false,
+        ...noSkills(),
+        ...noSubAgents(config),
+        max_iterations: 1,
+        iteration_timeout_ms: config.defaults.iteration_timeout_ms,
+        mcp_servers: [],
+        native_tools: { google_search: false, code_execution: false, url_context: false },
+      };
+    }
   }
 }
 
@@ -238,9 +253,11 @@ export function resolveExecutionContext(
         llm: llmConfigFor(
           entry.provider,
           entry.backend,
-          entry.backend === "google-native"
-            ? (nativeToolsOverride ?? entry.native_tools)
-            : undefined,
+          entry.backend !== "google-native"
+            ? undefined
+            : request.kind === "compose"
+              ? resolved.native_tools // all off: compose never searches
+              : (nativeToolsOverride ?? entry.native_tools),
         ),
         streamLimits: streamLimitsOf(entry.provider),
       })),

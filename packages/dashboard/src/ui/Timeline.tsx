@@ -127,7 +127,8 @@ function buildRows(
   for (const stage of stages) {
     const own = items.filter((i) => i.stage_id === stage.id);
     if (own.length === 0 && stage.status === "pending") continue;
-    if (stage.kind === "synthesis") {
+    // Single-call document stages: a synthesis, and the amended report after an action stage.
+    if (stage.kind === "synthesis" || stage.kind === "compose") {
       rows.push({ kind: "synthesis", key: `s:${stage.id}`, stage, items: own });
       continue;
     }
@@ -257,13 +258,20 @@ function AgentTabs(props: {
   );
 }
 
+/** What a single-call document stage is called on its card. */
+const DOCUMENT_STAGE_LABELS = {
+  synthesis: { chip: "synthesis", region: "Synthesis" },
+  compose: { chip: "amended report", region: "Amended report" },
+} as const;
+
 function SynthesisCard(props: { stage: Stage; items: TimelineItem[]; highlighted: string | null }) {
   const { stage } = props;
+  const label = DOCUMENT_STAGE_LABELS[stage.kind === "compose" ? "compose" : "synthesis"];
   return (
     <Card
       variant="outlined"
       component="section"
-      aria-label={`Synthesis ${stage.stage_name}`}
+      aria-label={`${label.region} ${stage.stage_name}`}
       sx={{ mt: 3 }}
     >
       <CardHeader
@@ -272,7 +280,7 @@ function SynthesisCard(props: { stage: Stage; items: TimelineItem[]; highlighted
             <Typography variant="h6" component="h3">
               {stage.stage_index}. {stage.stage_name}
             </Typography>
-            <ToneChip label="synthesis" />
+            <ToneChip label={label.chip} />
             <StatusChip status={stage.status} />
           </Stack>
         }

@@ -3,6 +3,7 @@ import type { ExecutionContext } from "../execution-context.ts";
 import { ACTION_TASK, actionInstructions } from "./action.ts";
 import { contextSection } from "./calendar.ts";
 import { CHAT_INSTRUCTIONS, chatUserMessage } from "./chat.ts";
+import { COMPOSE_SYSTEM_PROMPT, composeUserPrompt } from "./compose.ts";
 import { alertSection, previousStagesSection, runbookSection } from "./context.ts";
 import { customInstructions } from "./custom.ts";
 import {
@@ -158,5 +159,19 @@ export function buildExecutiveSummaryMessages(
   return [
     { role: "system", content: EXECUTIVE_SUMMARY_SYSTEM_PROMPT },
     { role: "user", content: executiveSummaryUserPrompt(finalAnalysis, labelMap) },
+  ];
+}
+
+/** The compose stage's call: the editor's rules, then the two documents (no alert, no runbook). */
+export function buildComposeMessages(ctx: ExecutionContext): ConversationMessage[] {
+  return [
+    {
+      role: "system",
+      content: join([
+        COMPOSE_SYSTEM_PROMPT,
+        customInstructions(ctx.config.agentName, ctx.config.customInstructions),
+      ]),
+    },
+    { role: "user", content: composeUserPrompt(ctx.previousContext ?? "") },
   ];
 }

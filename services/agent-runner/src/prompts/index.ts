@@ -1,4 +1,5 @@
 export {
+  buildComposeMessages,
   buildExecutiveSummaryMessages,
   buildFunctionCallingMessages,
   buildSynthesisMessages,

@@ -40,6 +40,7 @@ import { formatInvestigationForSynthesis } from "../context/investigation.ts";
 import { buildStageContext, type StageResult } from "../context/stage-context.ts";
 import { aggregateError, aggregateStatus } from "./aggregate.ts";
 import { stopAttribution } from "./cancel-attribution.ts";
+import { applyComposeFallback, composeDue, createComposeStage, sourcedResults } from "./compose.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueSessionStatus, queueStageStatus, queueTimelineEventCompleted } from "./events.ts";
 import { actionStageOutcome } from "./metrics.ts";
@@ -106,13 +107,19 @@ async function advance(
       return { sessionTerminal: false };
     }
     const finished = await finishStage(deps, tx, last);
-    if (finished !== "completed") {
+    if (finished === "failed" && last.kind === "compose") {
+      // Fail-open: the concatenated report stands in and the chain goes on.
+      last.status = "failed";
+      await applyComposeFallback(deps, tx, stages, last);
+    } else if (finished !== "completed") {
       await failSession(deps, tx, session, stageFailure(last, finished), finished);
       return { sessionTerminal: true };
+    } else {
+      last.status = "completed";
     }
-    last.status = "completed";
   }
-  if (last.status !== "completed") {
+  const failedCompose = last.kind === "compose" && last.status === "failed";
+  if (last.status !== "completed" && !failedCompose) {
     await failSession(deps, tx, session, stageFailure(last, last.status));
     return { sessionTerminal: true };
   }
@@ -120,6 +127,14 @@ async function advance(
   const configIndex = stages.filter(isChainStage).length - 1;
   if (isChainStage(last) && ownExecutions(last.executions).length > 1) {
     await startSynthesisStage(deps, tx, session, chain, configIndex, last);
+    return { sessionTerminal: false };
+  }
+  const compose = composeDue(stages);
+  if (compose) {
+    const opened = await createComposeStage(deps, tx, session, chain, last, compose);
+    if (opened) {
+      await openStage(deps, tx, session, opened.stage, opened.executions, opened.context);
+    }
     return { sessionTerminal: false };
   }
   if (configIndex + 1 < chain.stages.length) {
@@ -135,38 +150,22 @@ function stageFailure(stage: Stage, status: string): string {
     : `stage "${stage.stageName}" ${status}`;
 }
 
-/** A stage the chain's configuration lists (an investigation or an action stage). */
+/** A stage the chain's configuration lists (an investigation or an action stage; not compose). */
 function isChainStage(stage: Stage): boolean {
   return stage.kind === "investigation" || stage.kind === "action";
 }
 
 /**
- * Final analyses of the completed stages; a synthesis replaces its stage's result. Action
- * stages count like investigations: their amended report flows on to the summary.
+ * Final analyses of the completed stages; a synthesis replaces its stage's result, and a
+ * compose stage (its amended report, or the concatenation when it failed) replaces the action
+ * memo before it. The last one is the session's final analysis.
  */
 export function completedResults(stages: readonly StageRow[]): StageResult[] {
-  const results: StageResult[] = [];
-  for (const stage of stages) {
-    if (stage.status !== "completed") continue;
-    const analysis = ownExecutions(stage.executions).find(
-      (e) => e.status === "completed" && e.finalAnalysis,
-    );
-    if (stage.kind === "synthesis") {
-      results.pop();
-      results.push({
-        stageName: stage.stageName,
-        finalAnalysis: analysis?.finalAnalysis ?? "",
-        forcedConclusion: analysis?.forcedConclusion ?? null,
-      });
-    } else if (isChainStage(stage)) {
-      results.push({
-        stageName: stage.stageName,
-        finalAnalysis: analysis?.finalAnalysis ?? "",
-        forcedConclusion: analysis?.forcedConclusion ?? null,
-      });
-    }
-  }
-  return results;
+  return sourcedResults(stages).map(({ stageName, finalAnalysis, forcedConclusion }) => ({
+    stageName,
+    finalAnalysis,
+    forcedConclusion,
+  }));
 }
 
 async function finishStage(deps: SagaDeps, tx: Tx, stage: StageRow) {

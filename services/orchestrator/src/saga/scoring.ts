@@ -34,6 +34,7 @@ import {
 } from "@tarsy/db";
 import { formatInvestigationContext, investigationOrder } from "../context/investigation.ts";
 import { finishSingleAgentStage } from "./chat.ts";
+import { sourcedResults } from "./compose.ts";
 import type { SagaDeps } from "./deps.ts";
 import { queueStageStatus } from "./events.ts";
 import { OrphanedWorkError } from "./orphans.ts";
@@ -190,8 +191,10 @@ async function queueScoreUpdated(tx: Tx, score: SessionScore, at: Date): Promise
 }
 
 /**
- * What the judge reads besides the alert and runbook: the investigation (chain stages and
- * the executive summary, not chat turns nor earlier scoring) and the tools it had.
+ * What the judge (and the memory reflector) reads besides the alert and runbook: the
+ * investigation (chain stages and the executive summary, not chat turns, earlier scoring nor
+ * the compose stage's process), the amended report when a compose stage wrote the session's
+ * final analysis, and the tools it had.
  */
 export async function scoringContext(tx: Tx, sessionId: string): Promise<string> {
   const stages = await listSessionStages(tx, sessionId);
@@ -207,12 +210,18 @@ export async function scoringContext(tx: Tx, sessionId: string): Promise<string>
     e.stageId === null ? e.eventType === "executive_summary" : investigated.has(e.stageId),
   );
   const tools = await listSessionAvailableTools(tx, sessionId);
+  const composed = sourcedResults(stages.filter((s) => s.kind !== "chat")).at(-1);
+  const amended =
+    composed?.source === "compose"
+      ? ["## Final Analysis (amended report)", composed.finalAnalysis.trim()]
+      : [];
   const toolLines = [...tools].flatMap(([server, list]) =>
     list.map((t) => `- ${server}.${t.name}${t.description ? `: ${t.description}` : ""}`),
   );
   return [
     "## Investigation Timeline",
     formatInvestigationContext(investigationOrder(events, agentIndex)),
+    ...amended,
     "## Available Tools",
     toolLines.length > 0
       ? `The agents could call these tools:\n\n${toolLines.join("\n")}`
