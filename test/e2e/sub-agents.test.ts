@@ -8,17 +8,19 @@ import {
   type TimelineResponse,
   type TraceListResponse,
 } from "@tarsy/contracts";
-import { until } from "@tarsy/testkit";
+import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type SessionServer,
   startSessionServer,
 } from "../../services/mcp-gateway/test/servers/session-server.ts";
+import { goldenJson, goldenSession } from "./golden.ts";
 import { ask, chatStage, saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const CONFIG = resolve(ROOT, "test/e2e/testdata/sub-agents");
+const GOLDEN = resolve(ROOT, "test/e2e/golden/sub-agents");
 
 /**
  * Sub-agents end to end: every service a process (two runners), orchestrating agents that
@@ -30,6 +32,9 @@ describe("e2e: Sub-agents", () => {
   let sys: E2E;
   let sql: postgres.Sql;
   let sandbox: SessionServer;
+  let ws: TestClient;
+  /** The one-dispatch scenario's session, watched on the WebSocket from its start. */
+  let oneDispatch = "";
   const get = async <T>(path: string): Promise<T> => {
     const r = await sys.api<T>(path);
     expect(r.status, `GET ${path}`).toBe(200);
@@ -70,17 +75,24 @@ describe("e2e: Sub-agents", () => {
       env: { SANDBOX_URL: sandbox.base },
     });
     sql = postgres(sys.database.url, { max: 2, onnotice: () => {} });
+    ws = await connectClient(sys.stack.wsUrl);
   }, 180_000);
 
   afterAll(async () => {
     saveLogs(sys, "sub-agents");
+    await ws?.close();
     await sql?.end();
     await sys?.stop();
     await sandbox?.close();
   }, 90_000);
 
   it("one dispatch: the sub-agent runs its task with its own tools, the parent waits suspended and concludes from its result", async () => {
+    // Watched on the WebSocket from the start: the list channel, then the session's.
+    ws.send({ action: "subscribe", channel: "sessions" });
+    await ws.waitFor((f) => f.type === "subscription.confirmed" && f.channel === "sessions");
     const id = await submitAlert(sys, "SubOne", { pod: "payments-api-7f9c" });
+    ws.send({ action: "subscribe", channel: `session:${id}` });
+    oneDispatch = id;
     const done = await finished(id, 90_000);
     expect(done.status).toBe("completed");
     expect(done.final_analysis).toBe(
@@ -184,6 +196,85 @@ describe("e2e: Sub-agents", () => {
       ["LogAgent", parent?.id],
     ]);
   }, 120_000);
+
+  it("one dispatch, as the WebSocket and the API show it: every event of the session carries its id, in the order the work happened, and the golden files of all four data layers", async () => {
+    const id = oneDispatch;
+    expect(id, "the one-dispatch session").not.toBe("");
+    const channel = `session:${id}`;
+    // Every completed event the API shows has reached the WebSocket (completed, or created as
+    // completed), and the session's end.
+    const { events } = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
+    await until(
+      () => {
+        const ended = new Set(
+          ws.frames.flatMap((f) =>
+            "id" in f &&
+            f.channel === channel &&
+            (f.payload.type === "timeline_event.completed" ||
+              (f.payload.type === "timeline_event.created" && f.payload.status === "completed"))
+              ? [f.payload.event_id]
+              : [],
+          ),
+        );
+        const over = ws.frames.some(
+          (f) =>
+            "id" in f &&
+            f.channel === channel &&
+            f.payload.type === "session.status" &&
+            f.payload.status === "completed",
+        );
+        return over && events.every((e) => e.status !== "completed" || ended.has(e.id));
+      },
+      { what: "the WebSocket to show every completed event", timeoutMs: 15_000 },
+    );
+    const session = ws.frames.flatMap((f) =>
+      "id" in f && f.channel === channel ? [f.payload] : [],
+    );
+    expect(session.every((p) => p.session_id === id)).toBe(true);
+
+    // The key events in the order the work happened (others in between).
+    const { stages } = await get<SessionDetail>(`/api/v1/sessions/${id}`);
+    const [parent, sub] = stages[0]?.executions ?? [];
+    const key = session.flatMap((p) => {
+      if (p.type === "session.status") return [`session ${p.status}`];
+      if (p.type === "stage.status") return [`stage ${p.stage_name} ${p.status}`];
+      if (p.type !== "timeline_event.created" && p.type !== "timeline_event.completed") return [];
+      const who =
+        p.execution_id === parent?.id ? "parent" : p.execution_id === sub?.id ? "sub" : "session";
+      return [
+        `${who} ${p.event_type} ${p.type === "timeline_event.created" ? "created" : "completed"}`,
+      ];
+    });
+    const expected = [
+      "session in_progress",
+      "stage investigate started",
+      "parent llm_tool_call created",
+      "sub task_assigned created",
+      "sub llm_tool_call completed",
+      "sub final_analysis completed",
+      "parent sub_agent_result created",
+      "parent final_analysis completed",
+      "stage investigate completed",
+      "session executive_summary completed",
+      "session completed",
+    ];
+    let at = -1;
+    for (const step of expected) {
+      const next = key.indexOf(step, at + 1);
+      expect(
+        next,
+        `"${step}" after "${key[at] ?? "the start"}" in:\n${key.join("\n")}`,
+      ).toBeGreaterThan(at);
+      at = next;
+    }
+
+    const files = await goldenSession(sys.api, id, ws.frames, { [ROOT]: "<repo>" });
+    for (const [name, content] of Object.entries(files)) {
+      await expect(goldenJson(content), name).toMatchFileSnapshot(
+        resolve(GOLDEN, "one-dispatch", name),
+      );
+    }
+  }, 60_000);
 
   it("several in parallel (catalog from the chain), list_agents, and a parent woken once per result", async () => {
     const id = await submitAlert(sys, "SubParallel", { pod: "payments-api-7f9c" });
