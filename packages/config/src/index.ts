@@ -71,6 +71,7 @@ export {
   fallbackLlmProviders,
   isCredentialIssue,
 } from "./provider-env.ts";
+export { effectiveReasoningEffort, takesDefaultReasoningEffort } from "./reasoning-effort.ts";
 export {
   aggregateChainMcpServers,
   backendForStrategy,
@@ -140,7 +141,10 @@ export {
   type MemoryConfig,
   type NativeToolsConfig,
   type OrchestratorLimits,
+  type PromptCachingConfig,
   type QueueConfig,
+  REASONING_EFFORTS,
+  type ReasoningEffort,
   type RetentionConfig,
   type RunbooksConfig,
   type StageAgentConfig,

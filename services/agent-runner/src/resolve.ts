@@ -1,5 +1,6 @@
 import {
   type ChainConfig,
+  effectiveReasoningEffort,
   type LlmProviderConfig,
   type NativeToolsConfig,
   noSkills,
@@ -33,6 +34,7 @@ export function llmConfigFor(
   backend: LlmConfig["backend"],
   nativeTools?: NativeToolsConfig,
 ): LlmConfig {
+  const effort = effectiveReasoningEffort(provider);
   return {
     provider: provider.type,
     model: provider.model,
@@ -43,6 +45,7 @@ export function llmConfigFor(
     ...(provider.location_env !== undefined && { locationEnv: provider.location_env }),
     backend,
     ...(provider.temperature !== undefined && { temperature: provider.temperature }),
+    ...(effort !== undefined && { reasoningEffort: effort }),
     ...(nativeTools && {
       nativeTools: {
         ...(nativeTools.google_search !== undefined && { googleSearch: nativeTools.google_search }),
@@ -270,6 +273,7 @@ export function resolveExecutionContext(
     failedServers: {},
     now,
     holidays: config.system.holidays,
+    promptCaching: config.system.prompt_caching.enabled,
     ...(request.kind === "executive_summary" && { labelMap: resolveLabelMap(config, chain) }),
   };
 }

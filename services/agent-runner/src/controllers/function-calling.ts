@@ -54,6 +54,9 @@ export async function runFunctionCalling(
           iteration,
           textEventType: "llm_response",
           lastMessageId: conversation.lastMessageId,
+          // The loop resends tools, system prompt and history each turn: cache them (ADR-0026),
+          // except for action agents, whose usual single turn would pay a write never read.
+          promptCache: exec.kind !== "action",
         });
       } catch (err) {
         if (!(err instanceof IterationTimeoutError)) throw err;
