@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { TERMINAL_SESSION_STATUSES } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../llm-service/test/fakes/http.ts";
 import { cachingClaude } from "../e2e/claude-cache-fake.ts";
@@ -25,7 +26,7 @@ describe("prompt caching on the dashboard's trace", () => {
       env: { FAKE_ANTHROPIC_URL: fake.url, E2E_CLAUDE_KEY: "sk-ant-e2e-0123456789abcdef" },
     });
     sessionId = await submitAlert(rig.system, "Cached");
-    const done = await waitStatus(rig.system, sessionId, ["completed", "failed"], 60_000);
+    const done = await waitStatus(rig.system, sessionId, TERMINAL_SESSION_STATUSES, 60_000);
     expect(done.status).toBe("completed");
   }, 300_000);
   afterAll(async () => {

@@ -7,11 +7,12 @@
  */
 
 import { resolve } from "node:path";
-import type {
-  LLMInteractionDetail,
-  SessionDetail,
-  TraceListResponse,
-  UsageSummaryResponse,
+import {
+  type LLMInteractionDetail,
+  type SessionDetail,
+  TERMINAL_SESSION_STATUSES,
+  type TraceListResponse,
+  type UsageSummaryResponse,
 } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FakeProvider, startFakeProvider } from "../../llm-service/test/fakes/http.ts";
@@ -44,7 +45,7 @@ describe("e2e: prompt caching and reasoning effort", () => {
       env: { FAKE_ANTHROPIC_URL: fake.url, E2E_CLAUDE_KEY: "sk-ant-e2e-0123456789abcdef" },
     });
     sessionId = await submitAlert(sys, "Cached", { pod: "payments-api-7f9c6d5b8-x2kqz" });
-    const done = await waitStatus(sys, sessionId, ["completed", "failed"], 60_000);
+    const done = await waitStatus(sys, sessionId, TERMINAL_SESSION_STATUSES, 60_000);
     expect(done.status, done.error_message ?? "").toBe("completed");
   }, 120_000);
 
