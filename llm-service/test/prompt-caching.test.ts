@@ -3,10 +3,10 @@
  * HTTP request llm-service sent and answers with the cache usage the real API reports.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicStream } from "./fakes/anthropic.ts";
+import { anthropicError, anthropicStream } from "./fakes/anthropic.ts";
 import { geminiChunk, geminiUsage } from "./fakes/gemini.ts";
-import { type FakeProvider, respondSse, startFakeProvider } from "./fakes/http.ts";
-import { openAiStream } from "./fakes/openai.ts";
+import { type FakeProvider, respondJson, respondSse, startFakeProvider } from "./fakes/http.ts";
+import { openAiError, openAiStream } from "./fakes/openai.ts";
 import { baseInput, collect, type Harness, POD_TOOL, startHarness, usageOf } from "./harness.ts";
 
 const EVENTS_TOOL = {
@@ -120,6 +120,35 @@ describe("Anthropic: cache_control on the last tool", () => {
     });
   });
 
+  it("a 400 on the markers: the same call without the 1h ttl, then without any marker", async () => {
+    const refused = respondJson(400, anthropicError("invalid_request_error", "ttl not allowed"));
+    fake.enqueue(
+      refused,
+      refused,
+      respondSse(anthropicStream({ text: ["answered"], usage: { input: 10, output: 2 } })),
+    );
+    const chunks = await collect(
+      h.client.generate(
+        baseInput(anthropic(), { tools: [POD_TOOL, EVENTS_TOOL], promptCache: true }),
+      ),
+    );
+    expect(chunks.filter((c) => c.type === "text").map((c) => c.content)).toEqual(["answered"]);
+    const lastTool = (i: number) => (body(i) as { tools: Record<string, unknown>[] }).tools[1];
+    expect(lastTool(0)?.cache_control).toEqual({ type: "ephemeral", ttl: "1h" });
+    expect(lastTool(1)?.cache_control).toEqual({ type: "ephemeral" });
+    expect(JSON.stringify(body(2))).not.toContain("cache_control");
+    expect(fake.requests).toHaveLength(3);
+  });
+
+  it("a 400 without markers is the caller's error, not retried", async () => {
+    fake.enqueue(respondJson(400, anthropicError("invalid_request_error", "bad request")));
+    const chunks = await collect(
+      h.client.generate(baseInput(anthropic(), { tools: [POD_TOOL, EVENTS_TOOL] })),
+    );
+    expect(chunks.find((c) => c.type === "error")).toMatchObject({ retryable: false });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("sends reasoning_effort as output_config.effort", async () => {
     fake.enqueue(respondSse(anthropicStream({ text: ["ok"], usage: { input: 1, output: 1 } })));
     await collect(h.client.generate(baseInput(anthropic({ reasoningEffort: "max" }))));
@@ -215,6 +244,25 @@ describe("OpenAI: prompt_cache_key and explicit breakpoints", () => {
     expect(JSON.stringify(body(0))).not.toContain("prompt_cache_options");
     expect(JSON.stringify(body(1))).not.toContain("prompt_cache");
     expect(usageOf(loop)).toMatchObject({ inputTokens: 952, cacheReadTokens: 2048 });
+  });
+
+  it("a 400 on the explicit cache fields: the same call without any of them", async () => {
+    fake.enqueue(
+      respondJson(400, openAiError("invalid_request_error", "Unrecognized prompt_cache_options")),
+      respondSse(openAiStream({ text: ["ok"], usage: { prompt: 10, completion: 1 } })),
+    );
+    const chunks = await collect(
+      h.client.generate(
+        baseInput(openai("gpt-5.6-sol"), {
+          executionId: "exec-9",
+          messages: LOOP_MESSAGES,
+          promptCache: true,
+        }),
+      ),
+    );
+    expect(chunks.some((c) => c.type === "text")).toBe(true);
+    expect(JSON.stringify(body(0))).toContain("prompt_cache_breakpoint");
+    expect(JSON.stringify(body(1))).not.toContain("prompt_cache");
   });
 
   it("sends reasoning_effort in OpenAI's reasoning_effort and xAI's", async () => {

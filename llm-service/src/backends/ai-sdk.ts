@@ -15,7 +15,15 @@ import {
   thinkingOptions,
   wireFamily,
 } from "./ai-sdk-models.ts";
-import { markPrompt, markTools, mergeProviderOptions, promptCachePlan } from "./prompt-cache.ts";
+import {
+  degradedPlans,
+  isBadRequest,
+  markPrompt,
+  markTools,
+  mergeProviderOptions,
+  type PromptCachePlan,
+  promptCachePlan,
+} from "./prompt-cache.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
 import type { VertexCredentialStore } from "./vertex-auth.ts";
 
@@ -117,31 +125,41 @@ export function createAiSdkBackend(options: {
       const model = await modelFor(config, options);
       const names = createToolNameMap(request.tools.map((t) => t.name));
       const family = wireFamily(config);
-      const cache = promptCachePlan(request, family, config);
-      const call: ProviderCallOptions = {
-        prompt: markPrompt(
-          toProviderPrompt(request.messages, names, { replayReasoning: family === "anthropic" }),
-          cache,
-        ),
+      const prompt = toProviderPrompt(request.messages, names, {
+        replayReasoning: family === "anthropic",
+      });
+      const tools = request.tools.map((tool) => ({
+        type: "function" as const,
+        name: names.toProvider(tool.name),
+        description: tool.description,
+        inputSchema: parseParametersSchema(tool),
+      }));
+      const callWith = (cache: PromptCachePlan): ProviderCallOptions => ({
+        prompt: markPrompt(prompt, cache),
         abortSignal: ctx.signal,
         providerOptions: mergeProviderOptions(thinkingOptions(config), cache.callOptions),
-        ...(request.tools.length > 0
-          ? {
-              tools: markTools(
-                request.tools.map((tool) => ({
-                  type: "function" as const,
-                  name: names.toProvider(tool.name),
-                  description: tool.description,
-                  inputSchema: parseParametersSchema(tool),
-                })),
-                cache,
-              ),
-            }
-          : {}),
+        ...(tools.length > 0 ? { tools: markTools(tools, cache) } : {}),
         ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
         ...(config.max_tokens !== undefined ? { maxOutputTokens: config.max_tokens } : {}),
-      };
-      const { stream } = await model.doStream(call);
+      });
+      const plan = promptCachePlan(request, family, config);
+      const fallbacks = degradedPlans(plan);
+      let stream: Awaited<ReturnType<ProviderModel["doStream"]>>["stream"];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          ({ stream } = await model.doStream(
+            callWith(attempt === 0 ? plan : (fallbacks[attempt - 1] ?? plan)),
+          ));
+          break;
+        } catch (err) {
+          // A 400 on the cache markers: the same call with fewer markers, before any chunk.
+          if (!isBadRequest(err) || attempt >= fallbacks.length) throw err;
+          ctx.logger.warn(
+            { provider: config.provider, model: config.model, attempt: attempt + 1 },
+            "provider refused the prompt-cache markers (400); retrying with fewer",
+          );
+        }
+      }
       let produced = false;
       const reasoning = new Map<string, ReasoningBlock>();
       for await (const part of stream as AsyncIterable<StreamPart>) {

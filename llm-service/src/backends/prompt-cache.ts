@@ -124,3 +124,33 @@ export function mergeProviderOptions(a: ProviderOptions, b: ProviderOptions): Pr
   }
   return out;
 }
+
+const NO_CACHE: PromptCachePlan = { callOptions: {}, markedMessages: [] };
+
+/**
+ * What to try after a provider refused the cache markers with a 400 (ADR-0026 Q5): Anthropic
+ * first without the `ttl` (5-minute entries: older Claude on Vertex rejects 1h), then with no
+ * marker at all; OpenAI with no cache option at all (older models reject the explicit fields).
+ * Empty when the plan sends nothing a provider could reject.
+ */
+export function degradedPlans(plan: PromptCachePlan): PromptCachePlan[] {
+  const marked =
+    plan.lastToolOptions !== undefined ||
+    plan.markedMessages.length > 0 ||
+    Object.keys(plan.callOptions).length > 0;
+  if (!marked) return [];
+  if (plan.lastToolOptions?.anthropic) {
+    return [
+      { ...plan, lastToolOptions: { anthropic: { cacheControl: { type: "ephemeral" } } } },
+      NO_CACHE,
+    ];
+  }
+  return [NO_CACHE];
+}
+
+/** A provider's 400 (bad request), thrown before any chunk. */
+export function isBadRequest(err: unknown): boolean {
+  if (typeof err !== "object" || err === null) return false;
+  const e = err as { statusCode?: unknown; status?: unknown };
+  return e.statusCode === 400 || e.status === 400;
+}
