@@ -265,6 +265,15 @@ describe("OpenAI: prompt_cache_key and explicit breakpoints", () => {
     expect(JSON.stringify(body(1))).not.toContain("prompt_cache");
   });
 
+  it("a 400 when only prompt_cache_key was sent is the caller's error, not retried", async () => {
+    fake.enqueue(respondJson(400, openAiError("invalid_request_error", "bad request")));
+    const chunks = await collect(
+      h.client.generate(baseInput(openai("gpt-4.1"), { executionId: "exec-3", promptCache: true })),
+    );
+    expect(chunks.find((c) => c.type === "error")).toMatchObject({ retryable: false });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("sends reasoning_effort in OpenAI's reasoning_effort and xAI's", async () => {
     fake.enqueue(
       respondSse(openAiStream({ text: ["ok"], usage: { prompt: 1, completion: 1 } })),

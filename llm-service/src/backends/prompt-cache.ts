@@ -131,13 +131,16 @@ const NO_CACHE: PromptCachePlan = { callOptions: {}, markedMessages: [] };
  * What to try after a provider refused the cache markers with a 400 (ADR-0026 Q5): Anthropic
  * first without the `ttl` (5-minute entries: older Claude on Vertex rejects 1h), then with no
  * marker at all; OpenAI with no cache option at all (older models reject the explicit fields).
- * Empty when the plan sends nothing a provider could reject.
+ * Empty when the plan sends nothing a provider could reject (no marker, or only a
+ * `prompt_cache_key`).
  */
 export function degradedPlans(plan: PromptCachePlan): PromptCachePlan[] {
+  // prompt_cache_key alone is a routing hint every OpenAI model takes: a 400 is about
+  // something else then, and fails as any other.
   const marked =
     plan.lastToolOptions !== undefined ||
     plan.markedMessages.length > 0 ||
-    Object.keys(plan.callOptions).length > 0;
+    plan.callOptions.openai?.promptCacheOptions !== undefined;
   if (!marked) return [];
   if (plan.lastToolOptions?.anthropic) {
     return [
