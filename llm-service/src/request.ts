@@ -67,6 +67,8 @@ export const LlmConfigSchema = z.object({
   credentials_env: z.string().default(""),
   project_env: z.string().default(""),
   location_env: z.string().default(""),
+  /** low | medium | high | xhigh | max; empty: the provider's default (see `reasoningEffort`). */
+  reasoning_effort: z.string().default(""),
 });
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;
 
@@ -77,6 +79,8 @@ export const GenerateRequestSchema = z.object({
   messages: z.array(ConversationMessageSchema).min(1, "messages must not be empty"),
   llm_config: LlmConfigSchema,
   tools: z.array(ToolDefinitionSchema).default([]),
+  /** Mark the stable prefix for provider prompt caching (see the proto). */
+  prompt_cache: z.boolean().default(false),
 });
 export type GenerateRequest = z.infer<typeof GenerateRequestSchema>;
 
@@ -102,6 +106,10 @@ export type Chunk =
         output_tokens: number;
         total_tokens: number;
         thinking_tokens: number;
+        /** Prompt tokens read from the provider's cache (input_tokens excludes them). */
+        cache_read_tokens?: number;
+        /** Prompt tokens written to the provider's cache (input_tokens excludes them). */
+        cache_creation_tokens?: number;
       };
     }
   | {

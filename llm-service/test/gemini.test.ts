@@ -78,6 +78,8 @@ describe("google-native backend → Gemini streamGenerateContent (alt=sse)", () 
       outputTokens: 12,
       totalTokens: 92,
       thinkingTokens: 30,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
     });
 
     const req = fake.requests[0];

@@ -59,6 +59,8 @@ describe("langchain backend → OpenAI chat completions (SSE)", () => {
       outputTokens: 6,
       totalTokens: 18,
       thinkingTokens: 0,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
     });
     expect(chunks.at(-1)?.type).toBe("usage");
     const [req] = fake.requests;

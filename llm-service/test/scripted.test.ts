@@ -62,6 +62,8 @@ describe("scripted backend through gRPC", () => {
       outputTokens: 20,
       totalTokens: 120,
       thinkingTokens: 0,
+      cacheReadTokens: 0,
+      cacheCreationTokens: 0,
     });
 
     const second = await collect(h.client.generate(baseInput(scripted(script), { sessionId })));

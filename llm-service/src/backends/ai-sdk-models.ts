@@ -6,6 +6,7 @@ import type { JSONValue } from "ai";
 import { ConfigError } from "../errors.ts";
 import type { LlmConfig } from "../request.ts";
 import { resolveApiKey } from "./credentials.ts";
+import { geminiThinkingLevel, reasoningEffort } from "./reasoning-effort.ts";
 import type { SecretLookup } from "./types.ts";
 import type { VertexCredentialStore } from "./vertex-auth.ts";
 import { resolveVertexTarget, vertexModel, vertexPublisherFor } from "./vertex-models.ts";
@@ -105,23 +106,43 @@ export async function modelFor(config: LlmConfig, deps: ModelDeps): Promise<Prov
   }
 }
 
+/**
+ * Thinking and reasoning-effort options in each provider's own parameter. `reasoning_effort`
+ * goes to OpenAI/xAI/OpenAI-compatible `reasoning_effort`, Anthropic `output_config.effort`
+ * and Gemini `thinkingConfig.thinkingLevel` (an explicit `thinking_level` wins over it there).
+ */
 export function thinkingOptions(config: LlmConfig): ProviderOptions {
   const budget = config.thinking_budget;
   const level = config.thinking_level.toLowerCase();
+  const effort = reasoningEffort(config);
   switch (wireFamily(config)) {
-    case "anthropic":
-      return budget !== undefined && budget > 0
-        ? { anthropic: { thinking: { type: "enabled", budgetTokens: budget } } }
-        : {};
+    case "anthropic": {
+      const anthropic: Record<string, JSONValue> = {};
+      if (budget !== undefined && budget > 0) {
+        anthropic.thinking = { type: "enabled", budgetTokens: budget };
+      }
+      if (effort) anthropic.effort = effort;
+      return Object.keys(anthropic).length > 0 ? { anthropic } : {};
+    }
     case "google": {
-      if (budget === undefined && !level) return {};
+      const geminiLevel = level || (effort ? geminiThinkingLevel(effort) : "");
+      if (budget === undefined && !geminiLevel) return {};
       const thinkingConfig: Record<string, JSONValue> = { includeThoughts: true };
-      if (level) thinkingConfig.thinkingLevel = level;
+      if (geminiLevel) thinkingConfig.thinkingLevel = geminiLevel;
       else if (budget !== undefined) thinkingConfig.thinkingBudget = budget;
       return { google: { thinkingConfig } };
     }
-    case "openai":
-      return level ? { openai: { reasoningEffort: level } } : {};
+    case "openai": {
+      const openAiEffort = effort ?? level;
+      return openAiEffort ? { openai: { reasoningEffort: openAiEffort } } : {};
+    }
+    case "xai":
+    case "openai-compatible":
+    case "ollama":
+    case "vllm":
+    case "litellm":
+      // createOpenAICompatible reads its options under the provider's name.
+      return effort ? { [config.provider]: { reasoningEffort: effort } } : {};
     default:
       return {};
   }

@@ -15,6 +15,15 @@ import {
   thinkingOptions,
   wireFamily,
 } from "./ai-sdk-models.ts";
+import {
+  degradedPlans,
+  isBadRequest,
+  markPrompt,
+  markTools,
+  mergeProviderOptions,
+  type PromptCachePlan,
+  promptCachePlan,
+} from "./prompt-cache.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
 import type { VertexCredentialStore } from "./vertex-auth.ts";
 
@@ -115,26 +124,42 @@ export function createAiSdkBackend(options: {
       if (!config.model) throw new ConfigError("llm_config.model is required");
       const model = await modelFor(config, options);
       const names = createToolNameMap(request.tools.map((t) => t.name));
-      const call: ProviderCallOptions = {
-        prompt: toProviderPrompt(request.messages, names, {
-          replayReasoning: wireFamily(config) === "anthropic",
-        }),
+      const family = wireFamily(config);
+      const prompt = toProviderPrompt(request.messages, names, {
+        replayReasoning: family === "anthropic",
+      });
+      const tools = request.tools.map((tool) => ({
+        type: "function" as const,
+        name: names.toProvider(tool.name),
+        description: tool.description,
+        inputSchema: parseParametersSchema(tool),
+      }));
+      const callWith = (cache: PromptCachePlan): ProviderCallOptions => ({
+        prompt: markPrompt(prompt, cache),
         abortSignal: ctx.signal,
-        providerOptions: thinkingOptions(config),
-        ...(request.tools.length > 0
-          ? {
-              tools: request.tools.map((tool) => ({
-                type: "function" as const,
-                name: names.toProvider(tool.name),
-                description: tool.description,
-                inputSchema: parseParametersSchema(tool),
-              })),
-            }
-          : {}),
+        providerOptions: mergeProviderOptions(thinkingOptions(config), cache.callOptions),
+        ...(tools.length > 0 ? { tools: markTools(tools, cache) } : {}),
         ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
         ...(config.max_tokens !== undefined ? { maxOutputTokens: config.max_tokens } : {}),
-      };
-      const { stream } = await model.doStream(call);
+      });
+      const plan = promptCachePlan(request, family, config);
+      const fallbacks = degradedPlans(plan);
+      let stream: Awaited<ReturnType<ProviderModel["doStream"]>>["stream"];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          ({ stream } = await model.doStream(
+            callWith(attempt === 0 ? plan : (fallbacks[attempt - 1] ?? plan)),
+          ));
+          break;
+        } catch (err) {
+          // A 400 on the cache markers: the same call with fewer markers, before any chunk.
+          if (!isBadRequest(err) || attempt >= fallbacks.length) throw err;
+          ctx.logger.warn(
+            { provider: config.provider, model: config.model, attempt: attempt + 1 },
+            "provider refused the prompt-cache markers (400); retrying with fewer",
+          );
+        }
+      }
       let produced = false;
       const reasoning = new Map<string, ReasoningBlock>();
       for await (const part of stream as AsyncIterable<StreamPart>) {
@@ -197,16 +222,7 @@ export function createAiSdkBackend(options: {
                 `provider ${config.provider} returned an empty response`,
               );
             }
-            const input = part.usage.inputTokens.total ?? 0;
-            const output = part.usage.outputTokens.total ?? 0;
-            yield {
-              usage: {
-                input_tokens: input,
-                output_tokens: output,
-                total_tokens: input + output,
-                thinking_tokens: part.usage.outputTokens.reasoning ?? 0,
-              },
-            };
+            yield { usage: normalizedUsage(part.usage) };
             break;
           }
           default:
@@ -216,6 +232,29 @@ export function createAiSdkBackend(options: {
     },
   };
 }
+
+/**
+ * The usage in TARSy's terms: input_tokens is the uncached input. The AI SDK already splits
+ * each provider's accounting (Anthropic reports uncached input and the cache apart; OpenAI and
+ * Gemini report a prompt total that includes the cache) into noCache / cacheRead / cacheWrite.
+ */
+export function normalizedUsage(usage: FinishUsage) {
+  const total = usage.inputTokens.total ?? 0;
+  const cacheRead = usage.inputTokens.cacheRead ?? 0;
+  const cacheWrite = usage.inputTokens.cacheWrite ?? 0;
+  const uncached = usage.inputTokens.noCache ?? Math.max(0, total - cacheRead - cacheWrite);
+  const output = usage.outputTokens.total ?? 0;
+  return {
+    input_tokens: uncached,
+    output_tokens: output,
+    total_tokens: total + output,
+    thinking_tokens: usage.outputTokens.reasoning ?? 0,
+    cache_read_tokens: cacheRead,
+    cache_creation_tokens: cacheWrite,
+  };
+}
+
+type FinishUsage = Extract<StreamPart, { type: "finish" }>["usage"];
 
 /** LanguageModelV3StreamPart, as the provider model declares it. */
 type StreamPart =

@@ -20,6 +20,7 @@ import {
 } from "../request.ts";
 import { createToolNameMap, type ToolNameMap } from "../tool-names.ts";
 import { resolveApiKey } from "./credentials.ts";
+import { geminiThinkingLevel, reasoningEffort } from "./reasoning-effort.ts";
 import type { Backend, BackendContext, SecretLookup } from "./types.ts";
 import type { VertexCredentialStore } from "./vertex-auth.ts";
 import { resolveVertexTarget, vertexPublisherFor } from "./vertex-models.ts";
@@ -42,7 +43,10 @@ const BLOCKING_REASONS = new Set<string>([
 
 /** Thinking configuration by model unless the request sets a budget or level. */
 export function thinkingConfigFor(config: LlmConfig): ThinkingConfig {
-  const level = config.thinking_level.toUpperCase();
+  const effort = reasoningEffort(config);
+  const level = (
+    config.thinking_level || (effort ? geminiThinkingLevel(effort) : "")
+  ).toUpperCase();
   if (level) {
     if (!(level in ThinkingLevel)) {
       throw new ConfigError(
@@ -271,10 +275,16 @@ export function createGoogleNativeBackend(options: GoogleNativeOptions): Backend
       if (usage) {
         yield {
           usage: {
-            input_tokens: usage.promptTokenCount ?? 0,
+            // promptTokenCount includes the implicitly cached part: input is what is left.
+            input_tokens: Math.max(
+              0,
+              (usage.promptTokenCount ?? 0) - (usage.cachedContentTokenCount ?? 0),
+            ),
             output_tokens: usage.candidatesTokenCount ?? 0,
             total_tokens: usage.totalTokenCount ?? 0,
             thinking_tokens: usage.thoughtsTokenCount ?? 0,
+            cache_read_tokens: usage.cachedContentTokenCount ?? 0,
+            cache_creation_tokens: 0,
           },
         };
       }

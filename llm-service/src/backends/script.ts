@@ -47,6 +47,9 @@ export const ScriptEntrySchema = z
         input_tokens: z.number().int().nonnegative().default(0),
         output_tokens: z.number().int().nonnegative().default(0),
         thinking_tokens: z.number().int().nonnegative().default(0),
+        /** Prompt-cache reads and writes, apart from (uncached) input_tokens. */
+        cache_read_tokens: z.number().int().nonnegative().default(0),
+        cache_creation_tokens: z.number().int().nonnegative().default(0),
       })
       .optional(),
     error: z

@@ -156,13 +156,18 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
         input_tokens: input,
         output_tokens: output,
         thinking_tokens: 0,
+        cache_read_tokens: 0,
+        cache_creation_tokens: 0,
       };
+      const prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens;
       yield {
         usage: {
           input_tokens: usage.input_tokens,
           output_tokens: usage.output_tokens,
           thinking_tokens: usage.thinking_tokens,
-          total_tokens: usage.input_tokens + usage.output_tokens + usage.thinking_tokens,
+          total_tokens: prompt + usage.output_tokens + usage.thinking_tokens,
+          cache_read_tokens: usage.cache_read_tokens,
+          cache_creation_tokens: usage.cache_creation_tokens,
         },
       };
     },

@@ -8,7 +8,11 @@ export interface AnthropicStreamSpec {
   redactedThinking?: string[];
   text?: string[];
   toolUses?: { id: string; name: string; input: string }[];
-  usage?: { input: number; output: number };
+  /**
+   * As the API reports it: `input` is the UNCACHED input; `cacheRead` / `cacheCreation` the
+   * prompt tokens read from / written to the prompt cache (reported apart).
+   */
+  usage?: { input: number; output: number; cacheRead?: number; cacheCreation?: number };
 }
 
 /** Anthropic /v1/messages streaming events: message_start … content blocks … message_stop. */
@@ -27,7 +31,12 @@ export function anthropicStream(spec: AnthropicStreamSpec): SseEvent[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: spec.usage?.input ?? 0, output_tokens: 1 },
+        usage: {
+          input_tokens: spec.usage?.input ?? 0,
+          output_tokens: 1,
+          cache_read_input_tokens: spec.usage?.cacheRead ?? 0,
+          cache_creation_input_tokens: spec.usage?.cacheCreation ?? 0,
+        },
       },
     }),
   ];

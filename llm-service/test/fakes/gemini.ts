@@ -25,11 +25,13 @@ export function geminiChunk(
   };
 }
 
-export const geminiUsage = (prompt: number, candidates: number, thoughts: number) => ({
+/** Gemini's usageMetadata: `prompt` includes `cached` (the implicit cache's part of it). */
+export const geminiUsage = (prompt: number, candidates: number, thoughts: number, cached = 0) => ({
   promptTokenCount: prompt,
   candidatesTokenCount: candidates,
   thoughtsTokenCount: thoughts,
   totalTokenCount: prompt + candidates + thoughts,
+  ...(cached > 0 && { cachedContentTokenCount: cached }),
 });
 
 export const geminiError = (code: number, status: string, message: string) => ({

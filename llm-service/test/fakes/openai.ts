@@ -19,7 +19,17 @@ export interface OpenAiStreamSpec {
   reasoning?: string[];
   /** Each call's arguments arrive split in two deltas, as OpenAI streams them. */
   toolCalls?: { id: string; name: string; arguments: string }[];
-  usage?: { prompt: number; completion: number; reasoning?: number };
+  /**
+   * As OpenAI reports it: `prompt` is the WHOLE prompt, including `cached` (read from the
+   * prompt cache) and `cacheWrite` (written to it, GPT-5.6+ explicit mode).
+   */
+  usage?: {
+    prompt: number;
+    completion: number;
+    reasoning?: number;
+    cached?: number;
+    cacheWrite?: number;
+  };
 }
 
 export function openAiStream(spec: OpenAiStreamSpec): (SseEvent | string)[] {
@@ -58,6 +68,12 @@ export function openAiStream(spec: OpenAiStreamSpec): (SseEvent | string)[] {
           completion_tokens: spec.usage.completion,
           total_tokens: spec.usage.prompt + spec.usage.completion,
           completion_tokens_details: { reasoning_tokens: spec.usage.reasoning ?? 0 },
+          prompt_tokens_details: {
+            cached_tokens: spec.usage.cached ?? 0,
+            ...(spec.usage.cacheWrite !== undefined && {
+              cache_write_tokens: spec.usage.cacheWrite,
+            }),
+          },
         },
       },
     });

@@ -115,6 +115,7 @@ export function builtinSystem(): SystemConfig {
       hard_delete_after_ms: 30 * 24 * 3600_000,
     },
     cost_estimation: { enabled: true, model_rates: {}, promotions: [] },
+    prompt_caching: { enabled: true },
   };
 }
 

@@ -72,6 +72,7 @@ export {
   fallbackLlmProviders,
   isCredentialIssue,
 } from "./provider-env.ts";
+export { effectiveReasoningEffort, takesDefaultReasoningEffort } from "./reasoning-effort.ts";
 export {
   aggregateChainMcpServers,
   backendForStrategy,
@@ -143,7 +144,10 @@ export {
   type MemoryConfig,
   type NativeToolsConfig,
   type OrchestratorLimits,
+  type PromptCachingConfig,
   type QueueConfig,
+  REASONING_EFFORTS,
+  type ReasoningEffort,
   type RetentionConfig,
   type RunbooksConfig,
   type StageAgentConfig,

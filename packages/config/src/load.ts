@@ -239,7 +239,10 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   state.ignored.push(...tarsy.ignored);
   const top = tarsy.data ?? {};
 
-  const providersRaw = readYaml(providersFile, state);
+  let providersLineOf: LabelLineOf = () => undefined;
+  const providersRaw = readYaml(providersFile, state, (doc, lines) => {
+    providersLineOf = (path) => lineAt(doc, lines, path);
+  });
   const providersTop = parseEntry(ProvidersFileSchema, providersRaw ?? {}, providersFile, []);
   state.issues.push(...providersTop.issues);
   state.ignored.push(...providersTop.ignored);
@@ -383,6 +386,21 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   if (options.credentialEnv) {
     state.issues.push(...fallbackCredentialIssues(config, options.credentialEnv));
   }
+  // Reasoning effort and prompt caching say on which line the bad value is.
+  state.issues = state.issues.map((issue) => {
+    if (issue.line !== undefined) return issue;
+    const effort = /^llm_providers\.(.+)\.reasoning_effort$/.exec(issue.path);
+    if (issue.file === providersFile && effort?.[1]) {
+      return {
+        ...issue,
+        ...lineField(providersLineOf(["llm_providers", effort[1], "reasoning_effort"])),
+      };
+    }
+    if (issue.file === tarsyFile && issue.path.startsWith("system.prompt_caching")) {
+      return { ...issue, ...lineField(tarsyLineOf(issue.path.split("."))) };
+    }
+    return issue;
+  });
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
   state.warnings.push(...nativeToolFallbackWarnings(config));

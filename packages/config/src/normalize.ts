@@ -167,6 +167,7 @@ export function toLlmProvider(name: string, raw: RawLlmProvider): LlmProviderCon
       base_url: raw.base_url || undefined,
       temperature: raw.temperature,
       native_tools: raw.native_tools,
+      reasoning_effort: raw.reasoning_effort,
       credentials_env: raw.credentials_env,
       project_env: raw.project_env,
       location_env: raw.location_env,
@@ -246,7 +247,16 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
 
 export function toSystem(base: SystemConfig, raw: RawSystem | undefined): SystemConfig {
   if (!raw) return base;
-  const { github, runbooks, slack, notifications, retention, cost_estimation, ...rest } = raw;
+  const {
+    github,
+    runbooks,
+    slack,
+    notifications,
+    retention,
+    cost_estimation,
+    prompt_caching,
+    ...rest
+  } = raw;
   return {
     ...base,
     ...defined(rest),
@@ -284,6 +294,7 @@ export function toSystem(base: SystemConfig, raw: RawSystem | undefined): System
         output_per_million: promotion.output_per_million,
       })),
     },
+    prompt_caching: { enabled: prompt_caching?.enabled ?? base.prompt_caching.enabled },
     runbooks: {
       ...base.runbooks,
       ...defined({

@@ -13,6 +13,7 @@ import {
   ITERATION_STRATEGIES,
   LLM_BACKENDS,
   LLM_PROVIDER_TYPES,
+  REASONING_EFFORTS,
   SUCCESS_POLICIES,
   TRANSPORT_TYPES,
 } from "./types.ts";
@@ -351,6 +352,9 @@ export const LlmProviderSchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   max_tool_result_tokens: PositiveInt.optional(),
   native_tools: NativeToolsSchema.optional(),
+  reasoning_effort: z
+    .enum(REASONING_EFFORTS, { error: `must be one of ${REASONING_EFFORTS.join(", ")}` })
+    .optional(),
   credentials_env: Name.optional(),
   project_env: Name.optional(),
   location_env: Name.optional(),
@@ -532,6 +536,8 @@ const CostEstimationSchema = z.strictObject({
   promotions: z.array(PromotionSchema).optional(),
 });
 
+const PromptCachingSchema = z.strictObject({ enabled: z.boolean().optional() });
+
 export const SystemSchema = z.strictObject({
   holidays: z.array(HolidaySchema).optional(),
   allowed_ws_origins: z.array(Name).optional(),
@@ -542,6 +548,7 @@ export const SystemSchema = z.strictObject({
   notifications: NotificationsSchema.optional(),
   retention: RetentionSchema.optional(),
   cost_estimation: CostEstimationSchema.optional(),
+  prompt_caching: PromptCachingSchema.optional(),
 });
 export type RawSystem = z.output<typeof SystemSchema>;
 

@@ -56,6 +56,13 @@ export const LLM_PROVIDER_TYPES = [
 ] as const;
 export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number];
 
+/**
+ * `llm_providers.*.reasoning_effort`: sent in each provider's own parameter (OpenAI/xAI
+ * `reasoning_effort`, Anthropic `output_config.effort`, Gemini thinking level).
+ */
+export const REASONING_EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+
 export const TRANSPORT_TYPES = ["stdio", "http", "sse"] as const;
 export type TransportType = (typeof TRANSPORT_TYPES)[number];
 
@@ -279,6 +286,8 @@ export interface LlmProviderConfig {
   temperature?: number;
   max_tool_result_tokens: number;
   native_tools?: NativeToolsConfig;
+  /** As configured; `effectiveReasoningEffort` adds the default of recent models. */
+  reasoning_effort?: ReasoningEffort;
   /**
    * Vertex AI: environment variable holding a service-account JSON key, or the path to one
    * (unset: application default credentials).
@@ -452,6 +461,12 @@ export interface CostEstimationConfig {
   promotions: Promotion[];
 }
 
+/** Provider prompt caching (the Go TARSy's `system.prompt_caching`, ADR-0026). */
+export interface PromptCachingConfig {
+  /** Default true. Off: no Anthropic cache_control nor OpenAI breakpoints (Gemini still caches). */
+  enabled: boolean;
+}
+
 export interface SystemConfig {
   /** Origins a browser WebSocket may connect from; empty means same-origin only. */
   allowed_ws_origins: string[];
@@ -464,6 +479,7 @@ export interface SystemConfig {
   notifications: NotificationsConfig;
   retention: RetentionConfig;
   cost_estimation: CostEstimationConfig;
+  prompt_caching: PromptCachingConfig;
 }
 
 /** A holiday every year on `date` (`MM-DD`, UTC). */

@@ -21,11 +21,6 @@ const FALLBACK_LIST = "selects a named list from fallback_lists as this level's 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
   {
-    path: "system.prompt_caching",
-    does: "provider prompt caching of the stable prompt prefix (on by default)",
-    issue: 31,
-  },
-  {
     path: "fallback_lists",
     does: "named catalog of fallback walks ({llm_provider, llm_backend} entries)",
     issue: 31,
@@ -49,11 +44,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   {
     path: "mcp_servers.*.summarization.llm_backend",
     does: "backend that summarizes this server's large results",
-    issue: 31,
-  },
-  {
-    path: "llm_providers.*.reasoning_effort",
-    does: "reasoning effort sent in each provider's own parameter",
     issue: 31,
   },
   {

@@ -1,4 +1,5 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
+import { effectiveReasoningEffort } from "./reasoning-effort.ts";
 import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
 import {
   isScoringEnabled,
@@ -178,6 +179,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       project_env: provider.project_env ?? null,
       location_env: provider.location_env ?? null,
       native_tools: provider.native_tools ? { ...provider.native_tools } : null,
+      reasoning_effort: effectiveReasoningEffort(provider) ?? null,
       builtin: provider.builtin,
     })),
     mcp_servers: [...config.mcpServers.values()].map(mcpServerView),
@@ -194,6 +196,7 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       })),
     },
     retention: { ...config.system.retention },
+    prompt_caching: { enabled: config.system.prompt_caching.enabled },
     cost_estimation: {
       enabled: config.system.cost_estimation.enabled,
       model_rates: Object.fromEntries(

@@ -282,6 +282,10 @@ export const ExecutionDetailSchema = z.object({
   /** What the execution started with, when a provider fallback replaced it (else null). */
   original_llm_provider: z.string().nullable(),
   original_llm_backend: z.string().nullable(),
+  /** The reasoning effort sent to the provider in use (null: the provider's default). */
+  reasoning_effort: z.string().nullable(),
+  /** After a provider fallback: the effort the execution started with (else null). */
+  original_reasoning_effort: z.string().nullable(),
   error_message: z.string().nullable(),
   /**
    * Why the agent was made to conclude: `max_iterations` or `time_budget` (its wrap-up before
@@ -437,6 +441,11 @@ export const LLMInteractionListItemSchema = z.object({
   output_tokens: z.number().int().nullable(),
   thinking_tokens: z.number().int().nullable(),
   total_tokens: z.number().int().nullable(),
+  /** Prompt tokens read from / written to the provider's prompt cache (input is uncached). */
+  cache_read_tokens: z.number().int().nullable(),
+  cache_creation_tokens: z.number().int().nullable(),
+  /** The reasoning effort sent with the call (null: the provider's default). */
+  reasoning_effort: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   error_message: z.string().nullable(),
   /** USD; null unless `cost_status` is priced. */

@@ -37,6 +37,9 @@ export const UsageTotalsSchema = z.object({
   output_tokens: z.number().int().nonnegative(),
   thinking_tokens: z.number().int().nonnegative(),
   total_tokens: z.number().int().nonnegative(),
+  /** Prompt tokens read from / written to provider prompt caches; input_tokens is uncached. */
+  cache_read_tokens: z.number().int().nonnegative(),
+  cache_creation_tokens: z.number().int().nonnegative(),
   estimated_cost_usd: z.number().nonnegative(),
   unpriced_interactions: z.number().int().nonnegative(),
   cost_completeness: CostCompletenessSchema,

@@ -375,6 +375,8 @@ export const SystemConfigResponseSchema = z.object({
       location_env: z.string().nullable(),
       /** Gemini native tools as configured (null: none configured). */
       native_tools: z.record(z.string(), z.boolean()).nullable(),
+      /** The effort sent (configured, or the default of recent models); null: the provider's. */
+      reasoning_effort: z.string().nullable(),
       builtin: z.boolean(),
     }),
   ),
@@ -445,5 +447,7 @@ export const SystemConfigResponseSchema = z.object({
       }),
     ),
   }),
+  /** `system.prompt_caching` (ADR-0026): Anthropic/OpenAI breakpoints on loop calls. */
+  prompt_caching: z.object({ enabled: z.boolean() }),
 });
 export type SystemConfigResponse = z.infer<typeof SystemConfigResponseSchema>;

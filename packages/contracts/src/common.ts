@@ -11,6 +11,9 @@ export const TokenUsageSchema = z.object({
   output_tokens: z.number().int().nonnegative(),
   total_tokens: z.number().int().nonnegative(),
   thinking_tokens: z.number().int().nonnegative().optional(),
+  /** Prompt-cache reads and writes; input_tokens is the uncached input (ADR-0026). */
+  cache_read_tokens: z.number().int().nonnegative().optional(),
+  cache_creation_tokens: z.number().int().nonnegative().optional(),
 });
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 

@@ -196,4 +196,73 @@ describe("createCostEstimator", () => {
     expect(estimate).toMatchObject({ estimatedCostUsd: 0.225, costStatus: "priced" });
     expect(estimate.costRateSource).toMatch(/^catalog:/);
   });
+
+  describe("prompt-cache tokens (ADR-0026)", () => {
+    const cached = (name: string, usage: Record<string, number>) =>
+      createCostEstimator(settings()).estimate(
+        name,
+        { input_tokens: 0, output_tokens: 0, ...usage },
+        T0,
+      ).estimatedCostUsd;
+
+    it("prices Claude reads and 1-hour writes at the table's cache rates", () => {
+      // claude-sonnet-4-5: input 3, read 0.30, 1h write 6, output 15 per million.
+      expect(
+        cached("claude-sonnet-4-5", {
+          input_tokens: 1000,
+          cache_read_tokens: 10_000,
+          cache_creation_tokens: 2000,
+          output_tokens: 100,
+        }),
+      ).toBe(0.0195); // 0.003 + 0.003 + 0.012 + 0.0015
+    });
+
+    it("prices OpenAI and Gemini reads at their cached-input rates", () => {
+      expect(cached("gpt-5", { input_tokens: 1000, cache_read_tokens: 8000 })).toBe(0.00225);
+      expect(cached("gemini-2.5-pro", { input_tokens: 1000, cache_read_tokens: 8000 })).toBe(
+        0.00225,
+      );
+    });
+
+    it("chooses the long-context tier by the whole prompt, cache included", () => {
+      // 1000 uncached + 199,500 read ≥ 200k: the long tier (2.5 in, 0.25 read).
+      expect(
+        cached("gemini-2.5-pro", { input_tokens: 1000, cache_read_tokens: 199_500 }),
+      ).toBeCloseTo(0.0025 + 0.049875, 10);
+    });
+
+    it("derives cache rates from a configured rate: read 0.1×, write 2× for Claude, else 1.25×", () => {
+      const estimator = createCostEstimator(
+        settings({
+          model_rates: {
+            "claude-x": { input_per_million: 10, output_per_million: 0 },
+            "other-x": { input_per_million: 10, output_per_million: 0 },
+          },
+        }),
+        TABLE,
+      );
+      const usage = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 1e6 };
+      expect(estimator.estimate("claude-x", usage, T0).estimatedCostUsd).toBe(1);
+      const write = { input_tokens: 0, output_tokens: 0, cache_creation_tokens: 1e6 };
+      expect(estimator.estimate("claude-x", write, T0).estimatedCostUsd).toBe(20);
+      expect(estimator.estimate("other-x", write, T0).estimatedCostUsd).toBe(12.5);
+    });
+
+    it("does not mistake cache reads for separately reported thinking", () => {
+      // OpenAI: total = whole prompt + output (thinking inside output).
+      const estimate = createCostEstimator(settings(), TABLE).estimate(
+        "plain-model",
+        {
+          input_tokens: 100,
+          cache_read_tokens: 5000,
+          output_tokens: 300,
+          thinking_tokens: 200,
+          total_tokens: 5400,
+        },
+        T0,
+      );
+      // 100 × 1 + 5000 × 0.1 + 100 × 4 + 200 × 4 (thinking at output)
+      expect(estimate.estimatedCostUsd).toBe(0.0018);
+    });
+  });
 });

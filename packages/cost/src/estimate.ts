@@ -25,12 +25,17 @@ export interface CostEstimationSettings {
   })[];
 }
 
-/** Token counts as the LLM reported them. */
+/**
+ * Token counts as llm-service reports them: `input_tokens` is the UNCACHED input; prompt-cache
+ * reads and writes come apart (the whole prompt is input + cache read + cache creation).
+ */
 export interface CostUsage {
   readonly input_tokens: number;
   readonly output_tokens: number;
   readonly thinking_tokens?: number | null;
   readonly total_tokens?: number | null;
+  readonly cache_read_tokens?: number | null;
+  readonly cache_creation_tokens?: number | null;
 }
 
 export interface CostEstimate {
@@ -49,7 +54,20 @@ interface Rates {
   readonly input: number;
   readonly output: number;
   readonly reasoning: number;
+  readonly cacheRead: number;
+  readonly cacheCreation: number;
 }
+
+/** ADR-0026: a cache read costs 0.1 × input; a write 2 × (Claude, 1-hour) or 1.25 × input. */
+const CACHE_READ_FACTOR = 0.1;
+const cacheCreationFactor = (modelName: string) =>
+  modelName.toLowerCase().includes("claude") ? 2 : 1.25;
+
+/** The whole prompt: what long-context tiers are chosen by. */
+const promptTokens = (usage: CostUsage | null | undefined) =>
+  (usage?.input_tokens ?? 0) +
+  (usage?.cache_read_tokens ?? 0) +
+  (usage?.cache_creation_tokens ?? 0);
 
 const DISABLED: CostEstimate = {
   estimatedCostUsd: null,
@@ -70,8 +88,7 @@ export function createCostEstimator(
     estimate(modelName, usage, at) {
       if (!settings.enabled) return DISABLED;
       const time = typeof at === "number" ? at : at.getTime();
-      const input = usage?.input_tokens ?? 0;
-      const resolved = resolveRates(settings, table, modelName, input, time);
+      const resolved = resolveRates(settings, table, modelName, promptTokens(usage), time);
       if (!resolved) return UNPRICED;
       return {
         estimatedCostUsd: priceTokens(resolved.rates, usage),
@@ -86,37 +103,52 @@ function resolveRates(
   settings: CostEstimationSettings,
   table: PriceTable,
   modelName: string,
-  inputTokens: number,
+  promptSize: number,
   time: number,
 ): { rates: Rates; source: string } | null {
   const promotion = settings.promotions.find(
     (p) => p.model === modelName && (p.start_ms === null || p.start_ms <= time) && time < p.end_ms,
   );
-  if (promotion) return { rates: flat(promotion), source: `promotion:${promotion.id}` };
+  if (promotion) {
+    return { rates: flat(promotion, modelName), source: `promotion:${promotion.id}` };
+  }
   const configured = settings.model_rates[modelName];
-  if (configured) return { rates: flat(configured), source: "model_rates" };
+  if (configured) return { rates: flat(configured, modelName), source: "model_rates" };
   const match = findModelPrice(table.models, modelName);
-  if (match)
-    return { rates: tableRates(match.price, inputTokens), source: `catalog:${table.version}` };
+  if (match) {
+    return {
+      rates: tableRates(match.price, modelName, promptSize),
+      source: `catalog:${table.version}`,
+    };
+  }
   return null;
 }
 
-/** A configured rate: thinking is billed as output. */
-function flat(rate: RatePerMillion): Rates {
+/** A configured rate: thinking is billed as output; cache rates derive from its input rate. */
+function flat(rate: RatePerMillion, modelName: string): Rates {
   return {
     input: rate.input_per_million,
     output: rate.output_per_million,
     reasoning: rate.output_per_million,
+    cacheRead: rate.input_per_million * CACHE_READ_FACTOR,
+    cacheCreation: rate.input_per_million * cacheCreationFactor(modelName),
   };
 }
 
-function tableRates(price: ModelPrice, inputTokens: number): Rates {
+function tableRates(price: ModelPrice, modelName: string, promptSize: number): Rates {
   const long = price.long_context;
-  const tier = long && inputTokens >= long.threshold_tokens ? long : price;
+  const isLong = long !== undefined && promptSize >= long.threshold_tokens;
+  const tier = isLong ? long : price;
+  const claude = modelName.toLowerCase().includes("claude");
+  // Claude writes are 1-hour writes: never priced at the 5-minute rate.
+  const creation = claude ? price.cache_creation_1h_per_million : price.cache_creation_per_million;
   return {
     input: tier.input_per_million,
     output: tier.output_per_million,
     reasoning: price.reasoning_per_million ?? tier.output_per_million,
+    cacheRead: tier.cache_read_per_million ?? tier.input_per_million * CACHE_READ_FACTOR,
+    cacheCreation:
+      (isLong ? undefined : creation) ?? tier.input_per_million * cacheCreationFactor(modelName),
   };
 }
 
@@ -128,13 +160,19 @@ function tableRates(price: ModelPrice, inputTokens: number): Rates {
 export function priceTokens(rates: Rates, usage: CostUsage | null | undefined): number {
   if (!usage) return 0;
   const thinking = usage.thinking_tokens ?? 0;
+  const cacheRead = usage.cache_read_tokens ?? 0;
+  const cacheCreation = usage.cache_creation_tokens ?? 0;
   const separate =
     usage.total_tokens === null ||
     usage.total_tokens === undefined ||
-    usage.total_tokens >= usage.input_tokens + usage.output_tokens + thinking;
+    usage.total_tokens >= promptTokens(usage) + usage.output_tokens + thinking;
   const output = separate ? usage.output_tokens : Math.max(0, usage.output_tokens - thinking);
   const perMillion =
-    usage.input_tokens * rates.input + output * rates.output + thinking * rates.reasoning;
+    usage.input_tokens * rates.input +
+    cacheRead * rates.cacheRead +
+    cacheCreation * rates.cacheCreation +
+    output * rates.output +
+    thinking * rates.reasoning;
   return roundUsd(perMillion / 1_000_000);
 }
 

@@ -9,12 +9,19 @@ export const ModelPriceSchema = z.object({
   output_per_million: PerMillion,
   /** Thinking tokens, where the vendor bills them apart from output; else the output rate. */
   reasoning_per_million: PerMillion.optional(),
-  /** Rates for a call whose input reaches `threshold_tokens` (long-context pricing). */
+  /** Prompt-cache reads (default: 0.1 × input). */
+  cache_read_per_million: PerMillion.optional(),
+  /** Prompt-cache writes: Anthropic 5-minute writes, OpenAI explicit writes (default 1.25 × input). */
+  cache_creation_per_million: PerMillion.optional(),
+  /** Anthropic 1-hour writes, what TARSy's breakpoints ask for (default 2 × input). */
+  cache_creation_1h_per_million: PerMillion.optional(),
+  /** Rates for a call whose prompt reaches `threshold_tokens` (long-context pricing). */
   long_context: z
     .object({
       threshold_tokens: z.number().int().positive(),
       input_per_million: PerMillion,
       output_per_million: PerMillion,
+      cache_read_per_million: PerMillion.optional(),
     })
     .optional(),
 });

@@ -95,7 +95,9 @@ export async function startExecution(
   await client.$executeRaw`
     UPDATE agent_executions
        SET llm_provider = original_llm_provider, backend = original_llm_backend,
-           original_llm_provider = NULL, original_llm_backend = NULL
+           reasoning_effort = original_reasoning_effort,
+           original_llm_provider = NULL, original_llm_backend = NULL,
+           original_reasoning_effort = NULL
      WHERE id = ${id}::uuid AND original_llm_provider IS NOT NULL`;
   return client.agentExecution.findUnique({ where: { id } });
 }
@@ -107,7 +109,15 @@ export async function startExecution(
 export async function recordExecutionFallback(
   client: DbClient,
   id: string,
-  change: { originalProvider: string; originalBackend: string; provider: string; backend: string },
+  change: {
+    originalProvider: string;
+    originalBackend: string;
+    provider: string;
+    backend: string;
+    /** The efforts of the original and of the fallback provider (null: the provider's default). */
+    originalReasoningEffort?: string | null;
+    reasoningEffort?: string | null;
+  },
 ): Promise<void> {
   await client.agentExecution.updateMany({
     where: { id },
@@ -116,8 +126,22 @@ export async function recordExecutionFallback(
       backend: change.backend,
       originalLlmProvider: change.originalProvider,
       originalBackend: change.originalBackend,
+      reasoningEffort: change.reasoningEffort ?? null,
+      originalReasoningEffort: change.originalReasoningEffort ?? null,
     },
   });
+}
+
+/**
+ * The reasoning effort an attempt runs with, recorded when it starts (the configured one:
+ * `startExecution` put the original provider back).
+ */
+export async function recordExecutionReasoningEffort(
+  client: DbClient,
+  id: string,
+  reasoningEffort: string | null,
+): Promise<void> {
+  await client.agentExecution.updateMany({ where: { id }, data: { reasoningEffort } });
 }
 
 /**

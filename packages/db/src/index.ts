@@ -79,6 +79,7 @@ export {
   listSessionExecutions,
   type MessageInput,
   recordExecutionFallback,
+  recordExecutionReasoningEffort,
   startExecution,
   type ToolCallData,
   transitionExecutionStatus,

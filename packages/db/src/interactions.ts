@@ -27,6 +27,11 @@ export interface LLMInteractionInput extends InteractionRef {
   readonly outputTokens?: number | null;
   readonly thinkingTokens?: number | null;
   readonly totalTokens?: number | null;
+  /** Prompt-cache reads and writes; inputTokens is the uncached input. */
+  readonly cacheReadTokens?: number | null;
+  readonly cacheCreationTokens?: number | null;
+  /** The reasoning effort sent with the call. */
+  readonly reasoningEffort?: string | null;
   readonly durationMs?: number | null;
   readonly errorMessage?: string | null;
   /** The estimate made now, once (never repriced): USD when priced. */
@@ -59,6 +64,9 @@ export function recordLLMInteraction(
       outputTokens: input.outputTokens ?? null,
       thinkingTokens: input.thinkingTokens ?? null,
       totalTokens: input.totalTokens ?? null,
+      cacheReadTokens: input.cacheReadTokens ?? null,
+      cacheCreationTokens: input.cacheCreationTokens ?? null,
+      reasoningEffort: input.reasoningEffort ?? null,
       durationMs: input.durationMs ?? null,
       errorMessage: input.errorMessage ?? null,
       estimatedCostUsd: input.estimatedCostUsd ?? null,

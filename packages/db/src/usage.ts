@@ -34,6 +34,9 @@ export interface UsageTotals {
   readonly outputTokens: number;
   readonly thinkingTokens: number;
   readonly totalTokens: number;
+  /** Prompt-cache reads and writes (inputTokens is the uncached input). */
+  readonly cacheReadTokens: number;
+  readonly cacheCreationTokens: number;
   /** USD over the priced interactions. */
   readonly estimatedCostUsd: number;
   /** Interactions not priced: no known rate, estimation disabled, or written before it. */
@@ -68,6 +71,8 @@ interface AggregateRow {
   output_tokens: number;
   thinking_tokens: number;
   total_tokens: number;
+  cache_read_tokens: number;
+  cache_creation_tokens: number;
   cost: number;
 }
 
@@ -97,6 +102,8 @@ const AGGREGATES = Prisma.sql`
   COALESCE(SUM(b.output_tokens), 0)::float8 AS output_tokens,
   COALESCE(SUM(b.thinking_tokens), 0)::float8 AS thinking_tokens,
   COALESCE(SUM(b.total_tokens), 0)::float8 AS total_tokens,
+  COALESCE(SUM(b.cache_read_tokens), 0)::float8 AS cache_read_tokens,
+  COALESCE(SUM(b.cache_creation_tokens), 0)::float8 AS cache_creation_tokens,
   COALESCE(SUM(b.estimated_cost_usd) FILTER (WHERE b.cost_status = 'priced'), 0)::float8 AS cost`;
 
 /** The interactions of the window, joined to their (live, visible, filtered) sessions. */
@@ -114,7 +121,8 @@ function windowed(filter: UsageFilter): Prisma.Sql {
   if (filter.chainId !== undefined) conditions.push(Prisma.sql`s.chain_id = ${filter.chainId}`);
   return Prisma.sql`
     SELECT i.session_id, i.model_name, i.created_at, i.input_tokens, i.output_tokens,
-           i.thinking_tokens, i.total_tokens, i.estimated_cost_usd, i.cost_status,
+           i.thinking_tokens, i.total_tokens, i.cache_read_tokens, i.cache_creation_tokens,
+           i.estimated_cost_usd, i.cost_status,
            s.alert_type, s.chain_id, s.status, s.created_at AS session_created_at
     FROM llm_interactions i JOIN alert_sessions s ON s.id = i.session_id
     WHERE ${Prisma.join(conditions, " AND ")}`;
@@ -133,6 +141,8 @@ function totalsOf(r: AggregateRow): UsageTotals {
     outputTokens: Number(r.output_tokens),
     thinkingTokens: Number(r.thinking_tokens),
     totalTokens: Number(r.total_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens),
+    cacheCreationTokens: Number(r.cache_creation_tokens),
     estimatedCostUsd: Number(r.cost),
     unpricedInteractions: n - priced,
     costCompleteness: completeness(n, priced),
@@ -147,6 +157,8 @@ export const EMPTY_USAGE_TOTALS: UsageTotals = totalsOf({
   output_tokens: 0,
   thinking_tokens: 0,
   total_tokens: 0,
+  cache_read_tokens: 0,
+  cache_creation_tokens: 0,
   cost: 0,
 });
 

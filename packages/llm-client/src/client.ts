@@ -130,6 +130,7 @@ function toWire(input: GenerateInput): Record<string, unknown> {
     session_id: req.sessionId,
     execution_id: req.executionId,
     agent_name: req.agentName,
+    prompt_cache: req.promptCache,
     messages: req.messages.map(messageToWire),
     tools: req.tools.map((t) => ({
       name: t.name,
@@ -151,6 +152,7 @@ function toWire(input: GenerateInput): Record<string, unknown> {
       max_tokens: c.maxTokens,
       thinking_budget: c.thinkingBudget,
       thinking_level: c.thinkingLevel ?? "",
+      reasoning_effort: c.reasoningEffort ?? "",
       native_tools: {
         google_search: c.nativeTools?.googleSearch ?? false,
         code_execution: c.nativeTools?.codeExecution ?? false,
@@ -240,6 +242,8 @@ function fromWire(raw: unknown): { chunk?: LlmChunk; final: boolean } {
               outputTokens: m.usage.output_tokens,
               totalTokens: m.usage.total_tokens,
               thinkingTokens: m.usage.thinking_tokens,
+              cacheReadTokens: m.usage.cache_read_tokens,
+              cacheCreationTokens: m.usage.cache_creation_tokens,
             },
             final,
           }

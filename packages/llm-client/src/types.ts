@@ -65,6 +65,8 @@ export const LlmConfigSchema = z.object({
   maxTokens: z.number().int().positive().optional(),
   thinkingBudget: z.number().int().nonnegative().optional(),
   thinkingLevel: z.enum(["minimal", "low", "medium", "high"]).optional(),
+  /** Sent in each provider's own parameter by llm-service (see REASONING_EFFORTS). */
+  reasoningEffort: z.enum(["low", "medium", "high", "xhigh", "max"]).optional(),
   nativeTools: z
     .object({
       googleSearch: z.boolean().optional(),
@@ -90,6 +92,8 @@ export const GenerateInputSchema = z.object({
   messages: z.array(ConversationMessageSchema).min(1),
   tools: z.array(ToolDefinitionSchema).default([]),
   config: LlmConfigSchema,
+  /** Mark the stable prefix for provider prompt caching (an investigation-style loop call). */
+  promptCache: z.boolean().default(false),
 });
 export type GenerateInput = z.input<typeof GenerateInputSchema>;
 
@@ -119,6 +123,10 @@ export type LlmChunk =
       outputTokens: number;
       totalTokens: number;
       thinkingTokens: number;
+      /** Prompt tokens read from the provider's cache; inputTokens excludes them. */
+      cacheReadTokens: number;
+      /** Prompt tokens written to the provider's cache; inputTokens excludes them. */
+      cacheCreationTokens: number;
     }
   | {
       type: "error";
@@ -164,6 +172,8 @@ export const GenerateResponseWireSchema = z.object({
       output_tokens: z.number(),
       total_tokens: z.number(),
       thinking_tokens: z.number(),
+      cache_read_tokens: z.number().default(0),
+      cache_creation_tokens: z.number().default(0),
     })
     .nullish(),
   error: z

@@ -113,7 +113,7 @@ export const METRICS = {
   llmTokens: {
     name: "tarsy_llm_tokens_total",
     type: "counter",
-    help: "Tokens the providers reported, by kind (input, output, thinking).",
+    help: "Tokens the providers reported, by kind (input: uncached, output, thinking, cache_read, cache_creation).",
     labels: ["provider", "model", "kind"],
     from: ["agent-runner"],
   },

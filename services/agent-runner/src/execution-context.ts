@@ -92,6 +92,11 @@ export interface ExecutionContext {
   now?: Date;
   /** Executive summaries: the chain's active label map (`label_maps`). */
   labelMap?: { name: string; map: LabelMapConfig };
+  /**
+   * `system.prompt_caching.enabled` (default true): loop calls mark their stable prefix for
+   * the provider's prompt cache. Cluster-wide, copied here when the context is built.
+   */
+  promptCaching?: boolean;
   /** `system.holidays` (empty: the built-in list). */
   holidays?: readonly Holiday[];
 }

@@ -284,6 +284,7 @@ export async function runExecution(
       runbook,
       deps.now?.() ?? new Date(),
     );
+    await deps.store.recordReasoningEffort(record.id, exec.config.llm.reasoningEffort ?? null);
     const run: RunContext = {
       exec,
       llm: deps.llm,

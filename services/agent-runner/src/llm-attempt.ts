@@ -64,6 +64,11 @@ export interface LlmCallOptions {
    * budget), so that they cannot eat the time its forced conclusion needs.
    */
   withinBudget?: boolean;
+  /**
+   * An investigation-style loop call (its prefix repeats every turn): mark it for the
+   * provider's prompt cache, unless `system.prompt_caching.enabled` is false. Default false.
+   */
+  promptCache?: boolean;
 }
 
 /** The llm-service config of one call: without native tools when the call turns them off. */
@@ -112,12 +117,16 @@ function toUsage(chunk: {
   outputTokens: number;
   totalTokens: number;
   thinkingTokens: number;
+  cacheReadTokens: number;
+  cacheCreationTokens: number;
 }): TokenUsage {
   return {
     input_tokens: chunk.inputTokens,
     output_tokens: chunk.outputTokens,
     total_tokens: chunk.totalTokens,
     thinking_tokens: chunk.thinkingTokens,
+    cache_read_tokens: chunk.cacheReadTokens,
+    cache_creation_tokens: chunk.cacheCreationTokens,
   };
 }
 
@@ -173,6 +182,7 @@ export async function streamAttempt(
               parameters: t.inputSchema,
             })),
             config: requestLlmConfig(exec.config.llm, options),
+            promptCache: options.promptCache === true && exec.promptCaching !== false,
           },
           { signal: callSignal },
         ),

@@ -99,8 +99,10 @@ async function recordFallback(run: RunContext, change: FallbackSwitch, error: Er
   await run.store.recordProviderFallback(run.exec.executionId, {
     originalProvider: original.providerName,
     originalBackend: original.backend,
+    originalReasoningEffort: original.reasoningEffort ?? null,
     provider: to.providerName,
     backend: toBackend,
+    reasoningEffort: to.llm.reasoningEffort ?? null,
   });
 }
 
@@ -212,6 +214,7 @@ export async function callLlm(run: RunContext, options: LlmCallOptions): Promise
     toolCalls: response.toolCalls.length > 0 ? response.toolCalls : null,
     responseMetadata: Object.keys(metadata).length > 0 ? metadata : null,
     usage: response.usage,
+    reasoningEffort: exec.config.llm.reasoningEffort ?? null,
     durationMs: response.durationMs,
     errorMessage: error ? error.message : null,
   };
@@ -274,4 +277,6 @@ function recordLlmMetrics(
   llmTokens.inc({ ...labels, kind: "input" }, usage.input_tokens);
   llmTokens.inc({ ...labels, kind: "output" }, usage.output_tokens);
   llmTokens.inc({ ...labels, kind: "thinking" }, usage.thinking_tokens ?? 0);
+  llmTokens.inc({ ...labels, kind: "cache_read" }, usage.cache_read_tokens ?? 0);
+  llmTokens.inc({ ...labels, kind: "cache_creation" }, usage.cache_creation_tokens ?? 0);
 }

@@ -67,7 +67,7 @@ export interface FallbackSwitch {
  * Counters of consecutive failures reset on a successful call and on a switch.
  */
 export class ProviderFallback {
-  readonly original: { providerName: string; backend: string };
+  readonly original: { providerName: string; backend: string; reasoningEffort?: string };
   private readonly attempted: Set<string>;
   private readonly threshold: number;
   private next = 0;
@@ -78,7 +78,13 @@ export class ProviderFallback {
     private readonly config: AgentRunConfig,
     kind: ExecutionKind,
   ) {
-    this.original = { providerName: config.providerName, backend: config.llm.backend ?? "" };
+    this.original = {
+      providerName: config.providerName,
+      backend: config.llm.backend ?? "",
+      ...(config.llm.reasoningEffort !== undefined && {
+        reasoningEffort: config.llm.reasoningEffort,
+      }),
+    };
     this.attempted = new Set([config.providerName]);
     this.threshold = SINGLE_SHOT_KINDS.has(kind) ? 1 : THRESHOLD;
   }

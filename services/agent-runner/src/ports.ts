@@ -84,6 +84,8 @@ export interface NewLlmInteraction {
   toolCalls: StoredToolCall[] | null;
   responseMetadata: Record<string, unknown> | null;
   usage: TokenUsage | null;
+  /** The reasoning effort sent with the call (null: the provider's default). */
+  reasoningEffort: string | null;
   durationMs: number;
   errorMessage: string | null;
 }
@@ -199,10 +201,14 @@ export interface RunnerStore {
     change: {
       originalProvider: string;
       originalBackend: string;
+      originalReasoningEffort: string | null;
       provider: string;
       backend: string;
+      reasoningEffort: string | null;
     },
   ): Promise<void>;
+  /** The reasoning effort an attempt starts with (its configured provider's). */
+  recordReasoningEffort(executionId: string, reasoningEffort: string | null): Promise<void>;
   recordMcpInteraction(interaction: NewMcpInteraction): Promise<void>;
   /** The judge's result, on the scoring run of `stageId` (while it is in progress). */
   recordScoreResult(stageId: string, result: ScoreResult): Promise<void>;

@@ -1,5 +1,6 @@
 import {
   type ChainConfig,
+  effectiveReasoningEffort,
   type LlmProviderConfig,
   type NativeToolsConfig,
   noSkills,
@@ -34,6 +35,7 @@ export function llmConfigFor(
   backend: LlmConfig["backend"],
   nativeTools?: NativeToolsConfig,
 ): LlmConfig {
+  const effort = effectiveReasoningEffort(provider);
   return {
     provider: provider.type,
     model: provider.model,
@@ -44,6 +46,7 @@ export function llmConfigFor(
     ...(provider.location_env !== undefined && { locationEnv: provider.location_env }),
     backend,
     ...(provider.temperature !== undefined && { temperature: provider.temperature }),
+    ...(effort !== undefined && { reasoningEffort: effort }),
     ...(nativeTools && {
       nativeTools: {
         ...(nativeTools.google_search !== undefined && { googleSearch: nativeTools.google_search }),
@@ -287,6 +290,7 @@ export function resolveExecutionContext(
     failedServers: {},
     now,
     holidays: config.system.holidays,
+    promptCaching: config.system.prompt_caching.enabled,
     ...(request.kind === "executive_summary" && { labelMap: resolveLabelMap(config, chain) }),
   };
 }

@@ -27,6 +27,7 @@ import {
   listUndeliveredSubAgentResults,
   type Prisma,
   recordExecutionFallback,
+  recordExecutionReasoningEffort,
   recordInjectedMemories,
   recordLLMInteraction,
   recordMCPInteraction,
@@ -140,6 +141,10 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       await recordExecutionFallback(prisma, executionId, change);
     },
 
+    async recordReasoningEffort(executionId, reasoningEffort) {
+      await recordExecutionReasoningEffort(prisma, executionId, reasoningEffort);
+    },
+
     async recordLlmInteraction(i) {
       const cost = costs.estimate(i.modelName, i.usage, new Date());
       await recordLLMInteraction(prisma, {
@@ -160,6 +165,9 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         outputTokens: i.usage?.output_tokens ?? null,
         thinkingTokens: i.usage?.thinking_tokens ?? null,
         totalTokens: i.usage?.total_tokens ?? null,
+        cacheReadTokens: i.usage?.cache_read_tokens ?? null,
+        cacheCreationTokens: i.usage?.cache_creation_tokens ?? null,
+        reasoningEffort: i.reasoningEffort,
         durationMs: i.durationMs,
         errorMessage: i.errorMessage,
         ...cost,

@@ -1,3 +1,4 @@
+import { listLLMInteractions } from "@tarsy/db";
 import { describe, expect, test } from "vitest";
 import { geminiChunk, geminiUsage } from "../../../llm-service/test/fakes/gemini.ts";
 import { respondSse } from "../../../llm-service/test/fakes/http.ts";
@@ -69,6 +70,40 @@ describe("fallback lists", () => {
     expect(finished.error).toContain("HTTP 401");
     expect(await fallbackEvents(request.session_id)).toHaveLength(2);
     expect(fakes.backup2.requests).toHaveLength(1);
+  });
+
+  test("a fallback records the original reasoning effort; each call sends and stores its own", async () => {
+    fakes.primary.enqueue(unauthorized);
+    fakes.backup1.enqueue(answer("The backup answered."));
+    const { request, executionId, finished } = await run();
+    expect(finished).toMatchObject({ final_analysis: "The backup answered." });
+    // Each provider got its own effort in OpenAI's reasoning_effort.
+    const sentEffort = (fake: (typeof fakes)["primary"]) =>
+      (fake.requests[0]?.body as { reasoning_effort?: string } | undefined)?.reasoning_effort;
+    expect(sentEffort(fakes.primary)).toBe("low");
+    expect(sentEffort(fakes.backup1)).toBe("medium");
+    expect(await execution(executionId)).toMatchObject({
+      llmProvider: "backup1",
+      originalLlmProvider: "primary",
+      reasoningEffort: "medium",
+      originalReasoningEffort: "low",
+    });
+    const interactions = await listLLMInteractions(env.db.prisma, {
+      sessionId: request.session_id,
+    });
+    expect(interactions.map((i) => [i.provider, i.reasoningEffort])).toEqual([
+      ["backup1", "medium"],
+    ]);
+  });
+
+  test("without a fallback the execution records its effort and no original", async () => {
+    fakes.primary.enqueue(answer("The primary answered."));
+    const { executionId } = await run();
+    expect(await execution(executionId)).toMatchObject({
+      originalLlmProvider: null,
+      reasoningEffort: "low",
+      originalReasoningEffort: null,
+    });
   });
 
   test("`fallback_providers: []` turns fallback off for a stage", async () => {

@@ -49,6 +49,8 @@ export const POLICY: LlmRetryPolicy = {
 
 function writeConfig(): string {
   const dir = mkdtempSync(join(tmpdir(), "runner-fallback-"));
+  // The primary and the first backup think at different efforts (a fallback keeps the original).
+  const effort: Partial<Record<FakeName, string>> = { primary: "low", backup1: "medium" };
   const openai = (name: FakeName, model: string, key: string) => `  ${name}:
     type: openai
     model: ${model}
@@ -56,7 +58,7 @@ function writeConfig(): string {
     base_url: ${fakes[name].url}/v1
     initial_response_timeout: 1500ms
     stall_timeout: 1500ms
-`;
+${effort[name] ? `    reasoning_effort: ${effort[name]}\n` : ""}`;
   writeFileSync(
     join(dir, "llm-providers.yaml"),
     `llm_providers:

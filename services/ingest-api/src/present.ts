@@ -206,6 +206,8 @@ export function presentDetail(
         llm_provider: e.llmProvider,
         original_llm_provider: e.originalLlmProvider,
         original_llm_backend: e.originalBackend,
+        reasoning_effort: e.reasoningEffort,
+        original_reasoning_effort: e.originalReasoningEffort,
         error_message: e.errorMessage,
         forced_conclusion: ForcedConclusionReasonSchema.safeParse(e.forcedConclusion).data ?? null,
         token_usage: {
@@ -281,6 +283,9 @@ export function presentLlmItem(i: LLMInteraction) {
     output_tokens: i.outputTokens,
     thinking_tokens: i.thinkingTokens,
     total_tokens: i.totalTokens,
+    cache_read_tokens: i.cacheReadTokens,
+    cache_creation_tokens: i.cacheCreationTokens,
+    reasoning_effort: i.reasoningEffort,
     duration_ms: i.durationMs,
     error_message: i.errorMessage,
     estimated_cost_usd: i.costStatus === "priced" ? i.estimatedCostUsd : null,

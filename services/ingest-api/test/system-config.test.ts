@@ -161,8 +161,11 @@ describe("GET /api/v1/system/config", () => {
       project_env: null,
       location_env: null,
       native_tools: null,
+      reasoning_effort: null,
       builtin: false,
     });
+    // Prompt caching is on unless the config turns it off.
+    expect(res.body.prompt_caching).toEqual({ enabled: true });
     // Built-ins are listed too, resolved against the defaults.
     expect(res.body.chains.length).toBeGreaterThan(1);
     expect(res.body.defaults.llm_provider).not.toBe("");

@@ -112,6 +112,8 @@ describe("GET /api/v1/usage/summary", () => {
       output_tokens: 436,
       thinking_tokens: 5,
       total_tokens: 4801,
+      cache_read_tokens: 0,
+      cache_creation_tokens: 0,
       estimated_cost_usd: 3.75,
       unpriced_interactions: 2,
       cost_completeness: "partial",

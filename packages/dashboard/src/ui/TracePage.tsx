@@ -58,6 +58,19 @@ function DetailFrame(props: {
   );
 }
 
+/**
+ * A call's prompt-cache hit or write (ADR-0026): input tokens are uncached, so reads and writes
+ * are shown beside them; nothing when the provider reported neither.
+ */
+function cacheSummary(i: {
+  cache_read_tokens: number | null;
+  cache_creation_tokens: number | null;
+}): string {
+  const read = i.cache_read_tokens ?? 0;
+  const write = i.cache_creation_tokens ?? 0;
+  return `${read > 0 ? ` · ${read} cache read` : ""}${write > 0 ? ` · ${write} cache write` : ""}`;
+}
+
 function LlmDetail(props: { sessionId: string; id: string }) {
   const { api } = useServices();
   const { data, error } = useLoad(() => api.llmInteraction(props.sessionId, props.id), [props.id]);
@@ -70,7 +83,9 @@ function LlmDetail(props: { sessionId: string; id: string }) {
       error={data.error_message}
     >
       <Typography variant="body2" color="text.secondary">
-        {data.provider ?? ""} · tokens {data.input_tokens ?? 0} in / {data.output_tokens ?? 0} out ·{" "}
+        {data.provider ?? ""} · tokens {data.input_tokens ?? 0} in / {data.output_tokens ?? 0} out
+        {cacheSummary(data)}
+        {data.reasoning_effort ? ` · effort ${data.reasoning_effort}` : ""} ·{" "}
         {data.duration_ms ?? "—"} ms
       </Typography>
       <Section title="Conversation as sent">
@@ -225,6 +240,8 @@ export function TracePage(props: { sessionId: string; search: string }) {
     interaction_type: string;
     iteration: number | null;
     total_tokens: number | null;
+    cache_read_tokens: number | null;
+    cache_creation_tokens: number | null;
     estimated_cost_usd: number | null;
     error_message: string | null;
     created_at: string;
@@ -233,7 +250,7 @@ export function TracePage(props: { sessionId: string; search: string }) {
       key={i.id}
       open={llm === i.id}
       onToggle={(open) => toggle("llm", i.id, open)}
-      summary={`LLM ${i.interaction_type}${i.iteration != null ? ` #${i.iteration}` : ""} · ${i.total_tokens ?? 0} tok${i.estimated_cost_usd != null ? ` · ${formatUsd(i.estimated_cost_usd)}` : ""}`}
+      summary={`LLM ${i.interaction_type}${i.iteration != null ? ` #${i.iteration}` : ""} · ${i.total_tokens ?? 0} tok${cacheSummary(i)}${i.estimated_cost_usd != null ? ` · ${formatUsd(i.estimated_cost_usd)}` : ""}`}
       meta={formatTime(i.created_at)}
       failed={i.error_message != null}
     >

@@ -188,6 +188,8 @@ function Headline(props: { totals: UsageTotals }) {
         <Typography variant="body2" color="text.secondary">
           {formatCount(t.input_tokens)} in · {formatCount(t.output_tokens)} out
           {t.thinking_tokens ? ` · ${formatCount(t.thinking_tokens)} thinking` : ""}
+          {t.cache_read_tokens ? ` · ${formatCount(t.cache_read_tokens)} cache read` : ""}
+          {t.cache_creation_tokens ? ` · ${formatCount(t.cache_creation_tokens)} cache write` : ""}
         </Typography>
       </Figure>
       <Figure label="Sessions" value={formatCount(t.sessions)} testId="usage-sessions" />

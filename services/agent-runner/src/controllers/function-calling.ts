@@ -65,6 +65,9 @@ export async function runFunctionCalling(
           textEventType: "llm_response",
           lastMessageId: conversation.lastMessageId,
           withinBudget: true,
+          // The loop resends tools, system prompt and history each turn: cache them (ADR-0026),
+          // except for action agents, whose usual single turn would pay a write never read.
+          promptCache: exec.kind !== "action",
         });
       } catch (err) {
         if (!(err instanceof IterationTimeoutError)) throw err;

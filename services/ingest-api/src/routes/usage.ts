@@ -75,6 +75,8 @@ const present = (t: UsageTotals) => ({
   output_tokens: t.outputTokens,
   thinking_tokens: t.thinkingTokens,
   total_tokens: t.totalTokens,
+  cache_read_tokens: t.cacheReadTokens,
+  cache_creation_tokens: t.cacheCreationTokens,
   estimated_cost_usd: t.estimatedCostUsd,
   unpriced_interactions: t.unpricedInteractions,
   cost_completeness: t.costCompleteness,
