@@ -113,6 +113,17 @@ describe("investigation prompts", () => {
     expect(index(text, "## Alert Details")).toBeLessThan(index(text, "## Your Task"));
   });
 
+  test("stages the orchestrator already marked are not marked twice", () => {
+    const stages =
+      "<!-- CHAIN_CONTEXT_START -->\n### Stage 1: triage\n\nOOM.\n<!-- CHAIN_CONTEXT_END -->\n\n<!-- CHAIN_CONTEXT_START -->\n### Stage 2: verify\n\nConfirmed.\n<!-- CHAIN_CONTEXT_END -->";
+    const [, user] = buildFunctionCallingMessages(context({ previousContext: stages }));
+    const text = user?.content ?? "";
+    expect(text).toContain(
+      `## Previous Stage Results\n\nThe earlier stages of this investigation concluded the following. Build on it, do not repeat it.\n\n${stages}\n\n## Your Task`,
+    );
+    expect(text.split("<!-- CHAIN_CONTEXT_START -->")).toHaveLength(3);
+  });
+
   test("without a runbook the section says so", () => {
     const [, user] = buildFunctionCallingMessages(context({ runbook: undefined }));
     expect(user?.content).toContain("## Runbook Content\n\nNo runbook available.");

@@ -35,15 +35,20 @@ ${fenced}
 ${RUNBOOK_END}`;
 }
 
-/** Results of earlier stages, between markers so they cannot be mistaken for instructions. */
+/**
+ * Results of earlier stages, between markers so they cannot be mistaken for instructions (the
+ * orchestrator's context already marks each stage; anything else is marked here).
+ */
 export function previousStagesSection(context: string | undefined): string | undefined {
   const text = context?.trim();
   if (!text) return undefined;
+  const marked =
+    text.startsWith(CHAIN_CONTEXT_START) && text.endsWith(CHAIN_CONTEXT_END)
+      ? text
+      : `${CHAIN_CONTEXT_START}\n${text}\n${CHAIN_CONTEXT_END}`;
   return `## Previous Stage Results
 
 The earlier stages of this investigation concluded the following. Build on it, do not repeat it.
 
-${CHAIN_CONTEXT_START}
-${text}
-${CHAIN_CONTEXT_END}`;
+${marked}`;
 }
