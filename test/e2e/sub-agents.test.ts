@@ -390,6 +390,32 @@ describe("e2e: Sub-agents", () => {
     ).toBe(true);
   }, 120_000);
 
+  it("max_budget: a sub-agent is stopped when the sub-agents' total budget is spent, and a dispatch after that is refused", async () => {
+    const id = await submitAlert(sys, "SubBudget");
+    const done = await finished(id, 60_000);
+    expect(done.status).toBe("completed");
+    expect(done.final_analysis).toBe("The sub-agents' budget ran out; concluding from the alert.");
+    const [parent, sub, ...rest] = executionsOf(done);
+    // MetricAgent was never dispatched.
+    expect(rest).toEqual([]);
+    const budget = "the sub-agents' total budget of 3s is spent (orchestrator.max_budget)";
+    expect(sub).toMatchObject({
+      agent_name: "SlowAgent",
+      status: "timed_out",
+      error_message: budget,
+    });
+    const { conversation } = await lastConversation(id, parent?.id ?? "");
+    expect(
+      conversation.some(
+        (m) =>
+          m.role === "user" &&
+          m.content.startsWith(`[Sub-agent timed out] SlowAgent (${sub?.id}):\n${budget}`),
+      ),
+    ).toBe(true);
+    const refused = conversation.filter((m) => m.role === "tool").at(-1);
+    expect(refused?.content).toBe(`Not dispatched: ${budget}.`);
+  }, 120_000);
+
   it("several phases: after the first result the parent dispatches two more, and concludes once all three reported", async () => {
     const id = await submitAlert(sys, "SubPhases");
     const done = await finished(id, 90_000);
