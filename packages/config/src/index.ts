@@ -46,10 +46,18 @@ export {
 } from "./errors.ts";
 export {
   enabledNativeTools,
+  expandFallbackLevel,
+  type FallbackLevel,
   type ResolvedFallbackEntry,
   resolveFallbackProviders,
+  resolveJobFallbackProviders,
   servesNativeTools,
 } from "./fallback.ts";
+export {
+  forEachFallbackListSelector,
+  forEachFallbackProvidersList,
+  referencedFallbackLists,
+} from "./fallback-lists.ts";
 export { fillSessionId, interpolateString, SESSION_ID_PLACEHOLDER } from "./interpolate.ts";
 export {
   builtinLabelMap,
@@ -72,6 +80,7 @@ export {
   isCredentialIssue,
 } from "./provider-env.ts";
 export {
+  agentPairing,
   aggregateChainMcpServers,
   backendForStrategy,
   defaultBackendFor,
@@ -86,6 +95,7 @@ export {
   type ResolvedExecutiveSummaryConfig,
   type ResolvedSkill,
   type ResolvedSubAgent,
+  type ResolvedSummarizationModel,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveExecutiveSummaryConfig,
@@ -94,6 +104,8 @@ export {
   resolveSkills,
   resolveSubAgentConfig,
   resolveSubAgentRefs,
+  resolveSummarizationFallbacks,
+  resolveSummarizationModel,
   resolveSynthesisConfig,
   type SubAgentParent,
   subAgentCatalog,
@@ -113,6 +125,7 @@ export {
 export {
   AGENT_TYPES,
   type AgentConfig,
+  type AgentPairing,
   type AgentType,
   type AgentTypeSetting,
   type AlertMaskingDefaults,
@@ -121,9 +134,11 @@ export {
   type ConfigSources,
   type ConfigWarning,
   type CustomMaskingPattern,
+  type DefaultSummarization,
   type DefaultsConfig,
   type EmbeddingConfig,
   type FallbackProviderEntry,
+  type FallbackSelector,
   type GithubConfig,
   type Holiday,
   type HttpTransport,

@@ -15,13 +15,14 @@ agents:
 agent_chains:
   a:
     alert_types: [a]
-    fallback_list: fast
+    compose_provider: google-default
     scoring: { enabled: true }
     stages:
       - name: s
-        agents: [{ name: KubernetesAgent, fallback_list: fast, sub_agents: [GeneralWorker] }]
+        agents: [{ name: KubernetesAgent, sub_agents: [GeneralWorker] }]
   b:
     alert_types: [b]
+    compose_provider: google-default
     scoring: { enabled: false }
     stages: [{ name: s, agents: [KubernetesAgent] }]
 system:
@@ -36,13 +37,14 @@ memory:
     const file = join(dir, "tarsy.yaml");
     const unsupported = (key: string, does: string, issue: number) =>
       `"${key}" is not supported yet (in the Go TARSy: ${does}; planned in #${issue}); ignored`;
-    const fallbackList = "selects a named list from fallback_lists as this level's fallback walk";
+    const compose =
+      "model of the compose stage that merges the investigation and action reports after an action stage";
     expect(warnings).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           file,
-          path: "agent_chains.a.stages[0].agents[0].fallback_list, agent_chains.a.fallback_list",
-          message: unsupported("fallback_list", fallbackList, 31),
+          path: "agent_chains.a.compose_provider, agent_chains.b.compose_provider",
+          message: unsupported("compose_provider", compose, 31),
         }),
         expect.objectContaining({ file, path: "system.prompt_caching" }),
         expect.objectContaining({ file, path: "memory" }),
