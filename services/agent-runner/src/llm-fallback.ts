@@ -72,13 +72,21 @@ export class ProviderFallback {
   private providerErrors = 0;
   private partialErrors = 0;
 
+  /**
+   * A summarization walk (ADR-0024): local to the summary calls (no `provider_fallback` event,
+   * no change of the execution's provider), switching at the first failure, and never skipping
+   * entries for native tools (summaries use none).
+   */
+  readonly local: boolean;
+
   constructor(
     private readonly config: AgentRunConfig,
-    kind: ExecutionKind,
+    kind: ExecutionKind | "summarization",
   ) {
     this.original = { providerName: config.providerName, backend: config.llm.backend ?? "" };
     this.attempted = new Set([config.providerName]);
-    this.threshold = SINGLE_SHOT_KINDS.has(kind) ? 1 : THRESHOLD;
+    this.local = kind === "summarization";
+    this.threshold = kind === "summarization" || SINGLE_SHOT_KINDS.has(kind) ? 1 : THRESHOLD;
   }
 
   get hasFallenBack(): boolean {
