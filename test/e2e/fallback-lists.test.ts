@@ -5,7 +5,11 @@
  * The providers are loopback fakes speaking OpenAI's wire protocol.
  */
 import { resolve } from "node:path";
-import type { SessionScore, TimelineResponse } from "@tarsy/contracts";
+import {
+  type SessionScore,
+  TERMINAL_SESSION_STATUSES,
+  type TimelineResponse,
+} from "@tarsy/contracts";
 import { until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -78,7 +82,7 @@ describe("e2e: named fallback lists", () => {
 
   it("the investigation walks its list; scoring and the executive summary walk theirs", async () => {
     const id = await submitAlert(sys, "Split");
-    const done = await waitStatus(sys, id, ["completed", "failed"], 90_000);
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
     expect(done.status, done.error_message ?? "").toBe("completed");
     expect(done.final_analysis).toBe("PREMIUM-ANALYSIS: the pod is OOM-killed.");
     expect(done.executive_summary).toBe("MID-SUMMARY: the pod is OOM-killed.");
