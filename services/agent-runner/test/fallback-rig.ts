@@ -72,6 +72,10 @@ ${openai("primary", "gpt-primary", "PRIMARY_KEY")}${openai("backup1", "gpt-backu
     `fallback_lists:
   summaries:
     - llm_provider: backup2
+  revisit:
+    - llm_provider: backup1
+    - llm_provider: primary
+    - llm_provider: backup2
 defaults:
   llm_provider: primary
   max_iterations: 3
@@ -114,6 +118,9 @@ agent_chains:
       - name: no-fallback
         agents: [InvestigatorAgent]
         fallback_providers: []
+      - name: revisit
+        agents: [InvestigatorAgent]
+        fallback_list: revisit
 `,
   );
   return dir;

@@ -69,6 +69,31 @@ describe("what a fallback provider is sent", () => {
   });
 });
 
+describe("walking a list", () => {
+  test("a named list's walk never returns to a provider the execution already left", async () => {
+    // The stage's list is backup1, primary, backup2: primary was tried first, so it is skipped.
+    fakes.primary.enqueue(unauthorized);
+    fakes.backup1.enqueue(unauthorized);
+    fakes.backup2.enqueue(answer("Answered by backup2."));
+    const { request, finished } = await run({ stageName: "revisit" });
+    expect(finished).toMatchObject({ final_analysis: "Answered by backup2." });
+    expect(fakes.primary.requests).toHaveLength(1);
+    expect(await fallbackEvents(request.session_id)).toMatchObject([
+      { original_provider: "primary", fallback_provider: "backup1", attempt: 1 },
+      { original_provider: "backup1", fallback_provider: "backup2", attempt: 3 },
+    ]);
+  });
+
+  test("a success resets the error streak: two provider errors that are not in a row do not switch", async () => {
+    fakes.primary.enqueue(badRequest, toolCall("hi"), badRequest, answer("Still on primary."));
+    const { request, finished } = await run();
+    expect(finished).toMatchObject({ final_analysis: "Still on primary." });
+    expect(fakes.primary.requests).toHaveLength(4);
+    expect(fakes.backup1.requests).toHaveLength(0);
+    expect(await fallbackEvents(request.session_id)).toEqual([]);
+  });
+});
+
 describe("spend-cap 429", () => {
   test("falls back at once: the provider saw exactly one request, no retry", async () => {
     fakes.primary.enqueue(
