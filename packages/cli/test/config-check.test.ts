@@ -147,7 +147,7 @@ agent_chains:
 defaults:
   llm_provider: google-default
   compose_provider: google-default
-  fallback_list: fast
+  compose_fallback_list: fast
   compose_backend: langchain
 `,
     );
@@ -158,7 +158,7 @@ defaults:
     expect(lenient.stderr).toBe("");
     expect(lenient.stdout).toContain("Not supported yet (3 settings of the Go TARSy, ignored):");
     expect(lenient.stdout).toContain(
-      `  unsupported: ${file}: defaults.fallback_list: selects a named list from fallback_lists as this level's fallback walk (#31)`,
+      `  unsupported: ${file}: defaults.compose_fallback_list: model of the compose stage that merges the investigation and action reports after an action stage (#31)`,
     );
     expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_provider: .* \(#31\)/);
     expect(lenient.stdout).toMatch(/unsupported: .*defaults\.compose_backend: .* \(#31\)/);
