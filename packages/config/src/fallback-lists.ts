@@ -19,7 +19,7 @@ export function forEachFallbackListSelector(
   const { defaults, sources } = config;
   const d = sources.defaults;
   at(d, ["defaults", "fallback_list"], defaults.fallback_list);
-  at(d, ["defaults", "executive_summary_fallback_list"], defaults.executive_summary_fallback_list);
+  at(d, ["defaults", ...execSummaryList(defaults)], defaults.executive_summary_fallback_list);
   at(d, ["defaults", "scoring", "fallback_list"], defaults.scoring?.fallback_list);
   at(d, ["defaults", "summarization", "fallback_list"], defaults.summarization?.fallback_list);
   for (const [name, pairing] of Object.entries(defaults.agents ?? {})) {
@@ -29,7 +29,7 @@ export function forEachFallbackListSelector(
     const file = sources.chains.get(chain.id) ?? "";
     const base: Segment[] = ["agent_chains", chain.id];
     at(file, [...base, "fallback_list"], chain.fallback_list);
-    at(file, [...base, "executive_summary_fallback_list"], chain.executive_summary_fallback_list);
+    at(file, [...base, ...execSummaryList(chain)], chain.executive_summary_fallback_list);
     at(file, [...base, "scoring", "fallback_list"], chain.scoring?.fallback_list);
     at(file, [...base, "chat", "fallback_list"], chain.chat.fallback_list);
     chain.stages.forEach((stage, s) => {
@@ -46,6 +46,13 @@ export function forEachFallbackListSelector(
       at(file, [...path, index, "fallback_list"], ref.fallback_list);
     });
   });
+}
+
+/** Where a node's executive-summary list is written: nested or flat. */
+function execSummaryList(node: { executive_summary_nested?: boolean }): Segment[] {
+  return node.executive_summary_nested
+    ? ["executive_summary", "fallback_list"]
+    : ["executive_summary_fallback_list"];
 }
 
 /** Every deprecated `fallback_providers` list written in the configuration. */
@@ -143,7 +150,9 @@ export function fallbackListIssues(
   );
   providerIssue(
     d,
-    ["defaults", "executive_summary_provider"],
+    config.defaults.executive_summary_nested
+      ? ["defaults", "executive_summary", "llm_provider"]
+      : ["defaults", "executive_summary_provider"],
     config.defaults.executive_summary_provider,
   );
   for (const [id, server] of config.mcpServers) {

@@ -408,11 +408,11 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     };
   });
   // Label settings name their file line too (the catalog's own issues already do).
-  // Label and fallback-list settings name their file line too.
+  // Label, fallback-list and executive-summary settings name their file line too.
   const located = issues.map((issue) =>
     issue.line === undefined &&
     issue.file === tarsyFile &&
-    /(^|\.)(label_map|fallback_list|fallback_lists)($|[.[])/.test(issue.path)
+    /(^|\.)(label_map|fallback_list|fallback_lists|executive_summary)($|[.[])/.test(issue.path)
       ? { ...issue, ...lineField(tarsyLineOf(pathSegments(issue.path))) }
       : issue,
   );

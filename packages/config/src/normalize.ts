@@ -142,9 +142,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       llm_provider: raw.llm_provider,
       llm_backend: raw.llm_backend,
       iteration_strategy: raw.iteration_strategy,
-      executive_summary_provider: raw.executive_summary_provider,
-      executive_summary_backend: raw.executive_summary_backend,
-      executive_summary_fallback_list: raw.executive_summary_fallback_list,
+      ...executiveSummary(raw),
       max_iterations: raw.max_iterations,
       mcp_servers: raw.mcp_servers,
       fallback_list: raw.fallback_list,
@@ -198,9 +196,7 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       iteration_timeout_ms: raw.iteration_timeout,
       fallback_list: raw.fallback_list,
       fallback_providers: raw.fallback_providers,
-      executive_summary_provider: raw.executive_summary_provider,
-      executive_summary_backend: raw.executive_summary_backend,
-      executive_summary_fallback_list: raw.executive_summary_fallback_list,
+      ...executiveSummary(raw),
       agents:
         raw.agents &&
         Object.fromEntries(Object.entries(raw.agents).map(([name, p]) => [name, defined(p)])),
@@ -333,4 +329,22 @@ export function toFallbackLists(
       (entries ?? []).map((e) => ({ provider: e.llm_provider, backend: e.llm_backend })),
     ]),
   );
+}
+
+/** The executive-summary pairing, written nested (`executive_summary:`) or flat. */
+function executiveSummary(raw: RawChain | RawDefaults) {
+  const nested = raw.executive_summary;
+  if (!nested) {
+    return {
+      executive_summary_provider: raw.executive_summary_provider,
+      executive_summary_backend: raw.executive_summary_backend,
+      executive_summary_fallback_list: raw.executive_summary_fallback_list,
+    };
+  }
+  return {
+    executive_summary_provider: nested.llm_provider,
+    executive_summary_backend: nested.llm_backend,
+    executive_summary_fallback_list: nested.fallback_list,
+    executive_summary_nested: true,
+  };
 }

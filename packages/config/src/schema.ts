@@ -154,6 +154,46 @@ const AgentPairingSchema = z
     fallback_list,
   }));
 
+/**
+ * The executive summary's model and list, as the Go TARSy now writes it (`executive_summary:
+ * {llm_provider, llm_backend, fallback_list}`); the flat `executive_summary_provider` /
+ * `_backend` / `_fallback_list` keys are the same settings, and one node may not use both.
+ */
+const JobPairingSchema = AgentPairingSchema;
+
+function oneExecutiveSummarySpelling(
+  node: {
+    executive_summary?: unknown;
+    executive_summary_provider?: string | undefined;
+    executive_summary_backend?: string | undefined;
+    executive_summary_fallback_list?: string | undefined;
+  },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const flat =
+    node.executive_summary_provider ??
+    node.executive_summary_backend ??
+    node.executive_summary_fallback_list;
+  if (node.executive_summary !== undefined && flat !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["executive_summary"],
+      message:
+        "set either executive_summary or executive_summary_provider / executive_summary_backend / executive_summary_fallback_list, not both",
+    });
+  }
+}
+
+/** Checks of a node that may choose a fallback walk and an executive-summary pairing. */
+function chainLevelRefinements(
+  node: Parameters<typeof oneFallbackSelector>[0] &
+    Parameters<typeof oneExecutiveSummarySpelling>[0],
+  ctx: z.core.$RefinementCtx,
+): void {
+  oneFallbackSelector(node, ctx);
+  oneExecutiveSummarySpelling(node, ctx);
+}
+
 /** `defaults.summarization`: the model that summarizes large tool results, and its list. */
 const DefaultSummarizationSchema = z.strictObject({
   llm_provider: Name.optional(),
@@ -422,6 +462,7 @@ export const ChainSchema = z
     executive_summary_provider: Name.optional(),
     executive_summary_backend: Backend.optional(),
     executive_summary_fallback_list: FallbackListSelector,
+    executive_summary: JobPairingSchema.optional(),
     max_iterations: PositiveInt.optional(),
     mcp_servers: NameList.optional(),
     stages: z.array(StageSchema).min(1, "must have at least one stage"),
@@ -433,7 +474,7 @@ export const ChainSchema = z
     /** The `label_maps` entry this chain's sessions are labelled with (over `defaults.label_map`). */
     label_map: LabelMapSelectorSchema.optional(),
   })
-  .superRefine(oneFallbackSelector);
+  .superRefine(chainLevelRefinements);
 export type RawChain = z.output<typeof ChainSchema>;
 
 export const LlmProviderSchema = z.strictObject({
@@ -502,6 +543,7 @@ export const DefaultsSchema = z
     executive_summary_provider: Name.optional(),
     executive_summary_backend: Backend.optional(),
     executive_summary_fallback_list: FallbackListSelector,
+    executive_summary: JobPairingSchema.optional(),
     /** Named agents' global model and fallback list (pair + list only; identity stays in agents). */
     agents: z.record(Name, AgentPairingSchema).optional(),
     summarization: DefaultSummarizationSchema.optional(),
@@ -511,7 +553,7 @@ export const DefaultsSchema = z
     /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
     label_map: LabelMapSelectorSchema.optional(),
   })
-  .superRefine(oneFallbackSelector);
+  .superRefine(chainLevelRefinements);
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 
 export const QueueSchema = z.strictObject({

@@ -291,6 +291,8 @@ export interface ChainConfig {
   executive_summary_provider?: string;
   executive_summary_backend?: LlmBackend;
   executive_summary_fallback_list?: string;
+  /** Written as the nested `executive_summary:` block (paths in messages follow the YAML). */
+  executive_summary_nested?: boolean;
   max_iterations?: number;
   mcp_servers?: string[];
   stages: StageConfig[];
@@ -372,6 +374,8 @@ export interface DefaultsConfig {
   executive_summary_provider?: string;
   executive_summary_backend?: LlmBackend;
   executive_summary_fallback_list?: string;
+  /** Written as the nested `executive_summary:` block (paths in messages follow the YAML). */
+  executive_summary_nested?: boolean;
   /** `defaults.agents.<name>`: a named agent's global model and list (chain/stage/ref win). */
   agents?: Readonly<Record<string, AgentPairing>>;
   summarization?: DefaultSummarization;

@@ -162,7 +162,13 @@ export function validateReferences(
     const file = sources.chains.get(chain.id) ?? "";
     const base: Segment[] = ["agent_chains", chain.id];
     checkProvider(file, [...base, "llm_provider"], chain.llm_provider);
-    checkProvider(file, [...base, "executive_summary_provider"], chain.executive_summary_provider);
+    checkProvider(
+      file,
+      chain.executive_summary_nested
+        ? [...base, "executive_summary", "llm_provider"]
+        : [...base, "executive_summary_provider"],
+      chain.executive_summary_provider,
+    );
     checkServers(file, [...base, "mcp_servers"], chain.mcp_servers);
     checkFallbacks(file, base, chain.fallback_providers);
     chain.alert_types.forEach((alertType, index) => {

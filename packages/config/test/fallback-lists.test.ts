@@ -268,6 +268,61 @@ mcp_servers:
   });
 });
 
+describe("the executive summary's pairing, nested as the Go TARSy now writes it", () => {
+  it("executive_summary: {llm_provider, llm_backend, fallback_list} on defaults and a chain", () => {
+    const { config, warnings } = load({
+      tarsy: `${CATALOG}
+defaults:
+  llm_provider: base
+  alert_type: k
+  executive_summary: { llm_provider: summary-1, fallback_list: mid }
+agent_chains:
+  k:
+    alert_types: [k]
+    executive_summary: { fallback_list: chat-list }
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+  j:
+    alert_types: [j]
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+`,
+      providers: PROVIDERS,
+    });
+    expect(warnings.filter((w) => w.path.includes("executive_summary"))).toEqual([]);
+    const k = resolveExecutiveSummaryConfig(config, chainOf(config, "k"));
+    expect([k.llm_provider_name, names(k.fallback_providers)]).toEqual(["summary-1", ["chat-1"]]);
+    const j = resolveExecutiveSummaryConfig(config, chainOf(config, "j"));
+    expect([j.llm_provider_name, names(j.fallback_providers)]).toEqual(["summary-1", ["mid-1"]]);
+  });
+
+  it("both spellings on one node, or an unknown list in the block, are errors with lines", () => {
+    const issues = loadIssues({
+      tarsy: `${CATALOG}
+defaults:
+  executive_summary: { fallback_list: mid }
+  executive_summary_provider: base
+agent_chains:
+  k:
+    alert_types: [k]
+    executive_summary: { fallback_list: nope }
+    stages: [{ name: s, agents: [KubernetesAgent] }]
+`,
+      providers: PROVIDERS,
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({
+        path: "defaults.executive_summary",
+        message: expect.stringMatching(/^set either executive_summary or /),
+        line: 19,
+      }),
+      expect.objectContaining({
+        path: "agent_chains.k.executive_summary.fallback_list",
+        message: expect.stringMatching(/^unknown fallback list "nope"/),
+        line: 24,
+      }),
+    ]);
+  });
+});
+
 describe("side paths and lists that must not leak", () => {
   const { config } = load({
     tarsy: `${CATALOG}${AGENTS}
