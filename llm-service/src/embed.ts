@@ -43,6 +43,7 @@ function statusFor(code: ErrorCode): grpc.status {
     case "empty_response":
       return grpc.status.UNAVAILABLE;
     case "auth":
+    case "quota_exhausted":
     case "invalid_config":
     case "content_blocked":
     case "script_exhausted":

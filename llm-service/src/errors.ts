@@ -9,10 +9,13 @@ export abstract class LlmServiceError extends Error {
   partialOutput = false;
   /** A transient error that llm-service will not retry again (for the runner's fallback). */
   retriesExhausted = false;
+  /** How long the provider asked to wait before a retry (Retry-After, RetryInfo), if it said. */
+  retryAfterMs: number | undefined;
 }
 
 export type ErrorCode =
   | "rate_limited"
+  | "quota_exhausted"
   | "provider_unavailable"
   | "empty_response"
   | "auth"
@@ -28,7 +31,17 @@ export class RateLimitedError extends LlmServiceError {
   readonly retryable = true as const;
 }
 
-/** 5xx, network failure, or a stream that dropped before any output. */
+/**
+ * A 429 that no wait fixes: the account's quota, credits or spending cap is used up (or the
+ * provider said not to retry, or asked for a wait longer than a retry may take). Not retried:
+ * the runner moves to the next fallback provider at once.
+ */
+export class QuotaExhaustedError extends LlmServiceError {
+  readonly code = "quota_exhausted" as const;
+  readonly retryable = false as const;
+}
+
+/** 5xx, 408, network failure, or a stream that dropped before any output. */
 export class ProviderUnavailableError extends LlmServiceError {
   readonly code = "provider_unavailable" as const;
   readonly retryable = true as const;
@@ -103,6 +116,72 @@ function statusOf(err: unknown): number | undefined {
   return undefined;
 }
 
+/** The longest wait a provider's retry hint may ask for; a longer one is not waited out. */
+export const MAX_RETRY_HINT_MS = 60_000;
+
+type Headers = Record<string, string | undefined>;
+
+/** The response headers of an SDK error (AI SDK: `responseHeaders`), lower-cased. */
+function headersOf(err: unknown): Headers {
+  if (typeof err !== "object" || err === null) return {};
+  const raw = (err as { responseHeaders?: unknown }).responseHeaders;
+  if (typeof raw !== "object" || raw === null) return {};
+  const out: Headers = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (typeof value === "string") out[key.toLowerCase()] = value;
+  }
+  return out;
+}
+
+/** The error body as text (AI SDK: `responseBody`; @google/genai puts it in the message). */
+function bodyOf(err: unknown): string {
+  if (typeof err !== "object" || err === null) return "";
+  const body = (err as { responseBody?: unknown }).responseBody;
+  if (typeof body === "string") return body;
+  return err instanceof Error ? err.message : "";
+}
+
+/**
+ * The wait a provider asked for: `retry-after-ms`, `Retry-After` (delta-seconds or an
+ * HTTP-date; one in the past is no hint) or Google's `RetryInfo.retryDelay` (`"53s"`) in the
+ * error details. Undefined when it said nothing usable.
+ */
+export function retryHintMs(err: unknown, now: number = Date.now()): number | undefined {
+  const headers = headersOf(err);
+  const ms = Number(headers["retry-after-ms"]);
+  if (headers["retry-after-ms"] !== undefined && Number.isFinite(ms) && ms > 0) return ms;
+  const after = headers["retry-after"]?.trim();
+  if (after) {
+    if (/^\d+(\.\d+)?$/.test(after)) {
+      const seconds = Number(after);
+      if (seconds > 0) return Math.round(seconds * 1000);
+    } else {
+      const at = Date.parse(after);
+      if (!Number.isNaN(at) && at > now) return at - now;
+    }
+  }
+  const delay = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(bodyOf(err));
+  if (delay?.[1]) {
+    const seconds = Number(delay[1]);
+    if (seconds > 0) return Math.round(seconds * 1000);
+  }
+  return undefined;
+}
+
+/** Quota, credit or billing exhaustion as providers word it (OpenAI, Anthropic, Google, xAI). */
+const SPEND_CAP_RE =
+  /insufficient_quota|usage_limit_reached|billing_hard_limit|exceeded your current quota|credit balance is too low|spending (cap|limit)|billing/i;
+
+/**
+ * A 429 that waiting does not fix: the provider said `x-should-retry: false`, the body names
+ * an exhausted quota, credits or billing, or the hinted wait is longer than a retry may take.
+ */
+export function isSpendCap(err: unknown, hintMs: number | undefined): boolean {
+  if (headersOf(err)["x-should-retry"]?.toLowerCase() === "false") return true;
+  if (hintMs !== undefined && hintMs > MAX_RETRY_HINT_MS) return true;
+  return SPEND_CAP_RE.test(bodyOf(err));
+}
+
 function shortMessage(err: unknown): string {
   const raw = err instanceof Error ? err.message : String(err);
   return raw.length > 500 ? `${raw.slice(0, 500)}…` : raw;
@@ -144,10 +223,22 @@ export function classifyError(err: unknown, ctx: ClassifyContext): LlmServiceErr
         `to this model, or set llm_config.api_key_env to the variable that does. Provider said: ${detail}`,
     );
   }
-  if (status === 429)
-    return new RateLimitedError(`${where} rate limited the request (HTTP 429): ${detail}`);
+  if (status === 429) {
+    const hint = retryHintMs(err);
+    if (isSpendCap(err, hint)) {
+      return new QuotaExhaustedError(
+        `${where} refused the request (HTTP 429, quota or spending cap exhausted; not retried): ${detail}`,
+      );
+    }
+    const limited = new RateLimitedError(`${where} rate limited the request (HTTP 429): ${detail}`);
+    limited.retryAfterMs = hint;
+    return limited;
+  }
   if (status === 408 || (status !== undefined && status >= 500)) {
-    return new ProviderUnavailableError(`${where} failed (HTTP ${status}): ${detail}`);
+    const unavailable = new ProviderUnavailableError(`${where} failed (HTTP ${status}): ${detail}`);
+    const hint = retryHintMs(err);
+    if (hint !== undefined && hint <= MAX_RETRY_HINT_MS) unavailable.retryAfterMs = hint;
+    return unavailable;
   }
   if (status !== undefined && status >= 400) {
     return new ProviderRequestError(

@@ -5,6 +5,7 @@ import {
   type ClassifyContext,
   classifyError,
   type LlmServiceError,
+  MAX_RETRY_HINT_MS,
 } from "./errors.ts";
 
 export interface RetryPolicy {
@@ -20,10 +21,20 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 10_000,
 };
 
-/** Exponential backoff with full jitter in [delay/2, delay]. */
-export function backoffDelay(policy: RetryPolicy, retry: number): number {
+/**
+ * The wait before retry number `retry` + 1 (0-based): the provider's own hint
+ * (Retry-After, RetryInfo; at most 60 s, taken as given), else exponential backoff with full
+ * jitter: uniform in [0, min(maxDelay, base · 2^retry)].
+ */
+export function backoffDelay(
+  policy: RetryPolicy,
+  retry: number,
+  hintMs?: number,
+  random: () => number = Math.random,
+): number {
+  if (hintMs !== undefined && hintMs > 0 && hintMs <= MAX_RETRY_HINT_MS) return hintMs;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** retry);
-  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+  return Math.round(random() * ceiling);
 }
 
 export interface RetryOptions {
@@ -34,7 +45,7 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `attempt` and re-runs it on transient errors (429, 5xx, network, empty response),
+ * Runs `attempt` and re-runs it on transient errors (429, 408, 5xx, network, empty response),
  * but only while nothing has reached the caller yet: a stream that already produced output
  * is never replayed (the caller would see duplicated text). Throws the classified error
  * when retries are exhausted, the error is permanent, or the caller went away; backoff
@@ -66,7 +77,7 @@ export async function* withRetry<T>(
         classified.retriesExhausted = true;
         throw classified;
       }
-      const delayMs = backoffDelay(policy, retry);
+      const delayMs = backoffDelay(policy, retry, classified.retryAfterMs);
       logger.warn(
         { code: classified.code, retry: retry + 1, delayMs },
         "transient provider error; retrying",

@@ -9,6 +9,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingMessage["headers"];
   body: unknown;
+  /** When the request arrived (ms since the epoch): retry waits are measured between these. */
+  receivedAt: number;
 }
 
 /** How the fake answers one request. */
@@ -35,6 +37,7 @@ export async function startFakeProvider(fallback?: Responder): Promise<FakeProvi
   let closedEarly = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    const receivedAt = Date.now();
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const text = Buffer.concat(chunks).toString("utf8");
@@ -43,6 +46,7 @@ export async function startFakeProvider(fallback?: Responder): Promise<FakeProvi
         path: req.url ?? "",
         headers: req.headers,
         body: text ? (JSON.parse(text) as unknown) : undefined,
+        receivedAt,
       };
       requests.push(recorded);
       res.on("close", () => {
@@ -77,6 +81,11 @@ export async function startFakeProvider(fallback?: Responder): Promise<FakeProvi
       }),
   };
 }
+
+/** The connection drops before any response (a reset, as a flaky network does it). */
+export const dropConnection: Responder = async (res) => {
+  res.socket?.destroy();
+};
 
 /** An error response with a JSON body, as providers send them. */
 export function respondJson(

@@ -47,7 +47,13 @@ export class ChainNotFoundError extends TarsyConfigError {
   }
 }
 
-export type ReferenceKind = "agent" | "chain" | "stage" | "llm_provider" | "mcp_server";
+export type ReferenceKind =
+  | "agent"
+  | "chain"
+  | "stage"
+  | "llm_provider"
+  | "mcp_server"
+  | "fallback_list";
 
 /** A name used at run time is not in the loaded registries. */
 export class UnknownReferenceError extends TarsyConfigError {

@@ -47,10 +47,18 @@ export {
 } from "./errors.ts";
 export {
   enabledNativeTools,
+  expandFallbackLevel,
+  type FallbackLevel,
   type ResolvedFallbackEntry,
   resolveFallbackProviders,
+  resolveJobFallbackProviders,
   servesNativeTools,
 } from "./fallback.ts";
+export {
+  forEachFallbackListSelector,
+  forEachFallbackProvidersList,
+  referencedFallbackLists,
+} from "./fallback-lists.ts";
 export { fillSessionId, interpolateString, SESSION_ID_PLACEHOLDER } from "./interpolate.ts";
 export {
   builtinLabelMap,
@@ -74,6 +82,7 @@ export {
 } from "./provider-env.ts";
 export { effectiveReasoningEffort, takesDefaultReasoningEffort } from "./reasoning-effort.ts";
 export {
+  agentPairing,
   aggregateChainMcpServers,
   backendForStrategy,
   defaultBackendFor,
@@ -89,6 +98,7 @@ export {
   type ResolvedExecutiveSummaryConfig,
   type ResolvedSkill,
   type ResolvedSubAgent,
+  type ResolvedSummarizationModel,
   resolveAgentConfig,
   resolveChatAgentConfig,
   resolveComposeConfig,
@@ -98,6 +108,8 @@ export {
   resolveSkills,
   resolveSubAgentConfig,
   resolveSubAgentRefs,
+  resolveSummarizationFallbacks,
+  resolveSummarizationModel,
   resolveSynthesisConfig,
   type SubAgentParent,
   subAgentCatalog,
@@ -117,6 +129,7 @@ export {
 export {
   AGENT_TYPES,
   type AgentConfig,
+  type AgentPairing,
   type AgentType,
   type AgentTypeSetting,
   type AlertMaskingDefaults,
@@ -125,9 +138,11 @@ export {
   type ConfigSources,
   type ConfigWarning,
   type CustomMaskingPattern,
+  type DefaultSummarization,
   type DefaultsConfig,
   type EmbeddingConfig,
   type FallbackProviderEntry,
+  type FallbackSelector,
   type GithubConfig,
   type Holiday,
   type HttpTransport,

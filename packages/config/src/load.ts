@@ -20,12 +20,14 @@ import {
   builtinSystem,
 } from "./builtins.ts";
 import { ConfigError, type ConfigIssue } from "./errors.ts";
+import { fallbackListIssues, fallbackProvidersDeprecations } from "./fallback-lists.ts";
 import { interpolateDocument } from "./interpolate.ts";
 import { type LineOf as LabelLineOf, labelSelectorIssues, loadLabelMaps } from "./labels.ts";
 import {
   toAgent,
   toChain,
   toDefaults,
+  toFallbackLists,
   toLlmProvider,
   toMcpServer,
   toQueue,
@@ -37,6 +39,7 @@ import {
   AgentSchema,
   ChainSchema,
   DefaultsSchema,
+  FallbackListsSchema,
   LlmProviderSchema,
   McpServerSchema,
   ProvidersFileSchema,
@@ -57,7 +60,6 @@ import type {
 } from "./types.ts";
 import { type UnsupportedKey, unsupportedKeyAt } from "./unsupported.ts";
 import {
-  composeFallbackListIssues,
   disabledServerWarnings,
   type LineOf,
   nativeToolFallbackWarnings,
@@ -351,6 +353,10 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const skills = loadSkills(options.configDir);
   state.issues.push(...skills.issues);
 
+  const fallbackLists = toFallbackLists(
+    section(FallbackListsSchema, top.fallback_lists, "fallback_lists"),
+  );
+
   const labelMaps = loadLabelMaps(top.label_maps, tarsyFile, tarsyLineOf);
   state.issues.push(...labelMaps.issues);
   if (labelMaps.builtinReplaced) {
@@ -374,12 +380,13 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     llmProviders,
     skills: skills.skills,
     labelMaps: labelMaps.catalog,
+    fallbackLists,
     sources,
   };
   state.issues.push(...validateReferences(config, invalid, lineOf));
+  state.issues.push(...fallbackListIssues(config, tarsyFile, invalid, lineOf));
   state.issues.push(...validateSkillReferences(config));
   state.issues.push(...composeTypeIssues(config, lineOf));
-  state.issues.push(...composeFallbackListIssues(config, fallbackListNames(tarsyRaw), lineOf));
   state.issues.push(...labelSelectorIssues(config, tarsyFile, tarsyLineOf));
   state.issues.push(...vertexEnvIssues(config, options.env));
   state.issues.push(...systemIssues(config.system, options.env, tarsyFile));
@@ -403,6 +410,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   });
   state.warnings.push(...ignoredWarnings(state.ignored));
   state.warnings.push(...apiKeyWarnings(config, options.env));
+  state.warnings.push(...fallbackProvidersDeprecations(config));
   state.warnings.push(...nativeToolFallbackWarnings(config));
   state.warnings.push(...disabledServerWarnings(config));
   state.warnings.push(...subAgentWarnings(config));
@@ -419,23 +427,24 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     };
   });
   // Label settings name their file line too (the catalog's own issues already do).
+  // Label, fallback-list and executive-summary settings name their file line too.
   const located = issues.map((issue) =>
-    issue.line === undefined && issue.file === tarsyFile && /(^|\.)label_map$/.test(issue.path)
-      ? { ...issue, ...lineField(tarsyLineOf(issue.path.split("."))) }
+    issue.line === undefined &&
+    issue.file === tarsyFile &&
+    /(^|\.)(label_map|fallback_list|fallback_lists|executive_summary)($|[.[])/.test(issue.path)
+      ? { ...issue, ...lineField(tarsyLineOf(pathSegments(issue.path))) }
       : issue,
   );
   if (located.length > 0) throw new ConfigError(located, state.warnings);
   return { config, warnings: state.warnings };
 }
 
-/**
- * The names of tarsy.yaml's `fallback_lists` catalog, as written (the catalog itself is not
- * loaded yet: `compose_fallback_list` is checked against its names).
- */
-function fallbackListNames(raw: unknown): Set<string> {
-  const lists = (raw as { fallback_lists?: unknown } | undefined)?.fallback_lists;
-  if (lists === null || typeof lists !== "object" || Array.isArray(lists)) return new Set();
-  return new Set(Object.keys(lists));
+/** `a.b[0].c` → `["a", "b", 0, "c"]` (the inverse of `formatPath` for plain names). */
+function pathSegments(path: string): (string | number)[] {
+  return path
+    .split(".")
+    .flatMap((part) => part.split(/\[(\d+)\]/).filter((piece) => piece !== ""))
+    .map((piece) => (/^\d+$/.test(piece) ? Number(piece) : piece));
 }
 
 type Entry = AgentConfig | ChainConfig | McpServerConfig | LlmProviderConfig;

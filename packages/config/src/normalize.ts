@@ -5,6 +5,7 @@ import {
   type RawAgent,
   type RawChain,
   type RawDefaults,
+  type RawFallbackLists,
   type RawLlmProvider,
   type RawMcpServer,
   type RawMemory,
@@ -18,6 +19,7 @@ import type {
   AgentConfig,
   ChainConfig,
   DefaultsConfig,
+  FallbackProviderEntry,
   LlmProviderConfig,
   McpServerConfig,
   MemoryConfig,
@@ -68,7 +70,7 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
           })),
         }
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
-    summarization: raw.summarization ?? { ...SUMMARIZATION_DEFAULTS },
+    summarization: raw.summarization ? defined(raw.summarization) : { ...SUMMARIZATION_DEFAULTS },
     auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
     ...defined({ enabled: raw.enabled, warm_pool: raw.warm_pool }),
   };
@@ -117,8 +119,9 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
 export function toChain(id: string, raw: RawChain): ChainConfig {
   const stages: StageConfig[] = raw.stages.map((stage) => ({
     name: stage.name,
-    agents: (stage.agents ?? (stage.agent ? [{ name: stage.agent }] : [])).map((a) =>
-      defined({ ...a, sub_agents: toSubAgents(a.sub_agents) }),
+    agents: (stage.agents ?? (stage.agent ? [{ name: stage.agent }] : [])).map(
+      (a: { name: string; sub_agents?: RawSubAgentRef[] }) =>
+        defined({ ...a, sub_agents: toSubAgents(a.sub_agents) }),
     ),
     replicas: stage.replicas,
     ...defined({
@@ -126,6 +129,7 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       max_iterations: stage.max_iterations,
       iteration_timeout_ms: stage.iteration_timeout,
       synthesis: stage.synthesis && defined(stage.synthesis),
+      fallback_list: stage.fallback_list,
       fallback_providers: stage.fallback_providers,
       sub_agents: toSubAgents(stage.sub_agents),
     }),
@@ -138,12 +142,13 @@ export function toChain(id: string, raw: RawChain): ChainConfig {
       llm_provider: raw.llm_provider,
       llm_backend: raw.llm_backend,
       iteration_strategy: raw.iteration_strategy,
-      executive_summary_provider: raw.executive_summary_provider,
+      ...executiveSummary(raw),
       compose_provider: raw.compose_provider,
       compose_backend: raw.compose_backend,
       compose_fallback_list: raw.compose_fallback_list,
       max_iterations: raw.max_iterations,
       mcp_servers: raw.mcp_servers,
+      fallback_list: raw.fallback_list,
       fallback_providers: raw.fallback_providers,
       sub_agents: toSubAgents(raw.sub_agents),
       label_map: raw.label_map,
@@ -193,10 +198,16 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       runbook: raw.runbook,
       alert_masking: raw.alert_masking,
       iteration_timeout_ms: raw.iteration_timeout,
+      fallback_list: raw.fallback_list,
       fallback_providers: raw.fallback_providers,
       compose_provider: raw.compose_provider,
       compose_backend: raw.compose_backend,
       compose_fallback_list: raw.compose_fallback_list,
+      ...executiveSummary(raw),
+      agents:
+        raw.agents &&
+        Object.fromEntries(Object.entries(raw.agents).map(([name, p]) => [name, defined(p)])),
+      summarization: raw.summarization && defined(raw.summarization),
       scoring: raw.scoring && defined(raw.scoring),
       memory: raw.memory && toMemory(base.memory, raw.memory),
       label_map: raw.label_map,
@@ -324,4 +335,34 @@ export function parseCostTime(value: string): number | undefined {
     return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** The `fallback_lists` catalog in the deprecated list's shape (`{provider, backend}`). */
+export function toFallbackLists(
+  raw: RawFallbackLists | undefined,
+): Map<string, FallbackProviderEntry[]> {
+  return new Map(
+    Object.entries(raw ?? {}).map(([name, entries]) => [
+      name,
+      (entries ?? []).map((e) => ({ provider: e.llm_provider, backend: e.llm_backend })),
+    ]),
+  );
+}
+
+/** The executive-summary pairing, written nested (`executive_summary:`) or flat. */
+function executiveSummary(raw: RawChain | RawDefaults) {
+  const nested = raw.executive_summary;
+  if (!nested) {
+    return {
+      executive_summary_provider: raw.executive_summary_provider,
+      executive_summary_backend: raw.executive_summary_backend,
+      executive_summary_fallback_list: raw.executive_summary_fallback_list,
+    };
+  }
+  return {
+    executive_summary_provider: nested.llm_provider,
+    executive_summary_backend: nested.llm_backend,
+    executive_summary_fallback_list: nested.fallback_list,
+    executive_summary_nested: true,
+  };
 }

@@ -1,4 +1,5 @@
 import type { ConfigIssue } from "./errors.ts";
+import { forEachFallbackProvidersList, referencedFallbackLists } from "./fallback-lists.ts";
 import type { FallbackProviderEntry, LlmProviderConfig, TarsyConfig } from "./types.ts";
 
 /** The Vertex AI fields that name an environment variable, and what that variable holds. */
@@ -8,20 +9,18 @@ const VERTEX_ENV_FIELDS = [
   ["location_env", "the GCP location"],
 ] as const;
 
-/** Every provider named in a `fallback_providers` list, at any level. */
+/**
+ * Every provider a fallback walk may switch to: the entries of each deprecated
+ * `fallback_providers` list and of each catalog list a `fallback_list` selector names. Lists
+ * of the catalog nobody selects are left out (they need no credentials until selected).
+ */
 export function fallbackLlmProviders(config: TarsyConfig): Set<string> {
   const names = new Set<string>();
   const addList = (list: readonly FallbackProviderEntry[] | undefined) => {
     for (const entry of list ?? []) names.add(entry.provider);
   };
-  addList(config.defaults.fallback_providers);
-  for (const chain of config.chains.values()) {
-    addList(chain.fallback_providers);
-    for (const stage of chain.stages) {
-      addList(stage.fallback_providers);
-      for (const agent of stage.agents) addList(agent.fallback_providers);
-    }
-  }
+  forEachFallbackProvidersList(config, (_file, _path, list) => addList(list));
+  for (const name of referencedFallbackLists(config)) addList(config.fallbackLists.get(name));
   return names;
 }
 
@@ -35,10 +34,16 @@ export function referencedLlmProviders(config: TarsyConfig): Set<string> {
   const add = (name: string | undefined) => {
     if (name !== undefined) names.add(name);
   };
+  add(config.defaults.executive_summary_provider);
+  add(config.defaults.scoring?.llm_provider);
+  add(config.defaults.summarization?.llm_provider);
+  for (const pairing of Object.values(config.defaults.agents ?? {})) add(pairing.llm_provider);
+  for (const server of config.mcpServers.values()) add(server.summarization.llm_provider);
   for (const chain of config.chains.values()) {
     add(chain.llm_provider);
     add(chain.executive_summary_provider);
     add(chain.compose_provider);
+    add(chain.scoring?.llm_provider);
     add(chain.chat.llm_provider);
     for (const stage of chain.stages) {
       add(stage.synthesis?.llm_provider);

@@ -10,11 +10,15 @@ import {
 import { ChatDisabledError, UnknownReferenceError } from "./errors.ts";
 import {
   enabledNativeTools,
+  expandFallbackLevel,
   type ResolvedFallbackEntry,
+  resolveEntries,
   resolveFallbackProviders,
+  resolveJobFallbackProviders,
 } from "./fallback.ts";
 import type {
   AgentConfig,
+  AgentPairing,
   ChainConfig,
   IterationStrategy,
   LlmBackend,
@@ -280,6 +284,28 @@ export function getLlmProvider(
   return provider;
 }
 
+/** `defaults.agents.<name>`: the named agent's global model and list, if any. */
+export function agentPairing(config: TarsyConfig, name: string): AgentPairing | undefined {
+  return config.defaults.agents?.[name];
+}
+
+/**
+ * The backend level of a `defaults.agents` pairing: its `llm_backend`, or, when it names the
+ * provider the execution runs on and no backend, that provider's default (a pairing is a pair:
+ * a chain's backend never lands on a provider chosen here).
+ */
+function pairingBackend(
+  pairing: AgentPairing | undefined,
+  providerName: string,
+  provider: LlmProviderConfig,
+): BackendLevel | undefined {
+  if (!pairing) return undefined;
+  if (pairing.llm_backend) return { llm_backend: pairing.llm_backend };
+  if (pairing.llm_provider === providerName)
+    return { llm_backend: defaultBackendFor(provider.type) };
+  return undefined;
+}
+
 export function getStage(chain: ChainConfig, stageIndex: number): StageConfig {
   const stage = chain.stages[stageIndex];
   if (!stage) throw new UnknownReferenceError("stage", [String(stageIndex)], `chain "${chain.id}"`);
@@ -304,13 +330,21 @@ export function resolveAgentConfig(
   const stage = getStage(chain, stageIndex);
   const context = `chain "${chain.id}" stage "${stage.name}"`;
   const agent = getAgent(config, agentRef.name, context);
-  const providerName = agentRef.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const pairing = agentPairing(config, agentRef.name);
+  const providerName =
+    agentRef.llm_provider ??
+    pairing?.llm_provider ??
+    chain.llm_provider ??
+    config.defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
+  const paired = agentRef.llm_provider
+    ? undefined
+    : pairingBackend(pairing, providerName, provider);
   return {
     agent_name: agent.name,
     llm_provider_name: providerName,
     llm_provider: provider,
-    llm_backend: pickBackend([agentRef, chain, agent, config.defaults], provider),
+    llm_backend: pickBackend([agentRef, paired, chain, agent, config.defaults], provider),
     max_iterations:
       agentRef.max_iterations ??
       stage.max_iterations ??
@@ -323,7 +357,7 @@ export function resolveAgentConfig(
       nonEmpty(chain.mcp_servers) ?? [...agent.mcp_servers],
     fallback_providers: resolveFallbackProviders(
       config,
-      [agentRef, stage, chain, config.defaults],
+      [agentRef, stage, pairing, chain, config.defaults],
       context,
       agent.native_tools,
     ),
@@ -361,13 +395,21 @@ export function resolveSynthesisConfig(
   const synthesis = stage.synthesis ?? {};
   const context = `chain "${chain.id}" stage "${stage.name}" synthesis`;
   const agent = getAgent(config, synthesis.agent ?? DEFAULT_SYNTHESIS_AGENT, context);
-  const providerName = synthesis.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const pairing = agentPairing(config, agent.name);
+  const providerName =
+    synthesis.llm_provider ??
+    pairing?.llm_provider ??
+    chain.llm_provider ??
+    config.defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
+  const paired = synthesis.llm_provider
+    ? undefined
+    : pairingBackend(pairing, providerName, provider);
   return {
     agent_name: agent.name,
     llm_provider_name: providerName,
     llm_provider: provider,
-    llm_backend: pickBackend([synthesis, chain, agent, config.defaults], provider),
+    llm_backend: pickBackend([synthesis, paired, chain, agent, config.defaults], provider),
     max_iterations:
       stage.max_iterations ??
       chain.max_iterations ??
@@ -377,7 +419,7 @@ export function resolveSynthesisConfig(
     mcp_servers: [...agent.mcp_servers],
     fallback_providers: resolveFallbackProviders(
       config,
-      [stage, chain, config.defaults],
+      [synthesis, pairing, stage, chain, config.defaults],
       context,
       agent.native_tools,
     ),
@@ -421,13 +463,19 @@ export function resolveChatAgentConfig(
   if (!chat.enabled) throw new ChatDisabledError(chain.id);
   const context = `chain "${chain.id}" chat`;
   const agent = getAgent(config, chat.agent ?? DEFAULT_CHAT_AGENT, context);
-  const providerName = chat.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const pairing = agentPairing(config, agent.name);
+  const providerName =
+    chat.llm_provider ??
+    pairing?.llm_provider ??
+    chain.llm_provider ??
+    config.defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
+  const paired = chat.llm_provider ? undefined : pairingBackend(pairing, providerName, provider);
   return {
     agent_name: agent.name,
     llm_provider_name: providerName,
     llm_provider: provider,
-    llm_backend: pickBackend([chat, chain, agent, config.defaults], provider),
+    llm_backend: pickBackend([chat, paired, chain, agent, config.defaults], provider),
     max_iterations:
       chat.max_iterations ??
       chain.max_iterations ??
@@ -438,7 +486,7 @@ export function resolveChatAgentConfig(
       nonEmpty(aggregateChainMcpServers(config, chain)) ?? [...agent.mcp_servers],
     fallback_providers: resolveFallbackProviders(
       config,
-      [chain, config.defaults],
+      [chat, pairing, chain, config.defaults],
       context,
       agent.native_tools,
     ),
@@ -474,10 +522,20 @@ export function resolveExecutiveSummaryConfig(
 ): ResolvedExecutiveSummaryConfig {
   const context = `chain "${chain.id}" executive summary`;
   const agent = getAgent(config, EXEC_SUMMARY_AGENT, context);
+  const { defaults } = config;
   const providerName =
-    chain.executive_summary_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+    chain.executive_summary_provider ??
+    defaults.executive_summary_provider ??
+    chain.llm_provider ??
+    defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
-  let backend = pickBackend([chain, agent, config.defaults], provider);
+  const jobBackend = chain.executive_summary_backend ?? defaults.executive_summary_backend;
+  const namedHere = chain.executive_summary_provider ?? defaults.executive_summary_provider;
+  let backend = jobBackend
+    ? jobBackend
+    : namedHere
+      ? defaultBackendFor(provider.type)
+      : pickBackend([chain, agent, defaults], provider);
   if (!isBackendCompatible(backend, provider.type, provider.model)) {
     backend = defaultBackendFor(provider.type);
   }
@@ -486,7 +544,15 @@ export function resolveExecutiveSummaryConfig(
     llm_provider_name: providerName,
     llm_provider: provider,
     llm_backend: backend,
-    fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
+    fallback_providers: resolveJobFallbackProviders(
+      config,
+      chain,
+      [
+        { fallback_list: chain.executive_summary_fallback_list },
+        { fallback_list: defaults.executive_summary_fallback_list },
+      ],
+      context,
+    ),
     ...(agent.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
     }),
@@ -513,24 +579,19 @@ export function resolveComposeConfig(
 ): ResolvedComposeConfig {
   const context = `chain "${chain.id}" compose`;
   const agent = config.agents.get(COMPOSE_AGENT);
-  const providerName =
-    chain.compose_provider ??
-    config.defaults.compose_provider ??
-    chain.llm_provider ??
-    config.defaults.llm_provider;
-  const provider = getLlmProvider(config, providerName, context);
-  const explicit = chain.compose_backend ?? config.defaults.compose_backend;
-  let backend = explicit ?? pickBackend([chain, config.defaults], provider);
-  if (explicit === undefined && !isBackendCompatible(backend, provider.type, provider.model)) {
-    backend = defaultBackendFor(provider.type);
-  }
   const fallbackList = chain.compose_fallback_list ?? config.defaults.compose_fallback_list;
   return {
     agent_name: COMPOSE_AGENT,
-    llm_provider_name: providerName,
-    llm_provider: provider,
-    llm_backend: backend,
-    fallback_providers: composeFallbacks(config, chain, fallbackList, context),
+    ...resolveComposeModel(config, chain),
+    fallback_providers: resolveJobFallbackProviders(
+      config,
+      chain,
+      [
+        { fallback_list: chain.compose_fallback_list },
+        { fallback_list: config.defaults.compose_fallback_list },
+      ],
+      context,
+    ),
     ...(fallbackList !== undefined && { fallback_list: fallbackList }),
     ...(agent?.custom_instructions !== undefined && {
       custom_instructions: agent.custom_instructions,
@@ -538,19 +599,23 @@ export function resolveComposeConfig(
   };
 }
 
-/**
- * The compose call's fallback walk. Named lists (`fallback_lists`) are not resolved here yet,
- * so `listName` is only carried: the walk is the chain's `fallback_providers`, else the
- * defaults'. With a list resolver, this becomes
- * `listName ? resolveFallbackList(config, listName, context) : resolveFallbackProviders(…)`.
- */
-function composeFallbacks(
+/** The compose call's provider and backend (see `resolveComposeConfig`), without its walk. */
+export function resolveComposeModel(
   config: TarsyConfig,
   chain: ChainConfig,
-  _listName: string | undefined,
-  context: string,
-): ResolvedFallbackEntry[] {
-  return resolveFallbackProviders(config, [chain, config.defaults], context);
+): Pick<ResolvedAgentConfig, "llm_provider" | "llm_provider_name" | "llm_backend"> {
+  const providerName =
+    chain.compose_provider ??
+    config.defaults.compose_provider ??
+    chain.llm_provider ??
+    config.defaults.llm_provider;
+  const provider = getLlmProvider(config, providerName, `chain "${chain.id}" compose`);
+  const explicit = chain.compose_backend ?? config.defaults.compose_backend;
+  let backend = explicit ?? pickBackend([chain, config.defaults], provider);
+  if (explicit === undefined && !isBackendCompatible(backend, provider.type, provider.model)) {
+    backend = defaultBackendFor(provider.type);
+  }
+  return { llm_provider_name: providerName, llm_provider: provider, llm_backend: backend };
 }
 
 /** Whether a chain's completed sessions are scored automatically: chain → defaults → off. */
@@ -592,7 +657,7 @@ export function resolveScoringConfig(config: TarsyConfig, chain: ChainConfig): R
     mcp_servers: nonEmpty(scoring.mcp_servers) ??
       nonEmpty(base.mcp_servers) ??
       nonEmpty(chain.mcp_servers) ?? [...aggregateChainMcpServers(config, chain)],
-    fallback_providers: resolveFallbackProviders(config, [chain, config.defaults], context),
+    fallback_providers: resolveJobFallbackProviders(config, chain, [scoring, base], context),
     requires_native_tools: false,
     ...noSkills(),
     ...noSubAgents(config, agent),
@@ -616,7 +681,8 @@ function unique(names: readonly string[]): string[] {
  * - max_iterations: reference → agent → defaults → 40
  * - mcp_servers: reference → agent (a non-empty list replaces)
  * - skills and required skills: the definition's plus the reference's (deduplicated)
- * - fallback providers: the chain's, else the defaults' (never the parent stage agent's)
+ * - provider and fallback list: reference → `defaults.agents.<name>` → chain → defaults (never
+ *   the parent's: its stage, stage agent or chat settings do not reach its sub-agents)
  * A sub-agent dispatches nothing itself (`sub_agents` is always empty: depth 1).
  */
 export function resolveSubAgentConfig(
@@ -640,8 +706,11 @@ export function resolveSubAgentConfig(
   const { ref } = entry;
   context = `${context} sub-agent "${name}"`;
   const agent = getAgent(config, name, context);
-  const providerName = ref.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
+  const pairing = agentPairing(config, name);
+  const providerName =
+    ref.llm_provider ?? pairing?.llm_provider ?? chain.llm_provider ?? config.defaults.llm_provider;
   const provider = getLlmProvider(config, providerName, context);
+  const paired = ref.llm_provider ? undefined : pairingBackend(pairing, providerName, provider);
   const skills: SkillLevel = {
     ...(agent.skills !== undefined && {
       skills: unique([...agent.skills, ...(ref.skills ?? [])]),
@@ -652,7 +721,7 @@ export function resolveSubAgentConfig(
     agent_name: agent.name,
     llm_provider_name: providerName,
     llm_provider: provider,
-    llm_backend: pickBackend([ref, agent, chain, config.defaults], provider),
+    llm_backend: pickBackend([ref, paired, agent, chain, config.defaults], provider),
     max_iterations:
       ref.max_iterations ??
       agent.max_iterations ??
@@ -662,7 +731,7 @@ export function resolveSubAgentConfig(
     mcp_servers: entry.mcp_servers,
     fallback_providers: resolveFallbackProviders(
       config,
-      [chain, config.defaults],
+      [ref, pairing, chain, config.defaults],
       context,
       agent.native_tools,
     ),
@@ -674,4 +743,45 @@ export function resolveSubAgentConfig(
     }),
     ...optionalNativeTools(mergeNativeTools(provider, agent)),
   };
+}
+
+/** The model that summarizes large tool results, when one is configured (else the agent's). */
+export interface ResolvedSummarizationModel {
+  llm_provider_name: string;
+  llm_provider: LlmProviderConfig;
+  llm_backend: LlmBackend;
+}
+
+/**
+ * The summarization model of a server's results (ADR-0024): the server's
+ * `summarization.llm_provider`, else `defaults.summarization.llm_provider`, else undefined (the
+ * calling agent's own model). A layer that names a provider without a backend gets that
+ * provider's default backend, never another layer's. `serverId` undefined: defaults only.
+ */
+export function resolveSummarizationModel(
+  config: TarsyConfig,
+  serverId: string | undefined,
+): ResolvedSummarizationModel | undefined {
+  const server =
+    serverId === undefined ? undefined : config.mcpServers.get(serverId)?.summarization;
+  const layer = server?.llm_provider ? server : config.defaults.summarization;
+  if (!layer?.llm_provider) return undefined;
+  const context = serverId ? `mcp_servers "${serverId}" summarization` : "defaults summarization";
+  const provider = getLlmProvider(config, layer.llm_provider, context);
+  return {
+    llm_provider_name: layer.llm_provider,
+    llm_provider: provider,
+    llm_backend: layer.llm_backend ?? defaultBackendFor(provider.type),
+  };
+}
+
+/**
+ * The walk of summarization calls: `defaults.summarization.fallback_list` when set, else
+ * undefined (the calling agent's own list). Never applies native-tool rules.
+ */
+export function resolveSummarizationFallbacks(
+  config: TarsyConfig,
+): ResolvedFallbackEntry[] | undefined {
+  const list = expandFallbackLevel(config, config.defaults.summarization, "defaults summarization");
+  return list === undefined ? undefined : resolveEntries(config, list, "defaults summarization");
 }

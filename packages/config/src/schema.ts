@@ -72,6 +72,136 @@ const FallbackProvidersSchema = z.array(
   z.strictObject({ provider: Name, backend: Backend.default("langchain") }),
 );
 
+/**
+ * `fallback_list`: the name of a `fallback_lists` entry. Empty means unset (the level inherits);
+ * the name is checked against the catalog once the whole configuration is loaded.
+ */
+const FallbackListSelector = z
+  .string()
+  .optional()
+  .transform((name) => (name ? name : undefined));
+
+/** A level sets `fallback_list` or the deprecated `fallback_providers`, never both. */
+function oneFallbackSelector(
+  node: { fallback_list?: string | undefined; fallback_providers?: unknown },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if (node.fallback_list !== undefined && node.fallback_providers !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["fallback_list"],
+      message:
+        "set either fallback_list or the deprecated fallback_providers on one level, not both",
+    });
+  }
+}
+
+const PAIRING_KEYS = ["llm_provider", "llm_backend"] as const;
+/** The keys written where `llm_provider`/`llm_backend` belong (the deprecated list's spelling). */
+const PAIRING_HINTS: Readonly<Record<string, string>> = {
+  provider: "llm_provider",
+  backend: "llm_backend",
+};
+
+/** Unknown keys of a pairing node are errors, with a hint for the deprecated list's spelling. */
+function pairingKeys(allowed: readonly string[]) {
+  return (node: Record<string, unknown>, ctx: z.core.$RefinementCtx) => {
+    for (const key of Object.keys(node)) {
+      if (allowed.includes(key)) continue;
+      const hint = PAIRING_HINTS[key];
+      ctx.addIssue({
+        code: "custom",
+        path: [key],
+        message: hint ? `unknown key "${key}": did you mean ${hint}?` : `unknown key "${key}"`,
+      });
+    }
+  };
+}
+
+/** One entry of a `fallback_lists` list: a provider and the backend that drives it. */
+const FallbackListEntrySchema = z
+  .looseObject({ llm_provider: Name.optional(), llm_backend: Backend.default("langchain") })
+  .superRefine((entry, ctx) => {
+    pairingKeys(PAIRING_KEYS)(entry, ctx);
+    if (entry.llm_provider === undefined && !("provider" in entry)) {
+      ctx.addIssue({ code: "custom", path: ["llm_provider"], message: "is required" });
+    }
+  })
+  .transform(({ llm_provider, llm_backend }) => ({
+    llm_provider: llm_provider ?? "",
+    llm_backend,
+  }));
+
+/** The top-level `fallback_lists` catalog: name → ordered entries (`[]`: no fallback). */
+export const FallbackListsSchema = z.record(
+  Name,
+  z
+    .array(FallbackListEntrySchema, { error: "expected a list of {llm_provider, llm_backend}" })
+    .nullable(),
+);
+export type RawFallbackLists = z.output<typeof FallbackListsSchema>;
+
+/** `defaults.agents.<name>`: a named agent's model and fallback list. */
+const AgentPairingSchema = z
+  .looseObject({
+    llm_provider: Name.optional(),
+    llm_backend: Backend.optional(),
+    fallback_list: FallbackListSelector,
+  })
+  .superRefine(pairingKeys([...PAIRING_KEYS, "fallback_list"]))
+  .transform(({ llm_provider, llm_backend, fallback_list }) => ({
+    llm_provider,
+    llm_backend,
+    fallback_list,
+  }));
+
+/**
+ * The executive summary's model and list, as the Go TARSy now writes it (`executive_summary:
+ * {llm_provider, llm_backend, fallback_list}`); the flat `executive_summary_provider` /
+ * `_backend` / `_fallback_list` keys are the same settings, and one node may not use both.
+ */
+const JobPairingSchema = AgentPairingSchema;
+
+function oneExecutiveSummarySpelling(
+  node: {
+    executive_summary?: unknown;
+    executive_summary_provider?: string | undefined;
+    executive_summary_backend?: string | undefined;
+    executive_summary_fallback_list?: string | undefined;
+  },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const flat =
+    node.executive_summary_provider ??
+    node.executive_summary_backend ??
+    node.executive_summary_fallback_list;
+  if (node.executive_summary !== undefined && flat !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["executive_summary"],
+      message:
+        "set either executive_summary or executive_summary_provider / executive_summary_backend / executive_summary_fallback_list, not both",
+    });
+  }
+}
+
+/** Checks of a node that may choose a fallback walk and an executive-summary pairing. */
+function chainLevelRefinements(
+  node: Parameters<typeof oneFallbackSelector>[0] &
+    Parameters<typeof oneExecutiveSummarySpelling>[0],
+  ctx: z.core.$RefinementCtx,
+): void {
+  oneFallbackSelector(node, ctx);
+  oneExecutiveSummarySpelling(node, ctx);
+}
+
+/** `defaults.summarization`: the model that summarizes large tool results, and its list. */
+const DefaultSummarizationSchema = z.strictObject({
+  llm_provider: Name.optional(),
+  llm_backend: Backend.optional(),
+  fallback_list: FallbackListSelector,
+});
+
 const NativeToolsSchema = z.strictObject({
   google_search: z.boolean().optional(),
   code_execution: z.boolean().optional(),
@@ -166,6 +296,9 @@ const SummarizationSchema = z.strictObject({
     .int()
     .min(50)
     .default(SUMMARIZATION_DEFAULTS.summary_max_token_limit),
+  /** The model that summarizes this server's results (over `defaults.summarization`). */
+  llm_provider: Name.optional(),
+  llm_backend: Backend.optional(),
 });
 
 export const McpServerSchema = z.strictObject({
@@ -194,6 +327,7 @@ const SubAgentRefSchema = z.preprocess(
       name: Name,
       llm_provider: Name.optional(),
       llm_backend: Backend.optional(),
+      fallback_list: FallbackListSelector,
       max_iterations: PositiveInt.optional(),
       mcp_servers: NameList.optional(),
       skills: NameList.optional(),
@@ -238,19 +372,22 @@ export type RawAgent = z.output<typeof AgentSchema>;
 
 const StageAgentSchema = z.preprocess(
   (value) => (typeof value === "string" ? { name: value } : value),
-  z.strictObject({
-    name: Name,
-    llm_provider: Name.optional(),
-    llm_backend: Backend.optional(),
-    iteration_strategy: Strategy.optional(),
-    max_iterations: PositiveInt.optional(),
-    mcp_servers: NameList.optional(),
-    fallback_providers: FallbackProvidersSchema.optional(),
-    type: AgentTypeSchema.optional(),
-    skills: NameList.optional(),
-    required_skills: NameList.optional(),
-    sub_agents: SubAgentsSchema.optional(),
-  }),
+  z
+    .strictObject({
+      name: Name,
+      llm_provider: Name.optional(),
+      llm_backend: Backend.optional(),
+      iteration_strategy: Strategy.optional(),
+      max_iterations: PositiveInt.optional(),
+      mcp_servers: NameList.optional(),
+      fallback_list: FallbackListSelector,
+      fallback_providers: FallbackProvidersSchema.optional(),
+      type: AgentTypeSchema.optional(),
+      skills: NameList.optional(),
+      required_skills: NameList.optional(),
+      sub_agents: SubAgentsSchema.optional(),
+    })
+    .superRefine(oneFallbackSelector),
 );
 
 const SynthesisSchema = z.strictObject({
@@ -258,6 +395,7 @@ const SynthesisSchema = z.strictObject({
   llm_backend: Backend.optional(),
   iteration_strategy: Strategy.optional(),
   llm_provider: Name.optional(),
+  fallback_list: FallbackListSelector,
 });
 
 const StageSchema = z
@@ -271,10 +409,12 @@ const StageSchema = z
     max_iterations: PositiveInt.optional(),
     iteration_timeout: DurationSchema.optional(),
     synthesis: SynthesisSchema.optional(),
+    fallback_list: FallbackListSelector,
     fallback_providers: FallbackProvidersSchema.optional(),
     sub_agents: SubAgentsSchema.optional(),
   })
   .superRefine((stage, ctx) => {
+    oneFallbackSelector(stage, ctx);
     if (!stage.agents && !stage.agent) {
       ctx.addIssue({ code: "custom", path: ["agents"], message: "is required" });
     }
@@ -298,6 +438,7 @@ const ChatSchema = z.strictObject({
   llm_provider: Name.optional(),
   mcp_servers: NameList.optional(),
   max_iterations: PositiveInt.optional(),
+  fallback_list: FallbackListSelector,
   sub_agents: SubAgentsSchema.optional(),
 });
 
@@ -309,6 +450,7 @@ const ScoringSchema = z.strictObject({
   llm_provider: Name.optional(),
   mcp_servers: NameList.optional(),
   max_iterations: PositiveInt.optional(),
+  fallback_list: FallbackListSelector,
 });
 
 /**
@@ -321,24 +463,30 @@ const ComposeKeys = {
   compose_fallback_list: Name.optional(),
 };
 
-export const ChainSchema = z.strictObject({
-  alert_types: z.array(Name).min(1, "must list at least one alert type"),
-  description: z.string().optional(),
-  llm_provider: Name.optional(),
-  llm_backend: Backend.optional(),
-  iteration_strategy: Strategy.optional(),
-  executive_summary_provider: Name.optional(),
-  ...ComposeKeys,
-  max_iterations: PositiveInt.optional(),
-  mcp_servers: NameList.optional(),
-  stages: z.array(StageSchema).min(1, "must have at least one stage"),
-  sub_agents: SubAgentsSchema.optional(),
-  chat: ChatSchema.optional(),
-  scoring: ScoringSchema.optional(),
-  fallback_providers: FallbackProvidersSchema.optional(),
-  /** The `label_maps` entry this chain's sessions are labelled with (over `defaults.label_map`). */
-  label_map: LabelMapSelectorSchema.optional(),
-});
+export const ChainSchema = z
+  .strictObject({
+    alert_types: z.array(Name).min(1, "must list at least one alert type"),
+    description: z.string().optional(),
+    llm_provider: Name.optional(),
+    llm_backend: Backend.optional(),
+    iteration_strategy: Strategy.optional(),
+    executive_summary_provider: Name.optional(),
+    executive_summary_backend: Backend.optional(),
+    executive_summary_fallback_list: FallbackListSelector,
+    executive_summary: JobPairingSchema.optional(),
+    ...ComposeKeys,
+    max_iterations: PositiveInt.optional(),
+    mcp_servers: NameList.optional(),
+    stages: z.array(StageSchema).min(1, "must have at least one stage"),
+    sub_agents: SubAgentsSchema.optional(),
+    chat: ChatSchema.optional(),
+    scoring: ScoringSchema.optional(),
+    fallback_list: FallbackListSelector,
+    fallback_providers: FallbackProvidersSchema.optional(),
+    /** The `label_maps` entry this chain's sessions are labelled with (over `defaults.label_map`). */
+    label_map: LabelMapSelectorSchema.optional(),
+  })
+  .superRefine(chainLevelRefinements);
 export type RawChain = z.output<typeof ChainSchema>;
 
 export const LlmProviderSchema = z.strictObject({
@@ -387,31 +535,41 @@ const MemorySchema = z.strictObject({
 });
 export type RawMemory = z.output<typeof MemorySchema>;
 
-export const DefaultsSchema = z.strictObject({
-  llm_provider: Name.optional(),
-  llm_backend: Backend.optional(),
-  iteration_strategy: Strategy.optional(),
-  max_iterations: PositiveInt.optional(),
-  success_policy: z.enum(SUCCESS_POLICIES).optional(),
-  alert_type: Name.optional(),
-  runbook: z.string().optional(),
-  alert_masking: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      pattern_group: Name.refine(isKnownPatternGroup, {
-        error: (issue) => `unknown masking pattern group "${String(issue.input)}"`,
-      }).default("security"),
-    })
-    .optional(),
-  iteration_timeout: DurationSchema.optional(),
-  fallback_providers: FallbackProvidersSchema.optional(),
-  ...ComposeKeys,
-  scoring: ScoringSchema.optional(),
-  memory: MemorySchema.optional(),
-  orchestrator: OrchestratorSchema.optional(),
-  /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
-  label_map: LabelMapSelectorSchema.optional(),
-});
+export const DefaultsSchema = z
+  .strictObject({
+    llm_provider: Name.optional(),
+    llm_backend: Backend.optional(),
+    iteration_strategy: Strategy.optional(),
+    max_iterations: PositiveInt.optional(),
+    success_policy: z.enum(SUCCESS_POLICIES).optional(),
+    alert_type: Name.optional(),
+    runbook: z.string().optional(),
+    alert_masking: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        pattern_group: Name.refine(isKnownPatternGroup, {
+          error: (issue) => `unknown masking pattern group "${String(issue.input)}"`,
+        }).default("security"),
+      })
+      .optional(),
+    iteration_timeout: DurationSchema.optional(),
+    fallback_list: FallbackListSelector,
+    fallback_providers: FallbackProvidersSchema.optional(),
+    ...ComposeKeys,
+    executive_summary_provider: Name.optional(),
+    executive_summary_backend: Backend.optional(),
+    executive_summary_fallback_list: FallbackListSelector,
+    executive_summary: JobPairingSchema.optional(),
+    /** Named agents' global model and fallback list (pair + list only; identity stays in agents). */
+    agents: z.record(Name, AgentPairingSchema).optional(),
+    summarization: DefaultSummarizationSchema.optional(),
+    scoring: ScoringSchema.optional(),
+    memory: MemorySchema.optional(),
+    orchestrator: OrchestratorSchema.optional(),
+    /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
+    label_map: LabelMapSelectorSchema.optional(),
+  })
+  .superRefine(chainLevelRefinements);
 export type RawDefaults = z.output<typeof DefaultsSchema>;
 
 export const QueueSchema = z.strictObject({
@@ -567,6 +725,8 @@ export const TarsyFileSchema = z.strictObject({
   agent_chains: Section,
   /** Session label maps by name; validated on their own (see `labels.ts`). */
   label_maps: z.unknown().optional(),
+  /** Named fallback walks (`FallbackListsSchema`), parsed on their own. */
+  fallback_lists: z.unknown().optional(),
 });
 
 export const ProvidersFileSchema = z.strictObject({

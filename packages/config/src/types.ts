@@ -111,6 +111,36 @@ export interface McpSummarization {
   enabled: boolean;
   size_threshold_tokens: number;
   summary_max_token_limit: number;
+  /** The provider that summarizes this server's large results (over `defaults.summarization`). */
+  llm_provider?: string;
+  /** Its backend (unset with a provider here: that provider's default backend). */
+  llm_backend?: LlmBackend;
+}
+
+/**
+ * `defaults.summarization`: the model that summarizes large tool results (unset: the calling
+ * agent's) and the fallback list its calls walk (unset: the calling agent's list).
+ */
+export interface DefaultSummarization {
+  llm_provider?: string;
+  llm_backend?: LlmBackend;
+  fallback_list?: string;
+}
+
+/**
+ * A level of the hierarchy that may choose a fallback walk: a named list from the
+ * `fallback_lists` catalog, or (deprecated) an inline `fallback_providers` list. Never both.
+ */
+export interface FallbackSelector {
+  fallback_list?: string;
+  fallback_providers?: FallbackProviderEntry[];
+}
+
+/** `defaults.agents.<name>`: the global model and fallback list of a named agent. */
+export interface AgentPairing {
+  llm_provider?: string;
+  llm_backend?: LlmBackend;
+  fallback_list?: string;
 }
 
 export interface McpServerConfig {
@@ -135,6 +165,8 @@ export interface SubAgentRef {
   name: string;
   llm_provider?: string;
   llm_backend?: LlmBackend;
+  /** The `fallback_lists` entry of this dispatch (over `defaults.agents.<name>`, chain, defaults). */
+  fallback_list?: string;
   max_iterations?: number;
   /** Replaces the agent definition's servers for this dispatch. */
   mcp_servers?: string[];
@@ -194,6 +226,7 @@ export interface StageAgentConfig {
   iteration_strategy?: IterationStrategy;
   max_iterations?: number;
   mcp_servers?: string[];
+  fallback_list?: string;
   fallback_providers?: FallbackProviderEntry[];
   /** `stages[].agents[].type`: wins over the agent definition's `type`. */
   type?: AgentTypeSetting;
@@ -210,6 +243,7 @@ export interface SynthesisConfig {
   llm_backend?: LlmBackend;
   iteration_strategy?: IterationStrategy;
   llm_provider?: string;
+  fallback_list?: string;
 }
 
 export interface StageConfig {
@@ -222,6 +256,7 @@ export interface StageConfig {
   /** Per-iteration LLM timeout override for this stage. */
   iteration_timeout_ms?: number;
   synthesis?: SynthesisConfig;
+  fallback_list?: string;
   fallback_providers?: FallbackProviderEntry[];
   /** Sub-agents of the stage's agents that list none of their own. */
   sub_agents?: SubAgentRef[];
@@ -236,6 +271,7 @@ export interface ChatConfig {
   llm_provider?: string;
   mcp_servers?: string[];
   max_iterations?: number;
+  fallback_list?: string;
   /** Agents the chat agent may dispatch (wins over the chain's `sub_agents`). */
   sub_agents?: SubAgentRef[];
 }
@@ -249,6 +285,7 @@ export interface ScoringConfig {
   llm_provider?: string;
   mcp_servers?: string[];
   max_iterations?: number;
+  fallback_list?: string;
 }
 
 export interface ChainConfig {
@@ -263,6 +300,10 @@ export interface ChainConfig {
   compose_provider?: string;
   compose_backend?: LlmBackend;
   compose_fallback_list?: string;
+  executive_summary_backend?: LlmBackend;
+  executive_summary_fallback_list?: string;
+  /** Written as the nested `executive_summary:` block (paths in messages follow the YAML). */
+  executive_summary_nested?: boolean;
   max_iterations?: number;
   mcp_servers?: string[];
   stages: StageConfig[];
@@ -270,6 +311,7 @@ export interface ChainConfig {
   sub_agents?: SubAgentRef[];
   chat: ChatConfig;
   scoring?: ScoringConfig;
+  fallback_list?: string;
   fallback_providers?: FallbackProviderEntry[];
   /** `label_maps` entry of this chain's sessions (unset: `defaults.label_map`). */
   label_map?: string;
@@ -339,6 +381,7 @@ export interface DefaultsConfig {
   alert_masking: AlertMaskingDefaults;
   /** Per-iteration LLM call timeout (default 120 s). */
   iteration_timeout_ms: number;
+  fallback_list?: string;
   fallback_providers?: FallbackProviderEntry[];
   /**
    * The compose stage's model (the amended report after an action stage): its provider beats
@@ -348,6 +391,15 @@ export interface DefaultsConfig {
   compose_backend?: LlmBackend;
   /** A `fallback_lists` name: the compose call's fallback walk. */
   compose_fallback_list?: string;
+  /** Executive summary model and list (chain settings win; the provider beats `chain.llm_provider`). */
+  executive_summary_provider?: string;
+  executive_summary_backend?: LlmBackend;
+  executive_summary_fallback_list?: string;
+  /** Written as the nested `executive_summary:` block (paths in messages follow the YAML). */
+  executive_summary_nested?: boolean;
+  /** `defaults.agents.<name>`: a named agent's global model and list (chain/stage/ref win). */
+  agents?: Readonly<Record<string, AgentPairing>>;
+  summarization?: DefaultSummarization;
   scoring?: ScoringConfig;
   memory: MemoryConfig;
   /** Guardrails of every orchestrating agent, under each agent definition's `orchestrator`. */
@@ -511,6 +563,8 @@ export interface TarsyConfig {
   skills: ReadonlyMap<string, SkillConfig>;
   /** The `label_maps` catalog, `builtin` always present (shipped, or replaced by YAML). */
   labelMaps: ReadonlyMap<string, LabelMapConfig>;
+  /** The `fallback_lists` catalog: named fallback walks, each in order. */
+  fallbackLists: ReadonlyMap<string, FallbackProviderEntry[]>;
   sources: ConfigSources;
 }
 

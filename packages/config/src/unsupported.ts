@@ -16,36 +16,9 @@ export interface UnsupportedKey {
 
 const MEMORY =
   "investigation memory: lessons extracted from scored sessions, injected into later prompts";
-const FALLBACK_LIST = "selects a named list from fallback_lists as this level's fallback walk";
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: "memory", does: MEMORY, issue: 24 },
-  {
-    path: "fallback_lists",
-    does: "named catalog of fallback walks ({llm_provider, llm_backend} entries)",
-    issue: 31,
-  },
-  { path: "defaults.fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "agent_chains.*.fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "agent_chains.*.stages[].fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "agent_chains.*.stages[].agents[].fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "agent_chains.*.stages[].synthesis.fallback_list", does: FALLBACK_LIST, issue: 31 },
-  { path: "agent_chains.*.chat.fallback_list", does: FALLBACK_LIST, issue: 31 },
-  {
-    path: "defaults.summarization",
-    does: "model (llm_provider, llm_backend, fallback_list) that summarizes large MCP results",
-    issue: 31,
-  },
-  {
-    path: "mcp_servers.*.summarization.llm_provider",
-    does: "provider that summarizes this server's large results",
-    issue: 31,
-  },
-  {
-    path: "mcp_servers.*.summarization.llm_backend",
-    does: "backend that summarizes this server's large results",
-    issue: 31,
-  },
   {
     path: "agents.*.agent_timeout",
     does: "caps an agent's (or sub-agent's) time budget",

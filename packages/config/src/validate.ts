@@ -5,7 +5,7 @@ import {
   type ResolvedAgentConfig,
   resolveAgentConfig,
   resolveChatAgentConfig,
-  resolveComposeConfig,
+  resolveComposeModel,
   resolveSynthesisConfig,
 } from "./resolve.ts";
 import type {
@@ -170,17 +170,23 @@ export function validateReferences(
     const file = sources.chains.get(chain.id) ?? "";
     const base: Segment[] = ["agent_chains", chain.id];
     checkProvider(file, [...base, "llm_provider"], chain.llm_provider);
-    checkProvider(file, [...base, "executive_summary_provider"], chain.executive_summary_provider);
     checkProvider(file, [...base, "compose_provider"], chain.compose_provider);
     if (chain.compose_backend !== undefined) {
-      checkBackend(file, [...base, "compose_backend"], () => resolveComposeConfig(config, chain));
+      checkBackend(file, [...base, "compose_backend"], () => resolveComposeModel(config, chain));
     } else if (config.defaults.compose_backend !== undefined && !defaultComposeBackendReported) {
       const before = issues.length;
       checkBackend(sources.defaults, ["defaults", "compose_backend"], () =>
-        resolveComposeConfig(config, chain),
+        resolveComposeModel(config, chain),
       );
       defaultComposeBackendReported = issues.length > before;
     }
+    checkProvider(
+      file,
+      chain.executive_summary_nested
+        ? [...base, "executive_summary", "llm_provider"]
+        : [...base, "executive_summary_provider"],
+      chain.executive_summary_provider,
+    );
     checkServers(file, [...base, "mcp_servers"], chain.mcp_servers);
     checkFallbacks(file, base, chain.fallback_providers);
     chain.alert_types.forEach((alertType, index) => {
@@ -456,40 +462,5 @@ export function validateSkillReferences(config: TarsyConfig): ConfigIssue[] {
       known(ref.required_skills, file, [...path, index, "required_skills"]);
     });
   });
-  return issues;
-}
-
-/**
- * `compose_fallback_list` names an entry of the `fallback_lists` catalog (`known`: its names),
- * in `defaults` and on each chain; an unknown name is an error on its line.
- */
-export function composeFallbackListIssues(
-  config: TarsyConfig,
-  known: ReadonlySet<string>,
-  lineOf: LineOf = () => undefined,
-): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  const check = (file: string, path: Segment[], name: string | undefined) => {
-    if (name === undefined || known.has(name)) return;
-    const line = lineOf(file, path);
-    issues.push({
-      file,
-      path: formatPath(path),
-      message: `unknown fallback list "${name}" (not in fallback_lists)`,
-      ...(line !== undefined && { line }),
-    });
-  };
-  check(
-    config.sources.defaults,
-    ["defaults", "compose_fallback_list"],
-    config.defaults.compose_fallback_list,
-  );
-  for (const chain of config.chains.values()) {
-    check(
-      config.sources.chains.get(chain.id) ?? "",
-      ["agent_chains", chain.id, "compose_fallback_list"],
-      chain.compose_fallback_list,
-    );
-  }
   return issues;
 }

@@ -1,4 +1,6 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
+import { forEachFallbackListSelector, forEachFallbackProvidersList } from "./fallback-lists.ts";
+import { formatPath } from "./interpolate.ts";
 import { effectiveReasoningEffort } from "./reasoning-effort.ts";
 import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
 import {
@@ -111,6 +113,19 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       alert_type: defaults.alert_type,
       max_iterations: defaults.max_iterations,
       label_map: defaults.label_map ?? null,
+      agents: Object.entries(defaults.agents ?? {}).map(([name, pairing]) => ({
+        name,
+        llm_provider: pairing.llm_provider ?? null,
+        llm_backend: pairing.llm_backend ?? null,
+        fallback_list: pairing.fallback_list ?? null,
+      })),
+      summarization: defaults.summarization
+        ? {
+            llm_provider: defaults.summarization.llm_provider ?? null,
+            llm_backend: defaults.summarization.llm_backend ?? null,
+            fallback_list: defaults.summarization.fallback_list ?? null,
+          }
+        : null,
       orchestrator: orchestratorView(resolveOrchestratorLimits(config)),
       memory: {
         enabled: defaults.memory.enabled,
@@ -165,6 +180,11 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       labels: map.labels.map((spec) => ({ label: spec.label, description: spec.description })),
       builtin: map.builtin,
     })),
+    fallback_lists: [...config.fallbackLists.entries()].map(([name, entries]) => ({
+      name,
+      entries: entries.map((e) => ({ llm_provider: e.provider, llm_backend: e.backend })),
+    })),
+    fallback_selectors: fallbackSelectorsView(config),
     skills: [...config.skills.values()].map((skill) => ({
       name: skill.name,
       description: skill.description,
@@ -226,4 +246,20 @@ function origin(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Every `fallback_list` selector and deprecated `fallback_providers` list, as written. */
+function fallbackSelectorsView(config: TarsyConfig): SystemConfigResponse["fallback_selectors"] {
+  const out: SystemConfigResponse["fallback_selectors"] = [];
+  forEachFallbackListSelector(config, (_file, path, name) => {
+    out.push({ path: formatPath(path), fallback_list: name, fallback_providers: null });
+  });
+  forEachFallbackProvidersList(config, (_file, path, list) => {
+    out.push({
+      path: formatPath(path),
+      fallback_list: null,
+      fallback_providers: list.map((e) => ({ provider: e.provider, backend: e.backend })),
+    });
+  });
+  return out;
 }

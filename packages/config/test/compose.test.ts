@@ -81,13 +81,13 @@ ${CHAINS}`,
     });
     // A frontier chain still composes on the defaults' mid-tier model.
     expect(pick("frontier")).toMatchObject({ provider: "mid", backend: "langchain" });
-    // The chain's own knobs win, its fallback_providers walk until named lists resolve.
+    // The chain's own knobs win, its own named list included (not its fallback_providers).
     expect(pick("own")).toEqual({
       agent: "ComposeAgent",
       provider: "cheap",
       backend: "google-native",
       list: "fast",
-      fallbacks: ["canned/scripted"],
+      fallbacks: ["cheap/google-native"],
     });
   });
 
@@ -146,13 +146,13 @@ agent_chains:
         file: "tarsy.yaml",
         path: "defaults.compose_fallback_list",
         line: 5,
-        message: 'unknown fallback list "missing" (not in fallback_lists)',
+        message: 'unknown fallback list "missing" (fallback_lists has "premium")',
       },
       {
         file: "tarsy.yaml",
         path: "agent_chains.bad.compose_fallback_list",
         line: 13,
-        message: 'unknown fallback list "premum" (not in fallback_lists)',
+        message: 'unknown fallback list "premum" (fallback_lists has "premium")',
       },
     ]);
   });

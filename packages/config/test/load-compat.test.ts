@@ -15,18 +15,24 @@ agents:
 agent_chains:
   a:
     alert_types: [a]
-    fallback_list: fast
+    compose_provider: google-default
     scoring: { enabled: true }
     stages:
       - name: s
-        agents: [{ name: KubernetesAgent, fallback_list: fast, sub_agents: [GeneralWorker] }]
+        agents: [{ name: KubernetesAgent, sub_agents: [GeneralWorker] }]
   b:
     alert_types: [b]
+    compose_provider: google-default
     scoring: { enabled: false }
     stages: [{ name: s, agents: [KubernetesAgent] }]
 system:
   prompt_caching: { enabled: true }
   allowed_ws_origins: ["https://tarsy.example.com"]
+mcp_servers:
+  old-a:
+    transport: { type: http, url: "http://127.0.0.1:9/mcp", sse_read_timeout: 30 }
+  old-b:
+    transport: { type: http, url: "http://127.0.0.1:9/mcp", sse_read_timeout: 60 }
 memory:
   enabled: true
 `,
@@ -36,19 +42,24 @@ memory:
     const file = join(dir, "tarsy.yaml");
     const unsupported = (key: string, does: string, issue: number) =>
       `"${key}" is not supported yet (in the Go TARSy: ${does}; planned in #${issue}); ignored`;
-    const fallbackList = "selects a named list from fallback_lists as this level's fallback walk";
     expect(warnings).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           file,
-          path: "agent_chains.a.stages[0].agents[0].fallback_list, agent_chains.a.fallback_list",
-          message: unsupported("fallback_list", fallbackList, 31),
+          path: "mcp_servers.old-a.transport.sse_read_timeout, mcp_servers.old-b.transport.sse_read_timeout",
+          message: unsupported(
+            "sse_read_timeout",
+            "read timeout of an SSE stream (older TARSy)",
+            23,
+          ),
         }),
         expect.objectContaining({ file, path: "memory" }),
       ]),
     );
     const issues = warnings.filter((w) => w.unsupported).map((w) => w.unsupported?.issue);
-    expect(issues.sort()).toEqual([24, 31]);
+    expect(issues.sort()).toEqual([23, 24]);
+    // The compose stage's model is read, not listed.
+    expect(warnings.filter((w) => w.path.includes("compose"))).toEqual([]);
     // system.prompt_caching is read, not listed.
     expect(warnings.filter((w) => w.path.includes("prompt_caching"))).toEqual([]);
     expect(config.system.prompt_caching).toEqual({ enabled: true });
@@ -65,18 +76,20 @@ memory:
     const { warnings } = load({
       tarsy: `
 defaults:
-  summarization: { llm_provider: google-default }
   max_iteratons: 3
+mcp_servers:
+  old:
+    transport: { type: http, url: "http://127.0.0.1:9/mcp", disable_ssl_verification: true }
 `,
     });
     expect(warnings.map((w) => [w.path, w.message, w.unsupported?.issue])).toEqual(
       expect.arrayContaining([
         [
-          "defaults.summarization",
+          "mcp_servers.old.transport.disable_ssl_verification",
           expect.stringMatching(
-            /^"summarization" is not supported yet .*planned in #31\); ignored$/,
+            /^"disable_ssl_verification" is not supported yet .*planned in #23\); ignored$/,
           ),
-          31,
+          23,
         ],
         ["defaults.max_iteratons", '"max_iteratons" is not a known setting; ignored', undefined],
       ]),

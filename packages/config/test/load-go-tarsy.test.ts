@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   isScoringEnabled,
   loadConfig,
+  resolveAgentConfig,
   resolveLabelMap,
   resolveMcpSelection,
   resolveOrchestratorLimits,
@@ -101,10 +102,32 @@ describe("the Go TARSy's configuration shapes", () => {
     ).toEqual(["kubernetes-server", "argocd-server"]);
     // Every Go key this implementation does not act on yet is listed, none is an error.
     const unsupported = warnings.filter((w) => w.unsupported).map((w) => w.path);
-    expect(unsupported).toEqual(expect.arrayContaining(["fallback_lists"]));
     // prompt caching and reasoning effort are read, not listed.
     expect(unsupported.filter((p) => /prompt_caching|reasoning_effort/.test(p))).toEqual([]);
     expect(config.llmProviders.get("claude-sonnet")?.reasoning_effort).toBe("medium");
+    // Named fallback lists and the summarization model are acted on: none is listed.
+    expect(unsupported.filter((path) => /fallback_list|summarization/.test(path))).toEqual([]);
+    expect(config.fallbackLists.get("default-walk")).toEqual([
+      { provider: "gemini-2.5-flash", backend: "google-native" },
+      { provider: "claude-sonnet", backend: "langchain" },
+    ]);
+    expect(config.mcpServers.get("monitoring-server")?.summarization.llm_provider).toBe(
+      "gemini-2.5-flash",
+    );
+    const multi = config.chains.get("kubernetes-multiple-agents");
+    if (!multi?.stages[0]?.agents[1]) throw new Error("the parallel stage is missing");
+    expect(
+      resolveAgentConfig(config, multi, 0, multi.stages[0].agents[1]).fallback_providers.map(
+        (entry) => entry.provider_name,
+      ),
+    ).toEqual(["gemini-2.5-flash", "claude-sonnet"]);
+    // The deprecated inline list still works, with a warning where it is written.
+    expect(warnings).toContainEqual({
+      file,
+      path: "agent_chains.kubernetes-pod-crashloop.stages[0].agents[0].fallback_providers",
+      message:
+        "fallback_providers is deprecated: name a list of the fallback_lists catalog with fallback_list instead",
+    });
     // sub_agents are read at every level: none is listed as ignored.
     expect(warnings.filter((w) => w.message.includes("sub_agents"))).toEqual([]);
     expect(unsupported.filter((path) => path.includes("sub_agents"))).toEqual([]);

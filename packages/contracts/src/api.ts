@@ -291,6 +291,23 @@ export const SystemConfigResponseSchema = z.object({
     orchestrator: OrchestratorLimitsViewSchema,
     /** `defaults.label_map` as written (null: unset, the built-in map). */
     label_map: z.string().nullable(),
+    /** `defaults.agents`: named agents' global model and fallback list, as written. */
+    agents: z.array(
+      z.object({
+        name: z.string(),
+        llm_provider: z.string().nullable(),
+        llm_backend: z.string().nullable(),
+        fallback_list: z.string().nullable(),
+      }),
+    ),
+    /** `defaults.summarization`: the model of tool-result summaries and its list (null: unset). */
+    summarization: z
+      .object({
+        llm_provider: z.string().nullable(),
+        llm_backend: z.string().nullable(),
+        fallback_list: z.string().nullable(),
+      })
+      .nullable(),
     /** Investigation memory (`defaults.memory`): the embedding's key by its variable's name. */
     memory: z.object({
       enabled: z.boolean(),
@@ -357,6 +374,26 @@ export const SystemConfigResponseSchema = z.object({
       labels: z.array(z.object({ label: z.string(), description: z.string() })),
       /** The built-in map as shipped (false when YAML replaced it or for any other name). */
       builtin: z.boolean(),
+    }),
+  ),
+  /** The `fallback_lists` catalog, by name, entries in order (an omitted backend as langchain). */
+  fallback_lists: z.array(
+    z.object({
+      name: z.string(),
+      entries: z.array(z.object({ llm_provider: z.string(), llm_backend: z.string() })),
+    }),
+  ),
+  /**
+   * Every place that chooses a fallback walk, as written (never expanded): a `fallback_list` /
+   * `*_fallback_list` name, or the deprecated inline `fallback_providers`.
+   */
+  fallback_selectors: z.array(
+    z.object({
+      path: z.string(),
+      fallback_list: z.string().nullable(),
+      fallback_providers: z
+        .array(z.object({ provider: z.string(), backend: z.string() }))
+        .nullable(),
     }),
   ),
   /** The skills of `<configDir>/skills/` (their bodies are not shown). */

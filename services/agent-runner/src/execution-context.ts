@@ -7,6 +7,18 @@ export interface SummarizationSettings {
   enabled: boolean;
   sizeThresholdTokens: number;
   summaryMaxTokenLimit: number;
+  /**
+   * The model that summarizes this server's results (its own, else `defaults.summarization`);
+   * absent: the calling agent's model.
+   */
+  model?: SummarizationModel;
+}
+
+/** A provider summaries are asked of (never with native tools). */
+export interface SummarizationModel {
+  providerName: string;
+  llm: LlmConfig;
+  streamLimits: ProviderStreamLimits;
 }
 
 /** Per-provider overrides of the runner's first-chunk and stall timeouts. */
@@ -82,6 +94,11 @@ export interface ExecutionContext {
   /** server id → its instructions (tier 2). */
   mcpInstructions: ReadonlyMap<string, string>;
   summarization: ReadonlyMap<string, SummarizationSettings>;
+  /**
+   * The walk of failed summarization calls (`defaults.summarization.fallback_list`); absent:
+   * the agent's own list. Walked locally: the investigator's provider never changes.
+   */
+  summarizationFallbacks?: FallbackCandidate[];
   /** A dispatched sub-agent: its task (its whole user prompt) and the execution that dispatched it. */
   subAgent?: { task: string; parentExecutionId: string };
   /** Tier 4: "Lessons from Past Investigations" (filled when memories were injected). */

@@ -45,7 +45,19 @@ async function nextStep(run: RunContext, error: Error, receivedOutput: boolean):
   if (exhausted && trigger) {
     const change = run.fallback.switchProvider(trigger);
     if (change) {
-      await recordFallback(run, change, error);
+      if (run.fallback.local) {
+        run.logger.warn(
+          {
+            from_provider: change.from.providerName,
+            to_provider: change.to.providerName,
+            trigger: change.trigger,
+            reason: error.message,
+          },
+          "summarization falling back to the next LLM provider",
+        );
+      } else {
+        await recordFallback(run, change, error);
+      }
       return "fallback";
     }
   }

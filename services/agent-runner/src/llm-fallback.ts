@@ -11,7 +11,8 @@ import type { AgentRunConfig, FallbackCandidate } from "./execution-context.ts";
 
 /**
  * What a failed LLM call counts toward (TARSy's fallback triggers):
- * - `immediate`: bad credentials, or llm-service retried a transient error as often as it may;
+ * - `immediate`: bad credentials, an exhausted quota, or llm-service retried a transient error
+ *   as often as it may;
  *   the same provider would fail again, so the next provider is tried at once.
  * - `provider_errors`: a provider error, an invalid request, no first chunk in time, or a
  *   transport failure before any output; two in a row switch.
@@ -21,10 +22,11 @@ import type { AgentRunConfig, FallbackCandidate } from "./execution-context.ts";
 export type FallbackTrigger = "immediate" | "provider_errors" | "partial_stream";
 
 /**
- * Provider error codes that no retry of the same provider can fix: bad credentials, a
- * configuration llm-service cannot run, a scripted provider with nothing left to say.
+ * Provider error codes that no retry of the same provider can fix: bad credentials, an
+ * exhausted quota or spending cap (a 429 no wait fixes), a configuration llm-service cannot
+ * run, a scripted provider with nothing left to say.
  */
-const UNFIXABLE_CODES = new Set(["auth", "invalid_config", "script_exhausted"]);
+const UNFIXABLE_CODES = new Set(["auth", "quota_exhausted", "invalid_config", "script_exhausted"]);
 
 /** How a failure counts toward fallback; null when it is not the provider's (abort, timeout). */
 export function fallbackTrigger(error: Error, receivedOutput: boolean): FallbackTrigger | null {
@@ -74,9 +76,16 @@ export class ProviderFallback {
   private providerErrors = 0;
   private partialErrors = 0;
 
+  /**
+   * A summarization walk (ADR-0024): local to the summary calls (no `provider_fallback` event,
+   * no change of the execution's provider), switching at the first failure, and never skipping
+   * entries for native tools (summaries use none).
+   */
+  readonly local: boolean;
+
   constructor(
     private readonly config: AgentRunConfig,
-    kind: ExecutionKind,
+    kind: ExecutionKind | "summarization",
   ) {
     this.original = {
       providerName: config.providerName,
@@ -86,7 +95,8 @@ export class ProviderFallback {
       }),
     };
     this.attempted = new Set([config.providerName]);
-    this.threshold = SINGLE_SHOT_KINDS.has(kind) ? 1 : THRESHOLD;
+    this.local = kind === "summarization";
+    this.threshold = kind === "summarization" || SINGLE_SHOT_KINDS.has(kind) ? 1 : THRESHOLD;
   }
 
   get hasFallenBack(): boolean {

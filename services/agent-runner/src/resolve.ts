@@ -14,6 +14,8 @@ import {
   resolveMcpSelection,
   resolveScoringConfig,
   resolveSubAgentConfig,
+  resolveSummarizationFallbacks,
+  resolveSummarizationModel,
   resolveSynthesisConfig,
   type TarsyConfig,
 } from "@tarsy/config";
@@ -213,12 +215,21 @@ export function resolveExecutionContext(
     const server = config.mcpServers.get(id);
     if (!server) continue;
     if (server.instructions) mcpInstructions.set(id, server.instructions);
+    const model = resolveSummarizationModel(config, id);
     summarization.set(id, {
       enabled: server.summarization.enabled,
       sizeThresholdTokens: server.summarization.size_threshold_tokens,
       summaryMaxTokenLimit: server.summarization.summary_max_token_limit,
+      ...(model && {
+        model: {
+          providerName: model.llm_provider_name,
+          llm: llmConfigFor(model.llm_provider, model.llm_backend),
+          streamLimits: streamLimitsOf(model.llm_provider),
+        },
+      }),
     });
   }
+  const summarizationFallbacks = usesTools ? resolveSummarizationFallbacks(config) : undefined;
   return {
     sessionId: record.sessionId,
     stageId: record.stageId,
@@ -287,6 +298,13 @@ export function resolveExecutionContext(
     },
     mcpInstructions,
     summarization,
+    ...(summarizationFallbacks && {
+      summarizationFallbacks: summarizationFallbacks.map((entry) => ({
+        providerName: entry.provider_name,
+        llm: llmConfigFor(entry.provider, entry.backend),
+        streamLimits: streamLimitsOf(entry.provider),
+      })),
+    }),
     failedServers: {},
     now,
     holidays: config.system.holidays,

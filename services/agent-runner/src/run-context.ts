@@ -2,7 +2,7 @@ import type { ForcedConclusionReason, TokenUsage } from "@tarsy/contracts";
 import type { ConversationMessage, LlmClient } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
-import type { ExecutionContext } from "./execution-context.ts";
+import type { AgentRunConfig, ExecutionContext } from "./execution-context.ts";
 import type { ProviderFallback } from "./llm-fallback.ts";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { MemoryRuntime } from "./memory.ts";
@@ -37,6 +37,8 @@ export interface RunContext {
   injectedMemoryIds?: string[];
   /** An orchestrating agent's sub-agents (absent for every other execution). */
   subAgents?: SubAgentRuntime;
+  /** Summarization walks, by the primary provider they started from (sticky per primary). */
+  summarizers?: Map<string, { config: AgentRunConfig; fallback: ProviderFallback }>;
   /** A resumed execution: the stored conversation its loop continues. */
   resume?: { messages: ConversationMessage[]; lastId: string | null };
 }

@@ -71,7 +71,14 @@ ${openai("primary", "gpt-primary", "PRIMARY_KEY")}${openai("backup1", "gpt-backu
   );
   writeFileSync(
     join(dir, "tarsy.yaml"),
-    `defaults:
+    `fallback_lists:
+  summaries:
+    - llm_provider: backup2
+  revisit:
+    - llm_provider: backup1
+    - llm_provider: primary
+    - llm_provider: backup2
+defaults:
   llm_provider: primary
   max_iterations: 3
   iteration_timeout: 30s
@@ -80,9 +87,13 @@ ${openai("primary", "gpt-primary", "PRIMARY_KEY")}${openai("backup1", "gpt-backu
       backend: langchain
     - provider: backup2
       backend: langchain
+  summarization:
+    fallback_list: summaries
 mcp_servers:
   everything:
     transport: { type: stdio, command: "true" }
+    # Results over ~100 tokens are summarized by other, walking summaries on failure.
+    summarization: { enabled: true, size_threshold_tokens: 100, llm_provider: other }
 agents:
   InvestigatorAgent:
     mcp_servers: [everything]
@@ -109,6 +120,9 @@ agent_chains:
       - name: no-fallback
         agents: [InvestigatorAgent]
         fallback_providers: []
+      - name: revisit
+        agents: [InvestigatorAgent]
+        fallback_list: revisit
 `,
   );
   return dir;

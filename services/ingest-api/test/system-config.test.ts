@@ -48,8 +48,17 @@ system:
     model_rates: { gpt-vault-1: { input_per_million: 2, output_per_million: 8 } }
     promotions:
       - { id: launch, model: gpt-vault-1, end: 2027-01-01, input_per_million: 1, output_per_million: 4 }
+fallback_lists:
+  vault-walk:
+    - llm_provider: gemini-tools
+      llm_backend: google-native
+    - llm_provider: keyed-proxy
 defaults:
   llm_provider: gemini-tools
+  fallback_list: vault-walk
+  summarization: { llm_provider: gemini-tools, fallback_list: vault-walk }
+  agents:
+    VaultAgent: { llm_provider: keyed-proxy, fallback_list: vault-walk }
 mcp_servers:
   remote-tools:
     transport:
@@ -96,6 +105,7 @@ agent_chains:
       - name: investigate
         agents:
           - name: VaultAgent
+            fallback_providers: [{ provider: keyed-proxy }]
 `;
 
 const PROVIDERS_YAML = `
@@ -169,6 +179,51 @@ describe("GET /api/v1/system/config", () => {
     // Built-ins are listed too, resolved against the defaults.
     expect(res.body.chains.length).toBeGreaterThan(1);
     expect(res.body.defaults.llm_provider).not.toBe("");
+  });
+
+  it("shows the fallback_lists catalog, defaults.agents and every selector as written", async () => {
+    const res = await request<SystemConfigResponse>(`${h.url}/api/v1/system/config`);
+    conforms(SystemConfigResponseSchema, res.body);
+    expect(res.body.fallback_lists).toEqual([
+      {
+        name: "vault-walk",
+        entries: [
+          { llm_provider: "gemini-tools", llm_backend: "google-native" },
+          { llm_provider: "keyed-proxy", llm_backend: "langchain" },
+        ],
+      },
+    ]);
+    expect(res.body.defaults.agents).toEqual([
+      {
+        name: "VaultAgent",
+        llm_provider: "keyed-proxy",
+        llm_backend: null,
+        fallback_list: "vault-walk",
+      },
+    ]);
+    expect(res.body.defaults.summarization).toEqual({
+      llm_provider: "gemini-tools",
+      llm_backend: null,
+      fallback_list: "vault-walk",
+    });
+    expect(res.body.fallback_selectors).toEqual([
+      { path: "defaults.fallback_list", fallback_list: "vault-walk", fallback_providers: null },
+      {
+        path: "defaults.summarization.fallback_list",
+        fallback_list: "vault-walk",
+        fallback_providers: null,
+      },
+      {
+        path: "defaults.agents.VaultAgent.fallback_list",
+        fallback_list: "vault-walk",
+        fallback_providers: null,
+      },
+      {
+        path: "agent_chains.vault-chain.stages[0].agents[0].fallback_providers",
+        fallback_list: null,
+        fallback_providers: [{ provider: "keyed-proxy", backend: "langchain" }],
+      },
+    ]);
   });
 
   it("shows MCP transports redacted: *** for credential arguments and headers, variable names only, bearer_token_set", async () => {

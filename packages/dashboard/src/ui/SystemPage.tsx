@@ -197,6 +197,40 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
       </Box>
       <Box>
         <Typography variant="h3" gutterBottom>
+          Fallback lists
+        </Typography>
+        <DataTable label="Fallback lists" head={["List", "Entries, in order"]}>
+          {config.fallback_lists.map((list) => (
+            <TableRow key={list.name} sx={{ verticalAlign: "top" }}>
+              <TableCell>{list.name}</TableCell>
+              <TableCell>
+                {orNone(
+                  list.entries.map((e) => `${e.llm_provider} (${e.llm_backend})`).join(" → "),
+                )}
+              </TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+        <DataTable label="Fallback selectors" head={["Where", "Selects"]}>
+          {config.fallback_selectors.map((selector) => (
+            <TableRow key={selector.path}>
+              <TableCell>
+                <code>{selector.path}</code>
+              </TableCell>
+              <TableCell>
+                {selector.fallback_list ??
+                  `${
+                    (selector.fallback_providers ?? [])
+                      .map((e) => `${e.provider} (${e.backend})`)
+                      .join(" → ") || "no fallback"
+                  } (deprecated fallback_providers)`}
+              </TableCell>
+            </TableRow>
+          ))}
+        </DataTable>
+      </Box>
+      <Box>
+        <Typography variant="h3" gutterBottom>
           Label maps
         </Typography>
         <DataTable label="Label maps" head={["Map", "Labels", "Instructions"]}>

@@ -1,5 +1,7 @@
 import { abortReasonOf } from "../errors.ts";
+import type { AgentRunConfig, SummarizationModel } from "../execution-context.ts";
 import { callLlm } from "../llm-call.ts";
+import { ProviderFallback } from "../llm-fallback.ts";
 import {
   summarizationSystemPrompt,
   summarizationUserPrompt,
@@ -44,8 +46,9 @@ export async function maybeSummarize(
     },
   ];
   const metadata = { server_name: input.server, tool_name: input.tool, original_tokens: tokens };
+  const summarizer = summarizerFor(run, settings.model);
   try {
-    const response = await callLlm(run, {
+    const response = await callLlm(summarizer, {
       messages,
       tools: [],
       // The summary comes from the tool result alone: no Google search or code execution.
@@ -63,7 +66,20 @@ export async function maybeSummarize(
       run.logger.warn(metadata, "summarization returned nothing; using the raw result");
       return raw;
     }
-    if (response.textEvent) await run.timeline.complete(response.textEvent);
+    if (response.textEvent) {
+      await run.timeline.complete(
+        response.textEvent,
+        summarizer.fallback.hasFallenBack
+          ? {
+              metadata: {
+                ...metadata,
+                summarization_fallback: true,
+                provider: summarizer.exec.config.providerName,
+              },
+            }
+          : {},
+      );
+    }
     return {
       content: summarizedResult(input.server, input.tool, tokens, summary),
       summarized: true,
@@ -74,4 +90,33 @@ export async function maybeSummarize(
     run.logger.warn({ ...metadata, err }, "summarization failed; using the raw result");
     return raw;
   }
+}
+
+/**
+ * The run a summary call goes through: the summarization model (else the agent's current
+ * one) with a fallback walk of its own, kept per primary for the rest of the execution. A
+ * failed summary walks `defaults.summarization.fallback_list` (else the agent's list) without
+ * ever changing the investigator's provider.
+ */
+function summarizerFor(run: RunContext, model: SummarizationModel | undefined): RunContext {
+  const agent = run.exec.config;
+  const primary = model ?? {
+    providerName: agent.providerName,
+    llm: agent.llm,
+    streamLimits: agent.streamLimits,
+  };
+  if (!run.summarizers) run.summarizers = new Map();
+  const byPrimary = run.summarizers;
+  let state = byPrimary.get(primary.providerName);
+  if (!state) {
+    const config: AgentRunConfig = {
+      ...agent,
+      ...primary,
+      fallbacks: run.exec.summarizationFallbacks ?? agent.fallbacks,
+      requiresNativeTools: false,
+    };
+    state = { config, fallback: new ProviderFallback(config, "summarization") };
+    byPrimary.set(primary.providerName, state);
+  }
+  return { ...run, exec: { ...run.exec, config: state.config }, fallback: state.fallback };
 }
