@@ -74,7 +74,12 @@ describe("runner worker", () => {
   });
 
   test("the session deadline times the execution out, saying which limit ran out", async () => {
-    const { env, llm, finished } = await setup([slowText("a long answer that takes a while")]);
+    // Halfway to the deadline the slow call is cut for the wrap-up; the forced conclusion is
+    // just as slow and overruns the deadline itself.
+    const { env, llm, finished } = await setup([
+      slowText("a long answer that takes a while"),
+      slowText("a conclusion that comes too late"),
+    ]);
     const worker = await startWorker(runnerDeps(env, llm.client, noTools), {
       concurrency: 1,
       shutdownGraceMs: 1_000,
@@ -94,7 +99,10 @@ describe("runner worker", () => {
   });
 
   test("a deadline without a reason still times the execution out", async () => {
-    const { env, llm, finished } = await setup([slowText("a long answer that takes a while")]);
+    const { env, llm, finished } = await setup([
+      slowText("a long answer that takes a while"),
+      slowText("a conclusion that comes too late"),
+    ]);
     const worker = await startWorker(runnerDeps(env, llm.client, noTools), {
       concurrency: 1,
       shutdownGraceMs: 1_000,
