@@ -513,8 +513,9 @@ describe("e2e: Sub-agents", () => {
     expect(final?.content).toBe("CHAT: MetricAgent says the heap is at 92% of its limit.");
   }, 120_000);
 
-  it("a session cancel while the parent waits ends the parent and its sub-agent", async () => {
+  it("a session cancel while the parent waits ends the parent and both its sub-agents, the stage and the session; every event carries the session id, in order", async () => {
     const id = await submitAlert(sys, "SubWait");
+    ws.send({ action: "subscribe", channel: `session:${id}` });
     const suspended = await until(
       async () => {
         const [row] = await sql<{ id: string }[]>`
@@ -526,21 +527,24 @@ describe("e2e: Sub-agents", () => {
     );
     const slow = await until(
       async () => {
-        const [row] = await sql<{ id: string }[]>`
+        const rows = await sql<{ id: string }[]>`
           SELECT id FROM agent_executions
           WHERE session_id = ${id} AND agent_name = 'SlowAgent' AND status = 'active'`;
-        return row;
+        return rows.length === 2 ? rows : undefined;
       },
-      { what: "SlowAgent to run", timeoutMs: 30_000 },
+      { what: "both SlowAgents to run", timeoutMs: 30_000 },
     );
     const cancel = await sys.api(`/api/v1/sessions/${id}/cancel`, { method: "POST" });
     expect(cancel.status).toBe(202);
     const done = await finished(id, 30_000);
     expect(done.status).toBe("cancelled");
+    expect(done.stages.map((s) => s.status)).toEqual(["cancelled"]);
     const byId = new Map(executionsOf(done).map((e) => [e.id, e]));
+    expect(byId.size).toBe(3);
     expect(byId.get(suspended.id)?.status).toBe("cancelled");
-    expect(byId.get(slow.id)?.status).toBe("cancelled");
-    // The runner running SlowAgent was told: its LLM call ended, nothing is left streaming.
+    for (const sub of slow) expect(byId.get(sub.id)?.status).toBe("cancelled");
+    // The runners running the SlowAgents were told: their LLM calls ended, nothing is left
+    // streaming.
     await until(
       async () => {
         const t = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
@@ -548,6 +552,38 @@ describe("e2e: Sub-agents", () => {
       },
       { what: "every event to end", timeoutMs: 15_000 },
     );
+
+    // On the WebSocket: every event of the session's channel names it, in the order of the work.
+    const channel = `session:${id}`;
+    const onChannel = () =>
+      ws.frames.flatMap((f) => ("id" in f && f.channel === channel ? [f.payload] : []));
+    await until(
+      () =>
+        onChannel().some((p) => p.type === "session.status" && p.status === "cancelled")
+          ? true
+          : undefined,
+      { what: "the WebSocket to show the session cancelled", timeoutMs: 15_000 },
+    );
+    const events = onChannel();
+    expect(events.every((p) => p.session_id === id)).toBe(true);
+    const key = events.flatMap((p) => {
+      if (p.type === "session.status") return [`session ${p.status}`];
+      if (p.type === "stage.status") return [`stage ${p.status}`];
+      if (p.type === "timeline_event.created" && p.event_type === "task_assigned") {
+        return ["task_assigned"];
+      }
+      return [];
+    });
+    const at = (step: string, from = 0) => key.indexOf(step, from);
+    expect(
+      key.filter((k) => k === "task_assigned"),
+      key.join(", "),
+    ).toHaveLength(2);
+    expect(at("session in_progress"), key.join(", ")).toBeGreaterThanOrEqual(0);
+    expect(at("stage started")).toBeGreaterThan(at("session in_progress"));
+    expect(at("task_assigned")).toBeGreaterThan(at("stage started"));
+    expect(at("stage cancelled")).toBeGreaterThan(key.lastIndexOf("task_assigned"));
+    expect(at("session cancelled")).toBeGreaterThan(at("stage cancelled"));
   }, 120_000);
 
   it("MCP session headers: the parent and its sub-agent each reach the server with their own execution id, and each gets its own cleanup", async () => {
