@@ -14,7 +14,11 @@ import {
   showTheme,
   THEMES,
 } from "../../packages/dashboard/testing/axe.ts";
-import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
+import {
+  type SessionServer,
+  startSessionServer,
+} from "../../services/mcp-gateway/test/servers/session-server.ts";
+import { ask, submitAlert, waitStatus } from "../e2e/scenario-support.ts";
 import { ROOT } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
@@ -34,7 +38,9 @@ const LOG_ANSWER = "LogAgent: java.lang.OutOfMemoryError (Java heap space), then
  */
 describe("sub-agents on the session and trace pages", () => {
   let rig: DashboardRig;
-  const ids = { one: "", parallel: "" };
+  /** The configuration's MCP server keyed by session header (its sandbox agents). */
+  let sandbox: SessionServer;
+  const ids = { one: "", parallel: "", chat: "" };
   const detailOf = async (id: string) =>
     (await rig.system.api<SessionDetail>(`/api/v1/sessions/${id}`)).body;
   const open = async (path: string) => {
@@ -49,17 +55,22 @@ describe("sub-agents on the session and trace pages", () => {
     (await selector.boundingBox())?.y ?? Number.NaN;
 
   beforeAll(async () => {
+    sandbox = await startSessionServer();
     rig = await startDashboardRig({
       configDir: CONFIG,
       llmScriptPath: resolve(CONFIG, "llm-script.yaml"),
+      env: { SANDBOX_URL: sandbox.base },
     });
     ids.one = await submitAlert(rig.system, "SubOne", { pod: "payments-api-7f9c" });
     ids.parallel = await submitAlert(rig.system, "SubParallel", { pod: "payments-api-7f9c" });
+    ids.chat = await submitAlert(rig.system, "SubChat", { pod: "payments-api-7f9c" });
     await waitStatus(rig.system, ids.one, ["completed"], 120_000);
     await waitStatus(rig.system, ids.parallel, ["completed"], 120_000);
+    await waitStatus(rig.system, ids.chat, ["completed"], 120_000);
   }, 300_000);
   afterAll(async () => {
     await rig?.stop();
+    await sandbox?.close();
   }, 60_000);
 
   it("shows the parent as the stage's agent and the sub-agent as a card after its dispatch", async () => {
@@ -133,6 +144,50 @@ describe("sub-agents on the session and trace pages", () => {
       fullPage: true,
     });
   }, 90_000);
+
+  it("in the chat panel too: a sub-agent the chat agent dispatched is a card after its dispatch, not loose items of the answer", async () => {
+    const { page } = rig;
+    const turn = await ask(rig.system, ids.chat, "Is the heap close to its limit?");
+    await until(
+      async () => {
+        const stage = (await detailOf(ids.chat)).stages.find((s) => s.id === turn.id);
+        return stage && !ACTIVE_EXECUTION_STATUSES.includes(stage.status) ? stage : undefined;
+      },
+      { what: "the chat turn to end", timeoutMs: 60_000 },
+    );
+    const stage = (await detailOf(ids.chat)).stages.find((s) => s.id === turn.id);
+    const [chat, sub] = stage?.executions ?? [];
+    expect(sub).toMatchObject({ agent_name: "MetricAgent", parent_execution_id: chat?.id });
+    await open(`/sessions/${ids.chat}`);
+    const messages = page.getByRole("list", { name: "Chat messages" });
+    await messages.waitFor();
+    const answer = messages.getByRole("list", { name: "Answer" });
+    const metric = answer.getByRole("region", { name: "Sub-agent MetricAgent", exact: true });
+    await metric.waitFor();
+    expect(await metric.getAttribute("data-execution-id")).toBe(sub?.id);
+    // Collapsed: none of the sub-agent's events is in the answer's list.
+    const loose = await answer
+      .locator(":scope > li > article[data-event-id]")
+      .evaluateAll((els) => els.map((el) => el.getAttribute("data-event-id")));
+    const timeline = (
+      await rig.system.api<TimelineResponse>(`/api/v1/sessions/${ids.chat}/timeline`)
+    ).body;
+    const subEvents = timeline.events.filter((e) => e.execution_id === sub?.id).map((e) => e.id);
+    expect(subEvents.length).toBeGreaterThan(0);
+    expect(loose.filter((id) => subEvents.includes(id ?? ""))).toEqual([]);
+    // After the chat agent's dispatch_agent call, before the result it received.
+    const dispatch = answer.getByRole("button", { name: "Tool call dispatch_agent" });
+    const result = answer.locator('article[data-event-type="sub_agent_result"]');
+    expect(await top(metric)).toBeGreaterThan(await top(dispatch));
+    expect(await top(result)).toBeGreaterThan(await top(metric));
+    // Opened: its own timeline.
+    await metric.getByRole("button", { name: /^Sub-agent MetricAgent/ }).click();
+    const items = metric.getByRole("list", { name: "MetricAgent timeline" });
+    await items.waitFor();
+    expect(await items.locator('[data-event-type="final_analysis"]').textContent()).toContain(
+      "MetricAgent: 1890Mi of 2048Mi is 92% of the limit.",
+    );
+  }, 120_000);
 
   it("shows parallel sub-agents as cards under their one parent, never as tabs", async () => {
     const { page } = rig;

@@ -124,7 +124,9 @@ export function ChatPanel(props: {
                     <strong>{m.author}:</strong> {m.content}
                   </Typography>
                 </Box>
-                {answer.length ? <EntryList items={answer} label="Answer" /> : null}
+                {answer.length ? (
+                  <EntryList items={answer} label="Answer" executions={stage?.executions} />
+                ) : null}
                 {stage && stage.status !== "active" && stage.status !== "completed" ? (
                   <Typography variant="body2" color="text.secondary">
                     Answer {stage.status}.

@@ -54,15 +54,81 @@ export function ExecutionProvider(props: { execution: Execution | undefined }) {
 }
 
 /** A plain list of entries (chat answers, the synthesis card): short, not virtualised. */
-export function EntryList(props: { items: TimelineItem[]; label: string }) {
+export function EntryList(props: {
+  items: TimelineItem[];
+  label: string;
+  /**
+   * The executions the items belong to (a chat turn's): sub-agents among them are shown as
+   * cards, each after the dispatch_agent call that started it, never as loose items.
+   */
+  executions?: readonly Execution[];
+}) {
+  const expanded = useExpandedState();
+  const { items, executions } = props;
+  const entries = useMemo(() => {
+    const parents = subAgentParents(executions ?? [], items);
+    const isSub = (i: TimelineItem) => i.execution_id !== null && parents.has(i.execution_id);
+    const subItems = groupByExecution(items.filter(isSub));
+    const ids = new Set([
+      ...(executions ?? []).filter((e) => parents.has(e.id)).map((e) => e.id),
+      ...subItems.keys(),
+    ]);
+    const subs = [...ids].map(
+      (id) =>
+        executions?.find((e) => e.id === id) ??
+        stub(id, { agent_name: "Sub-agent", parent_execution_id: parents.get(id) ?? null }),
+    );
+    const out: ({ kind: "item"; item: TimelineItem } | { kind: "sub"; sub: Execution })[] = [];
+    const placed = new Set<string>();
+    for (const item of items.filter((i) => !isSub(i))) {
+      out.push({ kind: "item", item });
+      const sub = subs.find((s) => s.id === dispatchedExecutionId(item));
+      if (sub && !placed.has(sub.id)) {
+        placed.add(sub.id);
+        out.push({ kind: "sub", sub });
+      }
+    }
+    for (const sub of subs) if (!placed.has(sub.id)) out.push({ kind: "sub", sub });
+    return { out, subItems };
+  }, [items, executions]);
   return (
-    <Box component="ol" aria-label={props.label} sx={{ listStyle: "none", m: 0, p: 0 }}>
-      {props.items.map((item) => (
-        <li key={item.event_id}>
-          <Entry item={item} />
-        </li>
-      ))}
-    </Box>
+    <ExpandedContext.Provider value={expanded}>
+      <Box component="ol" aria-label={props.label} sx={{ listStyle: "none", m: 0, p: 0 }}>
+        {entries.out.map((entry) =>
+          entry.kind === "item" ? (
+            <li key={entry.item.event_id}>
+              <Entry item={entry.item} />
+            </li>
+          ) : (
+            <li key={`x:${entry.sub.id}`}>
+              <SubAgentCard
+                execution={entry.sub}
+                items={entries.subItems.get(entry.sub.id) ?? []}
+                highlighted={null}
+              />
+            </li>
+          ),
+        )}
+      </Box>
+    </ExpandedContext.Provider>
+  );
+}
+
+/** Which collapsible parts (sub-agent cards) are open. */
+function useExpandedState(): ExpandedState {
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  return useMemo(
+    () => ({
+      isOpen: (key: string) => open.has(key),
+      toggle: (key: string, next: boolean) =>
+        setOpen((prev) => {
+          const copy = new Set(prev);
+          if (next) copy.add(key);
+          else copy.delete(key);
+          return copy;
+        }),
+    }),
+    [open],
   );
 }
 
@@ -337,7 +403,7 @@ function hashTarget(): string | null {
  */
 export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[]; live: boolean }) {
   const [tabs, setTabs] = useState<ReadonlyMap<string, string>>(new Map());
-  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const expanded = useExpandedState();
   const [highlighted, setHighlighted] = useState<string | null>(null);
   const [hash, setHash] = useState(hashTarget);
   const virtuoso = useRef<VirtuosoHandle>(null);
@@ -354,19 +420,6 @@ export function SessionTimeline(props: { stages: Stage[]; items: TimelineItem[];
     [props.stages, props.items, tabs, parents],
   );
 
-  const expanded = useMemo<ExpandedState>(
-    () => ({
-      isOpen: (key) => open.has(key),
-      toggle: (key, next) =>
-        setOpen((prev) => {
-          const copy = new Set(prev);
-          if (next) copy.add(key);
-          else copy.delete(key);
-          return copy;
-        }),
-    }),
-    [open],
-  );
   const selectTab = useCallback(
     (stageId: string, executionId: string) =>
       setTabs((prev) => new Map(prev).set(stageId, executionId)),
