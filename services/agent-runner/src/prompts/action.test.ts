@@ -43,7 +43,8 @@ const PRINCIPLES = [
   "If the evidence is ambiguous or conflicting, report your assessment but do NOT act",
   "Explain your reasoning BEFORE calling any action tool",
   "Prefer inaction over incorrect action",
-  "Preserve the investigation report",
+  "Write a short action memo",
+  "Do not reprint or rewrite the investigation report",
 ];
 
 describe("action agent prompts", () => {
@@ -55,10 +56,14 @@ describe("action agent prompts", () => {
     expect(custom).toBeGreaterThan(0);
     expect(safety).toBeGreaterThan(custom);
     for (const principle of PRINCIPLES) expect(text).toContain(principle);
-    // The task: evaluate the upstream analysis, amend the report, end with YES or NO.
+    // The task: evaluate the upstream analysis, answer with a memo (the compose stage amends
+    // the report, ADR-0025 Q7), end with YES or NO.
     const task = user?.content ?? "";
     expect(task).toContain("web-1 is OOM-killed.");
     expect(task).toContain("Evaluate the upstream investigation findings");
+    expect(task).toContain("answer with a short action memo");
+    expect(task).toContain("Do not reprint the investigation report");
+    expect(`${text}\n${task}`).not.toMatch(/amend(ed)? (it|with)|reproduce it/i);
     expect(task).toContain("End your response with YES or NO on the very last line");
     expect(task).not.toContain("Investigate this alert using the available tools");
   });
