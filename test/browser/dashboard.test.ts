@@ -1,4 +1,4 @@
-import type { SessionDetail, TimelineResponse } from "@tarsy/contracts";
+import type { SessionDetail, SystemConfigResponse, TimelineResponse } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { waitStatus } from "../e2e/scenario-support.ts";
@@ -305,10 +305,19 @@ describe("dashboard in a browser", () => {
     const { page } = rig;
     await page.goto(rig.url("/system"));
     const chains = page.getByRole("table", { name: "Chains" });
-    await chains
-      .getByRole("row", { name: /PodCrashLooping/ })
-      .first()
-      .waitFor();
+    const crashChain = chains.getByRole("row", { name: /PodCrashLooping/ }).first();
+    await crashChain.waitFor();
+    // Under the chain's provider: the models of its executive summary and amended report, as
+    // the API resolves them (ADR-0025's compose knobs).
+    const { body: config } = await rig.system.api<SystemConfigResponse>("/api/v1/system/config");
+    const chain = config.chains.find((c) => c.alert_types.includes("PodCrashLooping"));
+    expect(chain).toBeDefined();
+    const model = (m: { llm_provider: string; llm_backend: string }) =>
+      `${m.llm_provider} (${m.llm_backend})`;
+    if (chain) {
+      await crashChain.getByText(`executive summary: ${model(chain.executive_summary)}`).waitFor();
+      await crashChain.getByText(`amended report: ${model(chain.compose)}`).waitFor();
+    }
     const providers = page.getByRole("table", { name: "LLM providers" });
     await providers.getByRole("row", { name: /scripted-demo/ }).waitFor();
     await providers.getByRole("row", { name: /XAI_API_KEY/ }).waitFor();

@@ -1,10 +1,13 @@
 import type { SystemConfigResponse } from "@tarsy/contracts";
+import type { ResolvedFallbackEntry } from "./fallback.ts";
 import { forEachFallbackListSelector, forEachFallbackProvidersList } from "./fallback-lists.ts";
 import { formatPath } from "./interpolate.ts";
 import { effectiveReasoningEffort } from "./reasoning-effort.ts";
 import { looksSecret, REDACTED, redactArgs, redactHeaders, redactUrl } from "./redact.ts";
 import {
   isScoringEnabled,
+  resolveComposeConfig,
+  resolveExecutiveSummaryConfig,
   resolveOrchestratorLimits,
   resolveSubAgentRefs,
   subAgentCatalog,
@@ -24,6 +27,21 @@ function orchestratorView(limits: OrchestratorLimits): OrchestratorView {
     max_concurrent_agents: limits.max_concurrent_agents,
     agent_timeout_ms: limits.agent_timeout_ms ?? null,
     max_budget_ms: limits.max_budget_ms ?? null,
+  };
+}
+
+function resolvedModelView(model: {
+  llm_provider_name: string;
+  llm_backend: string;
+  fallback_providers: readonly ResolvedFallbackEntry[];
+}): SystemConfigResponse["chains"][number]["compose"] {
+  return {
+    llm_provider: model.llm_provider_name,
+    llm_backend: model.llm_backend,
+    fallbacks: model.fallback_providers.map((f) => ({
+      llm_provider: f.provider_name,
+      llm_backend: f.backend,
+    })),
   };
 }
 
@@ -127,6 +145,16 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
           }
         : null,
       orchestrator: orchestratorView(resolveOrchestratorLimits(config)),
+      compose: {
+        llm_provider: defaults.compose_provider ?? null,
+        llm_backend: defaults.compose_backend ?? null,
+        fallback_list: defaults.compose_fallback_list ?? null,
+      },
+      executive_summary: {
+        llm_provider: defaults.executive_summary_provider ?? null,
+        llm_backend: defaults.executive_summary_backend ?? null,
+        fallback_list: defaults.executive_summary_fallback_list ?? null,
+      },
       memory: {
         enabled: defaults.memory.enabled,
         max_inject: defaults.memory.max_inject,
@@ -145,6 +173,8 @@ export function configView(config: TarsyConfig): SystemConfigResponse {
       description: chain.description ?? null,
       alert_types: chain.alert_types,
       llm_provider: chain.llm_provider ?? defaults.llm_provider,
+      compose: resolvedModelView(resolveComposeConfig(config, chain)),
+      executive_summary: resolvedModelView(resolveExecutiveSummaryConfig(config, chain)),
       chat_enabled: chain.chat.enabled,
       scoring_enabled: isScoringEnabled(config, chain),
       label_map: chain.label_map ?? null,

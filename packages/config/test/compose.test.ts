@@ -3,7 +3,7 @@
  * `compose_fallback_list` in `defaults` and on a chain, how they resolve, and what is an error.
  */
 import { describe, expect, it } from "vitest";
-import { resolveComposeConfig } from "../src/index.ts";
+import { configView, resolveComposeConfig } from "../src/index.ts";
 import { load, loadIssues } from "./helpers.ts";
 
 const PROVIDERS = `
@@ -89,6 +89,28 @@ ${CHAINS}`,
       list: "fast",
       fallbacks: ["cheap/google-native"],
     });
+    // The configuration viewer (GET /system/config): the knobs as written, and each chain's
+    // resolved compose and executive-summary models with their fallback walks.
+    const view = configView(config);
+    expect(view.defaults.compose).toEqual({
+      llm_provider: "mid",
+      llm_backend: "langchain",
+      fallback_list: "premium",
+    });
+    expect(view.defaults.executive_summary).toEqual({
+      llm_provider: null,
+      llm_backend: null,
+      fallback_list: null,
+    });
+    const viewed = (id: string) => view.chains.find((c) => c.id === id);
+    expect(viewed("own")?.compose).toEqual({
+      llm_provider: "cheap",
+      llm_backend: "google-native",
+      fallbacks: [{ llm_provider: "cheap", llm_backend: "google-native" }],
+    });
+    expect(viewed("frontier")?.compose).toMatchObject({ llm_provider: "mid" });
+    // The executive summary, unlike compose, follows the chain's llm_provider.
+    expect(viewed("frontier")?.executive_summary).toMatchObject({ llm_provider: "frontier" });
   });
 
   it("unset everywhere: the chain's llm_provider, then the defaults'; the backend the provider can run", () => {

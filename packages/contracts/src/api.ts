@@ -282,6 +282,20 @@ const OrchestratorLimitsViewSchema = z.object({
   max_budget_ms: z.number().int().nullable(),
 });
 
+/** A side job's model knobs (`*_provider`, `*_backend`, `*_fallback_list`), as written. */
+const ModelKnobsViewSchema = z.object({
+  llm_provider: z.string().nullable(),
+  llm_backend: z.string().nullable(),
+  fallback_list: z.string().nullable(),
+});
+
+/** The model a chain's side job runs on, and its fallback walk in order, resolved. */
+const ResolvedModelViewSchema = z.object({
+  llm_provider: z.string(),
+  llm_backend: z.string(),
+  fallbacks: z.array(z.object({ llm_provider: z.string(), llm_backend: z.string() })),
+});
+
 export const SystemConfigResponseSchema = z.object({
   defaults: z.object({
     llm_provider: z.string(),
@@ -308,6 +322,10 @@ export const SystemConfigResponseSchema = z.object({
         fallback_list: z.string().nullable(),
       })
       .nullable(),
+    /** `defaults.compose_*`: the compose stage's model (ADR-0025), as written. */
+    compose: ModelKnobsViewSchema,
+    /** `defaults.executive_summary_*`: the executive summary's model, as written. */
+    executive_summary: ModelKnobsViewSchema,
     /** Investigation memory (`defaults.memory`): the embedding's key by its variable's name. */
     memory: z.object({
       enabled: z.boolean(),
@@ -329,6 +347,10 @@ export const SystemConfigResponseSchema = z.object({
       alert_types: z.array(z.string()),
       /** The chain's provider, or the default one when it names none. */
       llm_provider: z.string(),
+      /** The compose stage's model on this chain, resolved (chain → defaults → chain → default). */
+      compose: ResolvedModelViewSchema,
+      /** The executive summary's model on this chain, resolved. */
+      executive_summary: ResolvedModelViewSchema,
       chat_enabled: z.boolean(),
       /** Completed sessions are scored automatically (chain → defaults.scoring). */
       scoring_enabled: z.boolean(),

@@ -135,6 +135,13 @@ function describeLimits(limits: OrchestratorView): string {
     .join(", ");
 }
 
+type SideModel = SystemConfigResponse["chains"][number]["compose"];
+
+/** `provider (backend)`, then its fallback walk: `mid (langchain) → frontier (langchain)`. */
+function describeModel(model: SideModel): string {
+  return [model, ...model.fallbacks].map((m) => `${m.llm_provider} (${m.llm_backend})`).join(" → ");
+}
+
 /** The resolved configuration, read-only; the API never sends secret values. */
 function ConfigViewer(props: { config: SystemConfigResponse }) {
   const { config } = props;
@@ -180,7 +187,15 @@ function ConfigViewer(props: { config: SystemConfigResponse }) {
                   </div>
                 ))}
               </TableCell>
-              <TableCell>{c.llm_provider}</TableCell>
+              <TableCell>
+                {c.llm_provider}
+                <Typography variant="body2" color="text.secondary">
+                  executive summary: {describeModel(c.executive_summary)}
+                </Typography>
+                <Typography variant="body2" color="text.secondary">
+                  amended report: {describeModel(c.compose)}
+                </Typography>
+              </TableCell>
               <TableCell>
                 {c.chat_enabled ? "on" : "off"}
                 {c.chat_sub_agents.length > 0 ? (
