@@ -21,7 +21,7 @@ const README_SHOTS = resolve(ROOT, "packages/dashboard/docs/screenshots");
  *   s1     gemini-2.5-pro   -1h      1,200  $0.40
  *   s1     gemini-2.5-pro   -3d      2,300  $0.80
  *   s2     gpt-5            -2d        600  $1.10
- *   s2     claude-sonnet-4  -2d      4,000  unpriced
+ *   s2     claude-sonnet-4  -2d      4,000  unpriced  (+3,000 cache read, 200 cache write)
  *   s3     gemini-2.5-pro   -10d    11,000  $2.00
  */
 describe("the Usage page", () => {
@@ -56,6 +56,7 @@ describe("the Usage page", () => {
         modelName: string,
         [input, output]: [number, number],
         cost: number | null,
+        cache: { cacheReadTokens: number; cacheCreationTokens: number } | null = null,
       ) => {
         const row = await recordLLMInteraction(db.prisma, {
           sessionId,
@@ -64,6 +65,7 @@ describe("the Usage page", () => {
           inputTokens: input,
           outputTokens: output,
           totalTokens: input + output,
+          ...cache,
           ...(cost === null
             ? { costStatus: "unpriced" as const }
             : { costStatus: "priced" as const, estimatedCostUsd: cost, costRateSource: "builtin" }),
@@ -73,7 +75,10 @@ describe("the Usage page", () => {
       await llm(ids.s1, HOUR, "gemini-2.5-pro", [1000, 200], 0.4);
       await llm(ids.s1, 3 * DAY, "gemini-2.5-pro", [2000, 300], 0.8);
       await llm(ids.s2, 2 * DAY, "gpt-5", [500, 100], 1.1);
-      await llm(ids.s2, 2 * DAY, "claude-sonnet-4", [3500, 500], null);
+      await llm(ids.s2, 2 * DAY, "claude-sonnet-4", [3500, 500], null, {
+        cacheReadTokens: 3000,
+        cacheCreationTokens: 200,
+      });
       await llm(ids.s3, 10 * DAY, "gemini-2.5-pro", [10000, 1000], 2);
       await backdateSession(db.prisma, ids.s1, new Date(now - 3 * DAY));
       await backdateSession(db.prisma, ids.s2, new Date(now - 2 * DAY));
@@ -147,15 +152,19 @@ describe("the Usage page", () => {
     await expect
       .poll(async () => (await modelAxis.allTextContents()).join("|"))
       .toContain("gemini-2.5-pro|gpt-5|claude-sonnet-4");
+    // Name, cost, tokens, cache read, cache write, interactions, priced.
     expect(await rows("By model")).toEqual([
-      ["gemini-2.5-pro", "$3.20", "14,500", "3", "all priced"],
-      ["gpt-5", "$1.10", "600", "1", "all priced"],
-      ["claude-sonnet-4", "$0.00", "4,000", "1", "not priced"],
+      ["gemini-2.5-pro", "$3.20", "14,500", "0", "0", "3", "all priced"],
+      ["gpt-5", "$1.10", "600", "0", "0", "1", "all priced"],
+      ["claude-sonnet-4", "$0.00", "4,000", "3,000", "200", "1", "not priced"],
     ]);
     expect(await rows("By alert type")).toEqual([
-      ["PodCrashLooping", "$3.20", "14,500", "3", "all priced"],
-      ["HighLatency", "$1.10", "4,600", "2", "1 unpriced"],
+      ["PodCrashLooping", "$3.20", "14,500", "0", "0", "3", "all priced"],
+      ["HighLatency", "$1.10", "4,600", "3,000", "200", "2", "1 unpriced"],
     ]);
+    await expect
+      .poll(() => page.getByTestId("usage-tokens").locator("..").textContent())
+      .toContain("3,000 cache read · 200 cache write");
     const top = await rows("Top sessions");
     expect(top.map((r) => [r[0], r[4], r[5]])).toEqual([
       [`PodCrashLooping · ${ids.s3.slice(0, 8)}`, "$2.00", "11,000"],

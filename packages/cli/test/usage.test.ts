@@ -31,7 +31,14 @@ describe("tarsy usage", () => {
         )[0] ?? "";
       ids.a = await session("PodCrashLooping");
       ids.b = await session("HighLatency");
-      const llm = async (id: string, ago: number, model: string, total: number, cost?: number) => {
+      const llm = async (
+        id: string,
+        ago: number,
+        model: string,
+        total: number,
+        cost?: number,
+        cache?: { cacheReadTokens: number; cacheCreationTokens: number },
+      ) => {
         const row = await recordLLMInteraction(db.prisma, {
           sessionId: id,
           interactionType: "iteration",
@@ -39,6 +46,7 @@ describe("tarsy usage", () => {
           inputTokens: total - 100,
           outputTokens: 100,
           totalTokens: total,
+          ...cache,
           ...(cost === undefined
             ? { costStatus: "unpriced" as const }
             : { costStatus: "priced" as const, estimatedCostUsd: cost, costRateSource: "builtin" }),
@@ -46,7 +54,10 @@ describe("tarsy usage", () => {
         await backdateLLMInteraction(db.prisma, row.id, new Date(Date.now() - ago));
       };
       await llm(ids.a, 2 * DAY, "gemini-2.5-pro", 1_000, 0.5);
-      await llm(ids.a, 2 * DAY, "gpt-5", 5_000);
+      await llm(ids.a, 2 * DAY, "gpt-5", 5_000, undefined, {
+        cacheReadTokens: 4_000,
+        cacheCreationTokens: 500,
+      });
       await llm(ids.b, 10 * DAY, "gemini-2.5-pro", 2_000, 2);
     } finally {
       await db.close();
@@ -64,15 +75,15 @@ describe("tarsy usage", () => {
     expect(lines[0]).toMatch(/^LLM usage \S+ → \S+, ranked by cost$/);
     expect(lines.slice(1, 5)).toEqual([
       "Estimated cost  $2.50 (1 of 3 interactions unpriced)",
-      "Tokens          8,000 (7,700 in, 300 out, 0 thinking)",
+      "Tokens          8,000 (7,700 in, 300 out, 0 thinking); 4,000 cache read, 500 cache write",
       "Sessions        2",
       "Interactions    3",
     ]);
     expect(run.stdout).toContain(
       [
-        "MODEL            COST  TOKENS  INTERACTIONS  PRICED",
-        "gemini-2.5-pro  $2.50   3,000             2  all",
-        "gpt-5           $0.00   5,000             1  none",
+        "MODEL            COST  TOKENS  CACHE READ  CACHE WRITE  INTERACTIONS  PRICED",
+        "gemini-2.5-pro  $2.50   3,000           0            0             2  all",
+        "gpt-5           $0.00   5,000       4,000          500             1  none",
       ].join("\n"),
     );
     const sessions = lines.filter((l) => l.startsWith(ids.a) || l.startsWith(ids.b));

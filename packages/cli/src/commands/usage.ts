@@ -87,6 +87,12 @@ const priced = (t: Omit<UsageTotals, "sessions">) =>
       ? "none"
       : `${t.unpriced_interactions} unpriced`;
 
+/** `; 3,000 cache read, 200 cache write` when a prompt cache was used (input is uncached). */
+function cacheNote(t: UsageTotals): string {
+  if (t.cache_read_tokens === 0 && t.cache_creation_tokens === 0) return "";
+  return `; ${count(t.cache_read_tokens)} cache read, ${count(t.cache_creation_tokens)} cache write`;
+}
+
 function table(head: readonly string[], rows: string[][], right: ReadonlySet<number>): string {
   const all = [head as string[], ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
@@ -112,22 +118,24 @@ export function formatUsage(answer: UsageSummaryResponse): string {
   const lines = [
     `LLM usage ${answer.start_date} → ${answer.end_date}, ranked by ${answer.rank_by}`,
     `Estimated cost  ${cost}`,
-    `Tokens          ${count(t.total_tokens)} (${count(t.input_tokens)} in, ${count(t.output_tokens)} out, ${count(t.thinking_tokens)} thinking)`,
+    `Tokens          ${count(t.total_tokens)} (${count(t.input_tokens)} in, ${count(t.output_tokens)} out, ${count(t.thinking_tokens)} thinking)${cacheNote(t)}`,
     `Sessions        ${count(t.sessions)}`,
     `Interactions    ${count(t.llm_interactions)}`,
   ];
   if (t.llm_interactions === 0) return `${lines.join("\n")}\n`;
   const numbers = new Set([1, 2, 3]);
   const models = table(
-    ["MODEL", "COST", "TOKENS", "INTERACTIONS", "PRICED"],
+    ["MODEL", "COST", "TOKENS", "CACHE READ", "CACHE WRITE", "INTERACTIONS", "PRICED"],
     answer.by_model.map((m) => [
       m.model,
       usd(m.estimated_cost_usd),
       count(m.total_tokens),
+      count(m.cache_read_tokens),
+      count(m.cache_creation_tokens),
       count(m.llm_interactions),
       priced(m),
     ]),
-    numbers,
+    new Set([1, 2, 3, 4, 5]),
   );
   const sessions = table(
     ["SESSION", "COST", "TOKENS", "INTERACTIONS", "PRICED", "TYPE", "CHAIN", "STATUS"],

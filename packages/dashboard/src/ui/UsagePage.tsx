@@ -532,7 +532,10 @@ function SeriesRegion(props: {
 
 type Group = UsageTotals & { name: string };
 
-/** A ranked breakdown: a horizontal bar chart of the ranking measure, and its table. */
+/**
+ * A ranked breakdown: a horizontal bar chart of the ranking measure, and its table (with the
+ * prompt-cache reads and writes, ADR-0026: tokens counts uncached input).
+ */
 function Breakdown(props: { title: string; id: string; rankBy: UsageRankBy; groups: Group[] }) {
   const byCost = props.rankBy === "cost";
   const shown = props.groups.slice(0, 10);
@@ -567,6 +570,8 @@ function Breakdown(props: { title: string; id: string; rankBy: UsageRankBy; grou
               <TableCell>Name</TableCell>
               <TableCell align="right">Cost</TableCell>
               <TableCell align="right">Tokens</TableCell>
+              <TableCell align="right">Cache read</TableCell>
+              <TableCell align="right">Cache write</TableCell>
               <TableCell align="right">Interactions</TableCell>
               <TableCell>Priced</TableCell>
             </TableRow>
@@ -579,6 +584,8 @@ function Breakdown(props: { title: string; id: string; rankBy: UsageRankBy; grou
                 </TableCell>
                 <TableCell align="right">{formatUsd(g.estimated_cost_usd)}</TableCell>
                 <TableCell align="right">{formatCount(g.total_tokens)}</TableCell>
+                <TableCell align="right">{formatCount(g.cache_read_tokens)}</TableCell>
+                <TableCell align="right">{formatCount(g.cache_creation_tokens)}</TableCell>
                 <TableCell align="right">{formatCount(g.llm_interactions)}</TableCell>
                 <TableCell>
                   <Completeness totals={g} />
