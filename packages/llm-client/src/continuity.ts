@@ -1,4 +1,9 @@
-import type { LlmChunk, ReasoningBlock, ReasoningContinuity } from "./types.ts";
+import type {
+  ConversationMessage,
+  LlmChunk,
+  ReasoningBlock,
+  ReasoningContinuity,
+} from "./types.ts";
 
 /** Gathers the reasoning-continuity data of one LLM response from its chunks. */
 export interface ContinuityCollector {
@@ -46,4 +51,23 @@ export function createContinuityCollector(): ContinuityCollector {
       };
     },
   };
+}
+
+/**
+ * The conversation as `provider` is to be sent it. Reasoning continuity (a Gemini thought
+ * signature, an Anthropic thinking block's signature) can be verified only by the model that
+ * produced it; after a switch to a fallback provider, the continuity of the earlier provider's
+ * answers is left out (the text and tool calls stay), as the Go TARSy clears its provider cache
+ * on the first call after a fallback. Continuity with no recorded producer is kept.
+ */
+export function continuityFor(
+  messages: readonly ConversationMessage[],
+  provider: string,
+): ConversationMessage[] {
+  return messages.map((message) => {
+    const producer = message.continuity?.producer;
+    if (producer === undefined || producer === provider) return message;
+    const { continuity: _foreign, ...rest } = message;
+    return rest;
+  });
 }

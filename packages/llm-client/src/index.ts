@@ -6,7 +6,11 @@ export {
   type LlmClient,
   type LlmClientOptions,
 } from "./client.ts";
-export { type ContinuityCollector, createContinuityCollector } from "./continuity.ts";
+export {
+  type ContinuityCollector,
+  continuityFor,
+  createContinuityCollector,
+} from "./continuity.ts";
 export {
   type EmbeddingConfig,
   EmbeddingConfigSchema,

@@ -27,6 +27,11 @@ export const ReasoningContinuitySchema = z.object({
   textSignature: z.string().optional(),
   /** Gemini thought signature of each tool call, by call id. */
   toolCallSignatures: z.record(z.string(), z.string()).optional(),
+  /**
+   * The configured provider whose model produced it: only that model can verify it, so it is
+   * not sent to another one (after a fallback). Unset on data stored before it was recorded.
+   */
+  producer: z.string().optional(),
 });
 export type ReasoningContinuity = z.infer<typeof ReasoningContinuitySchema>;
 

@@ -1,6 +1,7 @@
 import type { LLMInteractionType, TimelineEventType, TokenUsage } from "@tarsy/contracts";
 import {
   type ConversationMessage,
+  continuityFor,
   createContinuityCollector,
   type LlmConfig,
   type ReasoningContinuity,
@@ -175,7 +176,7 @@ export async function streamAttempt(
             sessionId: exec.sessionId,
             executionId: exec.executionId,
             agentName: exec.agentName,
-            messages: [...options.messages],
+            messages: continuityFor(options.messages, exec.config.providerName),
             tools: options.tools.map((t) => ({
               name: t.name,
               description: t.description,
@@ -266,7 +267,8 @@ export async function streamAttempt(
     clearTimeout(timeout);
   }
   response.textEvent = events.text;
-  response.continuity = continuity.result();
+  const produced = continuity.result();
+  response.continuity = produced && { ...produced, producer: exec.config.providerName };
   let error: Error | null = null;
   const aborted = abortReasonOf(run.signal);
   if (aborted) error = aborted;

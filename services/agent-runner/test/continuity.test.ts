@@ -64,13 +64,15 @@ describe("reasoning continuity in the runner", () => {
     );
     expect(finished.status).toBe("completed");
 
+    // Each carries the provider whose model produced it (only that one is sent it back).
     const turn1 = {
       blocks: [
         { thinking: SIGNED.thinking, signature: SIGNED.signature },
         { thinking: "", redactedData: REDACTED.redacted_data },
       ],
+      producer: "scripted-llm",
     };
-    const turn2 = { toolCallSignatures: { "call-2": CALL_SIGNATURE } };
+    const turn2 = { toolCallSignatures: { "call-2": CALL_SIGNATURE }, producer: "scripted-llm" };
 
     // Every later request carries each earlier assistant turn's data, unchanged.
     const assistants = (i: number) =>

@@ -26,7 +26,7 @@ import { createEnv, type Env, logger, runnerDeps, seedExecution } from "./suppor
  * fake fail the way a provider does.
  */
 
-const FAKES = ["primary", "backup1", "backup2", "other", "gemini"] as const;
+const FAKES = ["primary", "backup1", "backup2", "other", "gemini", "gemini2"] as const;
 type FakeName = (typeof FAKES)[number];
 export const fakes = {} as Record<FakeName, FakeProvider>;
 const KEYS: Record<string, string> = {
@@ -67,6 +67,11 @@ ${openai("primary", "gpt-primary", "PRIMARY_KEY")}${openai("backup1", "gpt-backu
     model: gemini-fake
     api_key_env: GEMINI_KEY
     base_url: ${fakes.gemini.url}
+  gemini2:
+    type: google
+    model: gemini-fake-2
+    api_key_env: GEMINI_KEY
+    base_url: ${fakes.gemini2.url}
 `,
   );
   writeFileSync(
@@ -78,6 +83,9 @@ ${openai("primary", "gpt-primary", "PRIMARY_KEY")}${openai("backup1", "gpt-backu
     - llm_provider: backup1
     - llm_provider: primary
     - llm_provider: backup2
+  signed:
+    - llm_provider: gemini2
+      llm_backend: google-native
 defaults:
   llm_provider: primary
   max_iterations: 3
@@ -123,6 +131,12 @@ agent_chains:
       - name: revisit
         agents: [InvestigatorAgent]
         fallback_list: revisit
+      - name: signed
+        agents:
+          - name: InvestigatorAgent
+            llm_provider: gemini
+            llm_backend: google-native
+        fallback_list: signed
 `,
   );
   return dir;

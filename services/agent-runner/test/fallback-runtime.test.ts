@@ -1,5 +1,6 @@
 import { listSessionTimeline } from "@tarsy/db";
 import { describe, expect, test } from "vitest";
+import { geminiChunk, geminiError, geminiUsage } from "../../../llm-service/test/fakes/gemini.ts";
 import { respondJson, respondSse } from "../../../llm-service/test/fakes/http.ts";
 import { openAiError, openAiStream } from "../../../llm-service/test/fakes/openai.ts";
 import {
@@ -66,6 +67,47 @@ describe("what a fallback provider is sent", () => {
     expect(await fallbackEvents(request.session_id)).toMatchObject([
       { original_provider: "primary", fallback_provider: "backup1", trigger: "immediate" },
     ]);
+  });
+});
+
+describe("reasoning continuity across a switch", () => {
+  type GeminiBody = { contents: { role: string; parts: Record<string, unknown>[] }[] };
+  const modelTurn = (body: unknown) =>
+    (body as GeminiBody).contents.find((c) => c.role === "model")?.parts ?? [];
+  const SIGNATURE = "c2lnbmVkLWJ5LWdlbWluaS1mYWtl";
+
+  test("the fallback provider gets the tool call and its result, not the thought signature only the first model can verify", async () => {
+    const call = {
+      functionCall: { name: "everything__echo", args: { message: "hi" } },
+      thoughtSignature: SIGNATURE,
+    };
+    fakes.gemini.enqueue(
+      respondSse([geminiChunk([call], { finishReason: "STOP", usage: geminiUsage(5, 4, 0) })]),
+      respondJson(401, geminiError(401, "UNAUTHENTICATED", "API key not valid")),
+    );
+    fakes.gemini2.enqueue(
+      respondSse([
+        geminiChunk([{ text: "Done on gemini2 with the echo." }], {
+          finishReason: "STOP",
+          usage: geminiUsage(9, 6, 0),
+        }),
+      ]),
+    );
+    const { request, finished } = await run({ stageName: "signed" });
+    expect(finished).toMatchObject({ final_analysis: "Done on gemini2 with the echo." });
+    expect(await fallbackEvents(request.session_id)).toMatchObject([
+      { original_provider: "gemini", fallback_provider: "gemini2", trigger: "immediate" },
+    ]);
+    // The model that produced the signature was sent it back with its call.
+    expect(fakes.gemini.requests).toHaveLength(2);
+    expect(modelTurn(fakes.gemini.requests[1]?.body)).toEqual([call]);
+    // The fallback continues the same conversation (the call, then its result), without it.
+    const sent = fakes.gemini2.requests[0]?.body;
+    expect(modelTurn(sent)).toEqual([
+      { functionCall: { name: "everything__echo", args: { message: "hi" } } },
+    ]);
+    expect(JSON.stringify(sent)).toContain("Echo: hi");
+    expect(JSON.stringify(sent)).not.toContain(SIGNATURE);
   });
 });
 
