@@ -122,6 +122,33 @@ describe("Claude on Vertex AI (Anthropic publisher, streamRawPredict)", () => {
     expect(body).not.toHaveProperty("contents");
   });
 
+  it("prompt caching as on Anthropic's own API: cache_control on the last tool, cache usage read", async () => {
+    const eventsTool = { ...POD_TOOL, name: "kubernetes-server.events_list" };
+    vertex.enqueue(
+      respondSse(
+        anthropicStream({
+          text: ["ok"],
+          usage: { input: 140, output: 20, cacheRead: 3800, cacheCreation: 300 },
+        }),
+      ),
+    );
+    const chunks = await collect(
+      h.client.generate(baseInput(claude(), { tools: [POD_TOOL, eventsTool], promptCache: true })),
+    );
+    const body = vertex.requests[0]?.body as { tools: Record<string, unknown>[] };
+    expect(body.tools.map((t) => t.cache_control ?? null)).toEqual([
+      null,
+      { type: "ephemeral", ttl: "1h" },
+    ]);
+    expect(JSON.stringify(body).match(/cache_control/g)).toHaveLength(1);
+    expect(usageOf(chunks)).toMatchObject({
+      inputTokens: 140,
+      outputTokens: 20,
+      cacheReadTokens: 3800,
+      cacheCreationTokens: 300,
+    });
+  });
+
   it("signs a JWT-bearer grant with the service account's key for the cloud-platform scope", async () => {
     vertex.enqueue(claudeToolAnswer());
     await collect(h.client.generate(baseInput(claude(), { tools: [POD_TOOL] })));
