@@ -23,6 +23,7 @@ const LABELS: Record<TimelineEventType, string> = {
   memory_injected: "memories injected",
   task_assigned: "task assigned",
   sub_agent_result: "sub-agent result",
+  execution_resumed: "resumed",
 };
 
 interface StreamState {

@@ -81,6 +81,7 @@ export function builtinQueue(): QueueConfig {
     session_timeout_ms: 15 * MINUTE,
     chat_timeout_ms: 15 * MINUTE,
     wrap_up_reserve_ms: 3 * MINUTE,
+    resume_interrupted: true,
     graceful_shutdown_timeout_ms: 15 * MINUTE,
     orphan_detection_interval_ms: 5 * MINUTE,
     orphan_threshold_ms: 5 * MINUTE,

@@ -72,7 +72,7 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
     summarization: raw.summarization ? defined(raw.summarization) : { ...SUMMARIZATION_DEFAULTS },
     auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
-    ...defined({ enabled: raw.enabled, warm_pool: raw.warm_pool }),
+    ...defined({ enabled: raw.enabled, warm_pool: raw.warm_pool, idempotent: raw.idempotent }),
   };
 }
 
@@ -248,6 +248,7 @@ export function toQueue(base: QueueConfig, raw: RawQueue | undefined): QueueConf
       session_timeout_ms: raw.session_timeout,
       chat_timeout_ms: raw.chat_timeout,
       wrap_up_reserve_ms: raw.wrap_up_reserve,
+      resume_interrupted: raw.resume_interrupted,
       graceful_shutdown_timeout_ms: raw.graceful_shutdown_timeout,
       orphan_detection_interval_ms: raw.orphan_detection_interval,
       orphan_threshold_ms: raw.orphan_threshold,

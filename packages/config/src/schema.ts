@@ -313,6 +313,11 @@ export const McpServerSchema = z.strictObject({
    * executions, each handed to one execution only. Unset: the gateway's MCP_WARM_POOL_SIZE.
    */
   warm_pool: z.number().int().min(0).max(16).optional(),
+  /**
+   * Whether the server's tools may run twice: `false` means a call cut off by a runner crash
+   * is not repeated when the execution resumes (the agent is told it may or may not have run).
+   */
+  idempotent: z.boolean().optional(),
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 
@@ -581,6 +586,7 @@ export const QueueSchema = z.strictObject({
   session_timeout: DurationSchema.optional(),
   chat_timeout: DurationSchema.optional(),
   wrap_up_reserve: PositiveDurationSchema.optional(),
+  resume_interrupted: z.boolean().optional(),
   graceful_shutdown_timeout: DurationSchema.optional(),
   orphan_detection_interval: DurationSchema.optional(),
   orphan_threshold: DurationSchema.optional(),

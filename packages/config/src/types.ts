@@ -155,6 +155,11 @@ export interface McpServerConfig {
   enabled?: boolean;
   /** Warm sessions kept ready for executions (unset: the gateway's default). */
   warm_pool?: number;
+  /**
+   * `false`: a call cut off by a runner crash is not repeated when the execution resumes
+   * (absent means its tools may run twice).
+   */
+  idempotent?: boolean;
 }
 
 /**
@@ -426,6 +431,11 @@ export interface QueueConfig {
    * concludes, with `reason: time_budget` (default 3 min).
    */
   wrap_up_reserve_ms: number;
+  /**
+   * An execution whose runner died continues its stored conversation on the next attempt
+   * (only the step in flight runs again) instead of starting over (default true).
+   */
+  resume_interrupted: boolean;
   graceful_shutdown_timeout_ms: number;
   orphan_detection_interval_ms: number;
   orphan_threshold_ms: number;

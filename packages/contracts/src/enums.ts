@@ -123,6 +123,8 @@ export const TimelineEventTypeSchema = z.enum([
   "memory_injected",
   "task_assigned",
   "sub_agent_result",
+  /** A runner continued an interrupted attempt's conversation, or started over (with why). */
+  "execution_resumed",
 ]);
 export type TimelineEventType = z.infer<typeof TimelineEventTypeSchema>;
 

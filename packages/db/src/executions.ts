@@ -195,6 +195,27 @@ export function discardInterruptedAttempt(
 }
 
 /**
+ * The tokens an execution's LLM calls used so far, summed over its stored interactions (what a
+ * resumed attempt goes on counting from after an interrupted one, whose totals were never
+ * written).
+ */
+export async function executionLlmUsage(
+  client: DbClient,
+  executionId: string,
+): Promise<{ input: number; output: number; thinking: number; total: number }> {
+  const { _sum } = await client.lLMInteraction.aggregate({
+    where: { executionId },
+    _sum: { inputTokens: true, outputTokens: true, thinkingTokens: true, totalTokens: true },
+  });
+  return {
+    input: _sum.inputTokens ?? 0,
+    output: _sum.outputTokens ?? 0,
+    thinking: _sum.thinkingTokens ?? 0,
+    total: _sum.totalTokens ?? 0,
+  };
+}
+
+/**
  * A resumed execution (a suspended parent woken by its sub-agents, or such a resumption
  * redelivered after a crash) keeps its conversation: only timeline events an interrupted
  * attempt left streaming end `failed`, marked `interrupted` with `attempt`.

@@ -69,6 +69,7 @@ export {
   type ExecutionUpdate,
   endInterruptedEvents,
   ensureExecutiveSummaryExecution,
+  executionLlmUsage,
   failStageExecutions,
   finishExecutionAttempt,
   getExecution,

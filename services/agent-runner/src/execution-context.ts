@@ -52,6 +52,8 @@ export interface AgentRunConfig {
   maxIterations: number;
   iterationTimeoutMs: number;
   mcpServers: string[];
+  /** Servers marked `idempotent: false`: a call cut off by an interruption is not repeated. */
+  nonIdempotentServers?: string[];
   /** server → allowed tools; absent or empty allows all. */
   toolFilters: Record<string, string[]>;
   customInstructions?: string;

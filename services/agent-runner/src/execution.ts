@@ -29,9 +29,11 @@ import type {
   ExecutionRecord,
   RunbookFetcher,
   RunnerStore,
+  StartedAttempt,
   ToolGateway,
 } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
+import { RESUMABLE_KINDS } from "./resume.ts";
 import {
   type ControllerResult,
   type RunContext,
@@ -152,6 +154,47 @@ async function listTools(run: RunContext) {
   return { scope, tools: listed.tools };
 }
 
+/**
+ * Marks where an attempt took over from an interrupted one: an `execution_resumed` event with
+ * what was kept and what runs again (or, when the conversation could not be continued, why the
+ * execution starts over), and a log line.
+ */
+async function recordRecovery(timeline: Timeline, started: StartedAttempt, logger: Logger) {
+  const { recovery, attempt } = started;
+  if (!recovery) return;
+  if (recovery.mode === "restarted") {
+    logger.warn({ attempt, reason: recovery.reason }, "interrupted execution restarted");
+    await timeline.create("execution_resumed", {
+      status: "completed",
+      content: `Started over after an interruption: ${recovery.reason}.`,
+      metadata: { mode: "restarted", attempt, reason: recovery.reason },
+    });
+    return;
+  }
+  const { llmTurns, toolResults, pendingCalls } = recovery.plan;
+  logger.info(
+    { attempt, llm_turns: llmTurns, tool_results: toolResults, pending: pendingCalls.length },
+    "interrupted execution resumed",
+  );
+  const again =
+    pendingCalls.length > 0
+      ? ` Runs again: ${pendingCalls.map((c) => c.name).join(", ")} (cut off).`
+      : "";
+  await timeline.create("execution_resumed", {
+    status: "completed",
+    content: `Resumed after an interruption: ${plural(llmTurns, "LLM turn")} and ${plural(toolResults, "tool result")} kept.${again}`,
+    metadata: {
+      mode: "resumed",
+      attempt,
+      llm_turns: llmTurns,
+      tool_results: toolResults,
+      pending_calls: pendingCalls.map((c) => ({ call_id: c.id, name: c.name })),
+    },
+  });
+}
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 async function runController(run: RunContext): Promise<ControllerResult> {
   switch (run.exec.kind) {
     case "investigation":
@@ -221,6 +264,8 @@ export async function runExecution(
   }
   const started = await deps.store.startAttempt(record.id, deps.runnerId, {
     resume: request.resume === true,
+    resumeInterrupted:
+      deps.config.queue.resume_interrupted && RESUMABLE_KINDS.includes(request.kind),
   });
   if (!started) return runExecution(deps, request, signal);
   const timeline = new Timeline(deps.store, deps.bus, logger, {
@@ -241,6 +286,7 @@ export async function runExecution(
     });
   }
   const resumed = started.conversation !== undefined;
+  if (started.recovery) await recordRecovery(timeline, started, logger);
   if (record.task !== null && started.attempt === 1) {
     await timeline.create("task_assigned", {
       status: "completed",
@@ -256,8 +302,10 @@ export async function runExecution(
   const takeover = new AbortController();
   const runSignal = AbortSignal.any([signal, takeover.signal]);
   const usage = new UsageTotals();
-  // A resumption goes on counting from what the suspended attempts used.
-  if (resumed) usage.add(record.usage);
+  // A resumption goes on counting from what the earlier attempts used: as stored when the
+  // parent was suspended, or (after an interruption) as its stored LLM calls add up.
+  if (started.recovery?.mode === "resumed") usage.add(started.recovery.usage);
+  else if (resumed) usage.add(record.usage);
   const writes = new WriteBehind((err) => logger.error({ err }, "trace record not written"));
   const heartbeat = setInterval(() => {
     deps.store.heartbeat(record.id, started.attempt).then(
@@ -324,6 +372,10 @@ export async function runExecution(
             ...(m.continuity && { continuity: m.continuity }),
           })),
           lastId: started.conversation.at(-1)?.id ?? null,
+          ...(started.recovery?.mode === "resumed" && {
+            pendingCalls: started.recovery.plan.pendingCalls,
+            interrupted: started.interrupted,
+          }),
         },
       }),
     };

@@ -20,6 +20,7 @@ import type {
   ScoredMemory,
 } from "@tarsy/db";
 import type { ReasoningContinuity } from "@tarsy/llm-client";
+import type { ResumePlan } from "./resume.ts";
 
 /**
  * The runner's dependencies, each as a small interface: controllers and the execution
@@ -232,7 +233,12 @@ export interface RunnerStore {
   startAttempt(
     executionId: string,
     runnerId: string,
-    options?: { resume?: boolean },
+    options?: {
+      /** A suspended parent woken by its sub-agents: its conversation goes on. */
+      resume?: boolean;
+      /** After an interrupted attempt, continue its conversation when it can be continued. */
+      resumeInterrupted?: boolean;
+    },
   ): Promise<StartedAttempt | null>;
   /** Sub-agents of a parent execution. */
   subAgents: SubAgentStore;
@@ -260,6 +266,14 @@ export interface StartedAttempt {
   conversation?: StoredMessage[];
   /** Sub-agents of a restarted parent's earlier attempt, ended now (their runners are told). */
   abandoned: SubAgentRecord[];
+  /**
+   * After an interrupted attempt: how this one goes on from it. `resumed` continues its stored
+   * conversation (`conversation` is set) with the tokens its LLM calls used so far; `restarted`
+   * starts over, because the conversation could not be continued (`reason`).
+   */
+  recovery?:
+    | { mode: "resumed"; plan: Extract<ResumePlan, { resumable: true }>; usage: TokenUsage }
+    | { mode: "restarted"; reason: string };
 }
 
 export interface StoredMessage {

@@ -279,6 +279,7 @@ export function resolveExecutionContext(
       maxIterations: Math.max(1, resolved.max_iterations),
       iterationTimeoutMs: resolved.iteration_timeout_ms,
       mcpServers: servers,
+      nonIdempotentServers: servers.filter((id) => config.mcpServers.get(id)?.idempotent === false),
       toolFilters,
       requiredSkills: usesSkills ? resolved.required_skills : [],
       onDemandSkills: usesSkills ? resolved.on_demand_skills : [],

@@ -1,12 +1,12 @@
 import type { ForcedConclusionReason, TokenUsage } from "@tarsy/contracts";
-import type { ConversationMessage, LlmClient } from "@tarsy/llm-client";
+import type { ConversationMessage, LlmClient, ToolCall } from "@tarsy/llm-client";
 import type { ServiceMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import type { AgentRunConfig, ExecutionContext } from "./execution-context.ts";
 import type { ProviderFallback } from "./llm-fallback.ts";
 import type { LlmRetryPolicy } from "./llm-retry.ts";
 import type { MemoryRuntime } from "./memory.ts";
-import type { RunnerStore, ToolGateway } from "./ports.ts";
+import type { RunnerStore, TimelineEventRecord, ToolGateway } from "./ports.ts";
 import type { SubAgentRuntime } from "./sub-agents.ts";
 import type { TimeBudget } from "./time-budget.ts";
 import type { Timeline } from "./timeline.ts";
@@ -39,8 +39,17 @@ export interface RunContext {
   subAgents?: SubAgentRuntime;
   /** Summarization walks, by the primary provider they started from (sticky per primary). */
   summarizers?: Map<string, { config: AgentRunConfig; fallback: ProviderFallback }>;
-  /** A resumed execution: the stored conversation its loop continues. */
-  resume?: { messages: ConversationMessage[]; lastId: string | null };
+  /**
+   * A resumed execution: the stored conversation its loop continues. After an interrupted
+   * attempt, `pendingCalls` are the last turn's calls that have no result yet (made again
+   * before the next LLM call, once) and `interrupted` the events that attempt left open.
+   */
+  resume?: {
+    messages: ConversationMessage[];
+    lastId: string | null;
+    pendingCalls?: readonly ToolCall[];
+    interrupted?: readonly TimelineEventRecord[];
+  };
 }
 
 /** The runner's own metrics (events, redeliveries and the backlog come from the bus). */

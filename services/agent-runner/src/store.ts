@@ -15,6 +15,7 @@ import {
   discardInterruptedAttempt,
   dispatchSubAgent,
   endInterruptedEvents,
+  executionLlmUsage,
   finishExecutionAttempt,
   getExecution,
   getSession,
@@ -25,6 +26,7 @@ import {
   listMessages,
   listSubAgents,
   listUndeliveredSubAgentResults,
+  type Message,
   type Prisma,
   recordExecutionFallback,
   recordExecutionReasoningEffort,
@@ -46,12 +48,26 @@ import type { ReasoningContinuity } from "@tarsy/llm-client";
 import type {
   ExecutionRecord,
   RunnerStore,
+  StoredMessage,
   StoredToolCall,
   SubAgentRecord,
   TimelineEventRecord,
 } from "./ports.ts";
+import { planResume } from "./resume.ts";
 
 type Json = Prisma.InputJsonValue;
+
+function toStoredMessage(m: Message): StoredMessage {
+  return {
+    id: m.id,
+    role: m.role,
+    content: m.content,
+    toolCalls: (m.toolCalls ?? null) as StoredToolCall[] | null,
+    toolCallId: m.toolCallId,
+    toolName: m.toolName,
+    continuity: (m.continuity ?? null) as ReasoningContinuity | null,
+  };
+}
 
 function toRecord(row: TimelineEvent): TimelineEventRecord {
   return {
@@ -262,26 +278,50 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
           attempt: row.attempt,
           interrupted: interrupted.map(toRecord),
           abandoned: [],
-          conversation: messages.map((m) => ({
-            id: m.id,
-            role: m.role,
-            content: m.content,
-            toolCalls: (m.toolCalls ?? null) as StoredToolCall[] | null,
-            toolCallId: m.toolCallId,
-            toolName: m.toolName,
-            continuity: (m.continuity ?? null) as ReasoningContinuity | null,
-          })),
+          conversation: messages.map(toStoredMessage),
         };
       }
       if (row.attempt <= 1) return { attempt: row.attempt, interrupted: [], abandoned: [] };
-      // An earlier attempt was interrupted (runner crash): restart the loop from scratch, and
-      // end the sub-agents it had dispatched (the new attempt dispatches its own).
+      // An earlier attempt was interrupted (a runner killed or shut down). Its conversation is
+      // continued when it can be: only the step in flight runs again, and its sub-agents go on.
+      let restartReason: string | undefined;
+      if (options.resumeInterrupted) {
+        const messages = await listMessages(prisma, executionId);
+        const conversation = messages.map(toStoredMessage);
+        const plan = planResume(conversation);
+        if (plan.resumable) {
+          const interrupted = await endInterruptedEvents(prisma, executionId, row.attempt - 1);
+          const used = await executionLlmUsage(prisma, executionId);
+          return {
+            attempt: row.attempt,
+            interrupted: interrupted.map(toRecord),
+            abandoned: [],
+            conversation,
+            recovery: {
+              mode: "resumed",
+              plan,
+              usage: {
+                input_tokens: used.input,
+                output_tokens: used.output,
+                thinking_tokens: used.thinking,
+                total_tokens: used.total,
+              },
+            },
+          };
+        }
+        restartReason = plan.reason;
+      }
+      // Otherwise the loop starts from scratch, and the sub-agents the earlier attempt had
+      // dispatched are ended (the new attempt dispatches its own).
       const interrupted = await discardInterruptedAttempt(prisma, executionId, row.attempt - 1);
       const abandoned = await abandonSubAgents(prisma, executionId);
       return {
         attempt: row.attempt,
         interrupted: interrupted.map(toRecord),
         abandoned: abandoned.map(toSubAgent),
+        ...(restartReason !== undefined && {
+          recovery: { mode: "restarted" as const, reason: restartReason },
+        }),
       };
     },
 

@@ -169,11 +169,15 @@ describe("runner worker", () => {
     });
     const execution = await getExecution(env.db.prisma, request.execution_id);
     expect(execution).toMatchObject({ status: "completed", attempt: 2, runnerId: "runner-b" });
+    // The second attempt continued the stored prompt: nothing was kept but the prompt (no turn
+    // had ended), so the cut call is made again.
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => [e.eventType, e.status])).toEqual([
       ["llm_response", "failed"],
+      ["execution_resumed", "completed"],
       ["final_analysis", "completed"],
     ]);
+    expect(timeline[1]?.metadata).toMatchObject({ mode: "resumed", attempt: 2, llm_turns: 0 });
     const messages = await listMessages(env.db.prisma, request.execution_id);
     expect(messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
   });
@@ -226,6 +230,7 @@ describe("runner worker", () => {
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(timeline.map((e) => [e.eventType, e.status])).toEqual([
       ["llm_response", "failed"],
+      ["execution_resumed", "completed"],
       ["final_analysis", "completed"],
     ]);
     expect(finished.list).toHaveLength(1);

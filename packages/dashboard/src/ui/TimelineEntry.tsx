@@ -33,6 +33,7 @@ const LABELS: Record<TimelineItem["event_type"], string> = {
   memory_injected: "Lessons from past investigations",
   task_assigned: "Task assigned",
   sub_agent_result: "Sub-agent result",
+  execution_resumed: "Interrupted",
 };
 
 /** Longer texts of other kinds start collapsed. */
@@ -327,6 +328,17 @@ export const Entry = memo(function Entry(props: { item: TimelineItem; highlighte
           <ToneChip tone="warning" label="provider fallback" />
         ) : null}
         {item.event_type === "sub_agent_result" ? <SubAgentOutcome item={item} /> : null}
+        {item.event_type === "execution_resumed" ? (
+          <ToneChip
+            tone={meta.mode === "resumed" ? "info" : "warning"}
+            title={
+              meta.mode === "resumed"
+                ? "a new attempt continued the stored conversation: finished steps were not run again"
+                : "the stored conversation could not be continued: the agent started over"
+            }
+            label={meta.mode === "resumed" ? "resumed" : "started over"}
+          />
+        ) : null}
         <Box sx={{ flexGrow: 1 }} />
         <CopyButton
           icon="link"

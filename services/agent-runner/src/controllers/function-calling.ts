@@ -4,10 +4,11 @@ import { ExecutionSuspendedError, IterationTimeoutError } from "../errors.ts";
 import { callLlm } from "../llm-call.ts";
 import type { ToolDefinition, ToolScope } from "../ports.ts";
 import { buildFunctionCallingMessages, forcedConclusionPrompt } from "../prompts/index.ts";
+import { alreadyRepeated, notRepeatedResult } from "../resume.ts";
 import type { ControllerResult, RunContext } from "../run-context.ts";
 import type { WrapUpReason } from "../time-budget.ts";
 import { onIterationTimeout, recordIterationTimeout, toolLessCall } from "./single-call.ts";
-import { executeToolCall } from "./tool-execution.ts";
+import { executeToolCall, splitToolName, toolCallMetadata } from "./tool-execution.ts";
 
 /**
  * The investigation loop with structured function calling (google-native and langchain
@@ -32,6 +33,8 @@ export async function runFunctionCalling(
     if (!run.resume) {
       for (const message of buildFunctionCallingMessages(exec)) conversation.append(message);
     }
+    // After an interruption: the calls that were cut off, before the next LLM call.
+    await finishPendingCalls(run, scope, conversation);
     const finalType = exec.chat ? "chat_response" : "final_analysis";
     let consecutiveTimeouts = 0;
     // Why the loop would end without an answer: its iterations ran out, unless its time does.
@@ -134,8 +137,11 @@ export async function runFunctionCalling(
         toolCalls: response.toolCalls,
         ...(response.continuity && { continuity: response.continuity }),
       });
+      // Stored as each step ends: an interrupted attempt's successor runs only what is left.
+      await conversation.flush();
       for (const call of response.toolCalls) {
         await executeToolCall(run, scope, conversation, call);
+        await conversation.flush();
       }
     }
 
@@ -145,10 +151,12 @@ export async function runFunctionCalling(
       { reason: wrapUp, iterations_used: iterationsUsed, remaining_ms: run.budget.remainingMs() },
       "forced conclusion",
     );
-    conversation.append({
-      role: "user",
-      content: forcedConclusionPrompt(wrapUp, exec.config.maxIterations),
-    });
+    const prompt = forcedConclusionPrompt(wrapUp, exec.config.maxIterations);
+    // A resumed loop interrupted during its conclusion has asked for it already.
+    const last = conversation.messages.at(-1);
+    if (last?.role !== "user" || last.content !== prompt) {
+      conversation.append({ role: "user", content: prompt });
+    }
     const text = await toolLessCall(run, conversation, {
       interactionType: "forced_conclusion",
       eventType: "final_analysis",
@@ -164,6 +172,45 @@ export async function runFunctionCalling(
   } finally {
     // Whatever stopped the loop, what was said so far is stored.
     await conversation.flush().catch(() => undefined);
+  }
+}
+
+/**
+ * A resumed loop's calls that were cut off by the interruption (the last turn's calls without
+ * a result), made again in order, once. A call to a server marked `idempotent: false`, or one
+ * already made again after an earlier interruption, is not: its result tells the agent that
+ * its outcome is unknown.
+ */
+async function finishPendingCalls(
+  run: RunContext,
+  scope: ToolScope,
+  conversation: Conversation,
+): Promise<void> {
+  const pending = run.resume?.pendingCalls ?? [];
+  const unsafe = new Set(run.exec.config.nonIdempotentServers ?? []);
+  for (const call of pending) {
+    const { server } = splitToolName(call.name);
+    const skip = unsafe.has(server)
+      ? "not_idempotent"
+      : alreadyRepeated(call.id, run.resume?.interrupted ?? [])
+        ? "already_repeated"
+        : null;
+    if (skip) {
+      const content = notRepeatedResult(skip);
+      await run.timeline.create("llm_tool_call", {
+        status: "completed",
+        content,
+        metadata: {
+          ...toolCallMetadata(call),
+          is_error: true,
+          not_repeated: skip,
+        },
+      });
+      conversation.append({ role: "tool", content, toolCallId: call.id, toolName: call.name });
+    } else {
+      await executeToolCall(run, scope, conversation, call, { resumed: true });
+    }
+    await conversation.flush();
   }
 }
 

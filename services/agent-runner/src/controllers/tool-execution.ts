@@ -24,6 +24,17 @@ function parseArguments(raw: string): unknown {
   }
 }
 
+/** An `llm_tool_call` event's description of the call: server, tool, arguments, call id. */
+export function toolCallMetadata(call: ToolCall): Record<string, unknown> {
+  const names = splitToolName(call.name);
+  return {
+    server_name: names.server,
+    tool_name: names.tool,
+    arguments: parseArguments(call.arguments),
+    call_id: call.id,
+  };
+}
+
 /**
  * One tool call of the LLM: an `llm_tool_call` event (arguments in metadata) completed with
  * the storage-truncated result and `is_error`, an MCPInteraction record, summarization when
@@ -34,15 +45,15 @@ export async function executeToolCall(
   scope: ToolScope,
   conversation: Conversation,
   call: ToolCall,
+  options: { resumed?: boolean } = {},
 ): Promise<void> {
   const names = splitToolName(call.name);
   const args = parseArguments(call.arguments);
   const event = await run.timeline.create("llm_tool_call", {
     metadata: {
-      server_name: names.server,
-      tool_name: names.tool,
-      arguments: args,
-      call_id: call.id,
+      ...toolCallMetadata(call),
+      // Made again by a resumed attempt (the interrupted one was cut off during it).
+      ...(options.resumed && { resumed: true }),
     },
   });
   const started = performance.now();
