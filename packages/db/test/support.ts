@@ -2,12 +2,8 @@
  * Test databases come from packages/testkit, imported by path: @tarsy/testkit depends on
  * @tarsy/db, so a package dependency back would be a cycle.
  */
-export {
-  createTestDatabase,
-  createTestDb,
-  dbTest,
-  type TestDatabase,
-} from "../../testkit/src/db.ts";
+export { createTestDatabase, createTestDb, type TestDatabase } from "../../testkit/src/db.ts";
+export { dbTest } from "../../testkit/src/fixtures.ts";
 
 import postgres from "postgres";
 

@@ -14,7 +14,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { createDb, type Db, migrate, readMigrations } from "@tarsy/db";
 import postgres from "postgres";
-import { test as base } from "vitest";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -231,27 +230,3 @@ export async function createTestDb(options: CreateTestDatabaseOptions = {}): Pro
     },
   };
 }
-
-/**
- * `test` with `database` (a migrated database of the test's own) and `db` (a client on it);
- * both are torn down after the test.
- */
-export const dbTest = base.extend<{ database: TestDatabase; db: Db }>({
-  // biome-ignore lint/correctness/noEmptyPattern: vitest reads fixture dependencies from this pattern
-  database: async ({}, use) => {
-    const database = await createTestDatabase();
-    try {
-      await use(database);
-    } finally {
-      await database.drop();
-    }
-  },
-  db: async ({ database }, use) => {
-    const db = createDb({ url: database.url, poolSize: 5 });
-    try {
-      await use(db);
-    } finally {
-      await db.close();
-    }
-  },
-});

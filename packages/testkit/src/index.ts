@@ -4,7 +4,6 @@ export {
   createTestDb,
   DEFAULT_DATABASE_URL,
   databaseUrl,
-  dbTest,
   migrationsHash,
   type TestDatabase,
   type TestDb,
@@ -18,11 +17,11 @@ export {
   startFakeSlack,
 } from "./fake-slack.ts";
 export { startWebhookReceiver, type WebhookReceiver } from "./fake-webhook.ts";
+export { dbTest, natsTest } from "./fixtures.ts";
 export {
   type CreateTestBusOptions,
   connectRawNats,
   createTestBus,
-  natsTest,
   natsUrl,
   type RawNatsConnection,
   type TestBus,

@@ -10,7 +10,6 @@ import {
   createBusAdmin,
 } from "@tarsy/bus";
 import { createLogger, type Logger } from "@tarsy/runtime";
-import { test as base } from "vitest";
 
 export const natsUrl = (): string => process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -129,16 +128,3 @@ export async function createTestBus(options: CreateTestBusOptions = {}): Promise
     },
   };
 }
-
-/** `test` with a `nats` fixture: a provisioned bus of the test's own, cleaned up after it. */
-export const natsTest = base.extend<{ nats: TestBus }>({
-  // biome-ignore lint/correctness/noEmptyPattern: vitest reads fixture dependencies from this pattern
-  nats: async ({}, use) => {
-    const testBus = await createTestBus();
-    try {
-      await use(testBus);
-    } finally {
-      await testBus.cleanup();
-    }
-  },
-});

@@ -2,7 +2,8 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { SESSIONS_EVENTS_SUBJECT, WORK_SUBJECTS } from "@tarsy/contracts";
 import { afterAll, describe, expect, it } from "vitest";
-import { createTestBus, natsTest, natsUrl } from "../src/nats.ts";
+import { natsTest } from "../src/fixtures.ts";
+import { createTestBus, natsUrl } from "../src/nats.ts";
 
 const seen: { prefix: string; suffix: string }[] = [];
 
