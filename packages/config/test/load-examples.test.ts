@@ -56,6 +56,7 @@ describe("the example files", () => {
       session_timeout_ms: 900_000,
       chat_timeout_ms: 900_000,
       wrap_up_reserve_ms: 180_000,
+      resume_interrupted: true,
       graceful_shutdown_timeout_ms: 900_000,
       orphan_detection_interval_ms: 300_000,
       orphan_threshold_ms: 300_000,
