@@ -243,25 +243,25 @@ agent_chains:
     const file = join(dir, "tarsy.yaml");
     expect(run.stdout).toContain(`Configuration in ${dir} is invalid: 5 problems`);
     expect(run.stdout).toContain(
-      `error: ${file}: mcp_servers.broken.transport.command: is required for stdio transport (environment variable "BROKEN_BIN" is not set)`,
+      `error: ${file}:7: mcp_servers.broken.transport.command: is required for stdio transport (environment variable "BROKEN_BIN" is not set)`,
     );
     expect(run.stdout).toContain(
-      `error: ${file}: defaults.max_iterations: Too small: expected number to be >=1`,
+      `error: ${file}:4: defaults.max_iterations: Too small: expected number to be >=1`,
     );
     expect(run.stdout).toContain(
-      `error: ${file}: agent_chains.k8s.stages[0].agents[0].name: unknown agent "Nobody"`,
+      `error: ${file}:14: agent_chains.k8s.stages[0].agents[0].name: unknown agent "Nobody"`,
     );
     // Warnings come with the errors.
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
     expect(run.stdout).toContain(`unsupported: ${file}: memory:`);
-    // A label map selector names a catalog entry; the error carries its file line.
+    // Each error carries its file line (a label map selector names a catalog entry).
     expect(run.stdout).toContain(
       `error: ${file}:11: agent_chains.k8s.label_map: unknown label map "triage" (label_maps has "builtin")`,
     );
     expect(run.stdout).toContain(
-      `error: ${file}: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
+      `error: ${file}:10: agent_chains.k8s.alert_types[0]: alert type "kubernetes" is already handled by chain "kubernetes-agent-chain"`,
     );
   });
 
@@ -281,7 +281,7 @@ agent_chains:
     const run = await tarsy(["config", "check", "--config-dir", dir]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(
-      `error: ${join(dir, "tarsy.yaml")}: authorization.policy: line 2 (file line 6): unknown action "read"`,
+      `error: ${join(dir, "tarsy.yaml")}:4: authorization.policy: line 2 (file line 6): unknown action "read"`,
     );
   });
 

@@ -426,15 +426,13 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
       message: `${issue.message} (environment variable ${names} ${verb} not set)`,
     };
   });
-  // Label settings name their file line too (the catalog's own issues already do).
-  // Label, fallback-list and executive-summary settings name their file line too.
-  const located = issues.map((issue) =>
-    issue.line === undefined &&
-    issue.file === tarsyFile &&
-    /(^|\.)(label_map|fallback_list|fallback_lists|executive_summary)($|[.[])/.test(issue.path)
-      ? { ...issue, ...lineField(tarsyLineOf(pathSegments(issue.path))) }
-      : issue,
-  );
+  // Every issue of a file names its line: the setting's own, or its nearest written ancestor's.
+  const lineIn = (file: string) =>
+    file === tarsyFile ? tarsyLineOf : file === providersFile ? providersLineOf : undefined;
+  const located = issues.map((issue) => {
+    const lineOfPath = issue.line === undefined ? lineIn(issue.file) : undefined;
+    return lineOfPath ? { ...issue, ...lineField(lineOfPath(pathSegments(issue.path))) } : issue;
+  });
   if (located.length > 0) throw new ConfigError(located, state.warnings);
   return { config, warnings: state.warnings };
 }

@@ -157,11 +157,13 @@ agent_chains:
       {
         file: "tarsy.yaml",
         path: "defaults.compose_provider",
+        line: 4,
         message: 'unknown LLM provider "nowhere"',
       },
       {
         file: "tarsy.yaml",
         path: "agent_chains.bad.compose_backend",
+        line: 12,
         message: 'llm_backend "google-native" cannot run LLM provider "mid" (type openai)',
       },
       {

@@ -7,7 +7,7 @@ import {
   resolveExecutiveSummaryConfig,
   resolveSynthesisConfig,
 } from "../src/index.ts";
-import { configDir, load, loadIssues } from "./helpers.ts";
+import { configDir, load, loadIssues, withoutLines } from "./helpers.ts";
 
 const PROVIDERS = `
 llm_providers:
@@ -180,9 +180,10 @@ agent_chains:
 
 describe("fallback_providers: validation", () => {
   it("rejects unknown providers, unknown backends and backends that cannot drive the provider", () => {
-    const issues = loadIssues({
-      providers: PROVIDERS,
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        providers: PROVIDERS,
+        tarsy: `
 defaults:
   fallback_providers:
     - { provider: no-such-provider, backend: langchain }
@@ -206,7 +207,8 @@ agent_chains:
             fallback_providers:
               - { provider: backup-openai, backend: quantum }
 `,
-    });
+      }),
+    );
     expect(issues).toEqual([
       {
         file: "tarsy.yaml",

@@ -42,3 +42,11 @@ export function loadIssues(
   }
   throw new Error("expected the configuration to be invalid");
 }
+
+/**
+ * Issues without their `line`, for tests about what is reported where in the config tree
+ * (validation.test.ts's "every issue names its line" is about the lines).
+ */
+export function withoutLines(issues: readonly ConfigIssue[]): Omit<ConfigIssue, "line">[] {
+  return issues.map(({ line: _line, ...rest }) => rest);
+}

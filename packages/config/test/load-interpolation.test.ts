@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { load, loadIssues } from "./helpers.ts";
+import { load, loadIssues, withoutLines } from "./helpers.ts";
 
 describe("interpolation in files", () => {
   it("substitutes {{.VAR}} in values, typing unquoted ones like the YAML would", () => {
@@ -159,8 +159,9 @@ llm_providers:
   });
 
   it("reports a required field left empty by a missing variable where it is, naming the variable", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 mcp_servers:
   argocd:
     transport:
@@ -171,13 +172,14 @@ mcp_servers:
       type: stdio
       command: "{{.MCP_BIN}}"
 `,
-      providers: `
+        providers: `
 llm_providers:
   mine:
     type: openai
     model: "{{.MODEL}}"
 `,
-    });
+      }),
+    );
     expect(issues).toEqual([
       {
         file: "tarsy.yaml",

@@ -29,7 +29,7 @@ describe("queue.resume_interrupted and mcp_servers.*.idempotent", () => {
     expect(warnings.filter((w) => /resume|idempotent/.test(w.path))).toEqual([]);
   });
 
-  it("a value that is not a boolean is an error at its file and path", () => {
+  it("a value that is not a boolean is an error at its file, path and line", () => {
     const issues = loadIssues({
       tarsy: `queue:\n  resume_interrupted: "yes"\n${SERVERS.replace("idempotent: false", "idempotent: 0")}`,
     });
@@ -37,11 +37,13 @@ describe("queue.resume_interrupted and mcp_servers.*.idempotent", () => {
       {
         file: "tarsy.yaml",
         path: "queue.resume_interrupted",
+        line: 2,
         message: "expected boolean, received string",
       },
       {
         file: "tarsy.yaml",
         path: "mcp_servers.admin.idempotent",
+        line: 8,
         message: "expected boolean, received number",
       },
     ]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, formatIssue, loadConfig } from "../src/index.ts";
-import { configDir, loadIssues } from "./helpers.ts";
+import { configDir, loadIssues, withoutLines } from "./helpers.ts";
 
 /** One stage with the given agent; the rest of the file is valid. */
 function chainWith(agent: string, extra = ""): string {
@@ -17,8 +17,9 @@ ${extra}`;
 
 describe("validation: every problem at once, each with file, path and message", () => {
   it("reports unknown references: chain → agent, agent → MCP server, stage → provider", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 agents:
   my-agent:
     mcp_servers: [kubernetes-server, no-such-server]
@@ -44,7 +45,8 @@ agent_chains:
       agent: NoSuchJudge
       llm_provider: no-such-judge-provider
 `,
-    });
+      }),
+    );
     expect(issues).toEqual([
       {
         file: "tarsy.yaml",
@@ -105,8 +107,9 @@ agent_chains:
   });
 
   it("reports an alert type claimed by two chains, naming the other chain", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 agent_chains:
   first:
     alert_types: [PodCrashLoop]
@@ -118,7 +121,8 @@ agent_chains:
     alert_types: [kubernetes]
     stages: [{ name: s, agents: [KubernetesAgent] }]
 `,
-    });
+      }),
+    );
     expect(issues).toEqual([
       {
         file: "tarsy.yaml",
@@ -134,8 +138,9 @@ agent_chains:
   });
 
   it("reports invalid regexes and unknown masking names", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 defaults:
   alert_masking: { pattern_group: everything }
 mcp_servers:
@@ -152,7 +157,8 @@ mcp_servers:
           pattern: "(?i)ok-[0-9]+"
           replacement: "[MASKED_OK]"
 `,
-    });
+      }),
+    );
     expect(issues).toHaveLength(4);
     expect(issues).toContainEqual({
       file: "tarsy.yaml",
@@ -176,21 +182,23 @@ mcp_servers:
   });
 
   it("reports bad enum values", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 defaults:
   success_policy: most
 mcp_servers:
   s:
     transport: { type: grpc, url: "http://x" }
 ${chainWith("{ name: KubernetesAgent, llm_backend: openai-native }")}`,
-      providers: `
+        providers: `
 llm_providers:
   p:
     type: mistral
     model: m
 `,
-    });
+      }),
+    );
     expect(issues).toEqual([
       {
         file: "tarsy.yaml",
@@ -217,8 +225,9 @@ llm_providers:
   });
 
   it("reports negative and zero numbers and bad durations", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 queue:
   max_concurrent_sessions: 0
   max_pending_per_alert_type: -1
@@ -232,7 +241,8 @@ mcp_servers:
     transport: { type: http, url: "http://x", timeout: -5 }
     summarization: { size_threshold_tokens: 10 }
 ${chainWith("{ name: KubernetesAgent, max_iterations: -3 }", "        replicas: 0")}`,
-    });
+      }),
+    );
     expect(issues.map(formatIssue)).toEqual([
       "tarsy.yaml: defaults.max_iterations: Too small: expected number to be >=1",
       "tarsy.yaml: queue.max_concurrent_sessions: Too small: expected number to be >=1",
@@ -248,8 +258,9 @@ ${chainWith("{ name: KubernetesAgent, max_iterations: -3 }", "        replicas: 
   });
 
   it("reports missing required fields", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 mcp_servers:
   no-command:
     transport: { type: stdio }
@@ -266,12 +277,13 @@ agent_chains:
     alert_types: [y]
     stages: [{ name: s }]
 `,
-      providers: `
+        providers: `
 llm_providers:
   no-model:
     type: openai
 `,
-    });
+      }),
+    );
     expect(issues.map(formatIssue)).toEqual([
       "tarsy.yaml: mcp_servers.no-command.transport.command: is required for stdio transport",
       "tarsy.yaml: mcp_servers.no-url.transport.url: is required for sse transport",
@@ -284,8 +296,9 @@ llm_providers:
   });
 
   it("reports structural mistakes: replicas with several agents, duplicate stages, unusable backends", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 defaults:
   alert_type: nothing-handles-this
 agent_chains:
@@ -301,12 +314,14 @@ agent_chains:
           - { name: KubernetesAgent, llm_backend: google-native }
           - { name: KubernetesAgent, llm_provider: google-default, llm_backend: scripted }
 `,
-    });
+      }),
+    );
     expect(issues.map(formatIssue)).toEqual([
       "tarsy.yaml: agent_chains.c.stages[0].replicas: replicas can only be used with a single agent",
     ]);
-    const fixed = loadIssues({
-      tarsy: `
+    const fixed = withoutLines(
+      loadIssues({
+        tarsy: `
 defaults:
   alert_type: nothing-handles-this
 agent_chains:
@@ -321,7 +336,8 @@ agent_chains:
           - { name: KubernetesAgent, llm_backend: google-native }
           - { name: KubernetesAgent, llm_provider: google-default, llm_backend: scripted }
 `,
-    });
+      }),
+    );
     expect(fixed.map(formatIssue)).toEqual([
       'tarsy.yaml: agent_chains.c.stages[1].name: duplicate stage name "s"',
       'tarsy.yaml: agent_chains.c.stages[1].agents[0]: llm_backend "google-native" cannot run LLM provider "openai-default" (type openai)',
@@ -331,13 +347,15 @@ agent_chains:
   });
 
   it("reports MCP server ids that cannot be addressed as server.tool", () => {
-    const issues = loadIssues({
-      tarsy: `
+    const issues = withoutLines(
+      loadIssues({
+        tarsy: `
 mcp_servers:
   my.server:
     transport: { type: stdio, command: x }
 `,
-    });
+      }),
+    );
     expect(issues.map(formatIssue)).toEqual([
       "tarsy.yaml: mcp_servers.my.server: MCP server ids may only hold letters, digits, '_' and '-' (tools are addressed as server.tool)",
     ]);
@@ -354,6 +372,38 @@ mcp_servers:
     ]);
     expect(issues[0]?.message).toMatch(/^YAML syntax error: /);
     expect(issues[1]?.message).toBe("YAML syntax error: Map keys must be unique");
+  });
+
+  it("every issue names its line: the setting's own, or its nearest written ancestor's", () => {
+    const issues = loadIssues({
+      tarsy: `
+queue:
+  resume_interrupted: maybe
+defaults:
+  max_iterations: -1
+agent_chains:
+  c:
+    alert_types: [c]
+    stages:
+      - name: s
+        agents: [{ name: Ghost }]
+  d:
+    stages: [{ name: t, agents: [KubernetesAgent] }]
+`,
+      providers: `
+llm_providers:
+  p:
+    type: openai
+`,
+    });
+    expect(issues.map(formatIssue)).toEqual([
+      "tarsy.yaml:5: defaults.max_iterations: Too small: expected number to be >=1",
+      "tarsy.yaml:3: queue.resume_interrupted: expected boolean, received string",
+      // Missing: the first line of the entry it is missing from.
+      "tarsy.yaml:13: agent_chains.d.alert_types: is required",
+      "llm-providers.yaml:4: llm_providers.p.model: is required",
+      'tarsy.yaml:11: agent_chains.c.stages[0].agents[0].name: unknown agent "Ghost"',
+    ]);
   });
 
   it("throws one ConfigError whose message lists every problem", () => {
@@ -373,9 +423,9 @@ ${chainWith("{ name: Ghost }")}`,
     const error = caught as ConfigError;
     expect(error.code).toBe("config_invalid");
     expect(error.message).toContain("invalid configuration (2 problems)");
-    expect(error.message).toContain(`${dir}/tarsy.yaml: defaults.max_iterations:`);
+    expect(error.message).toContain(`${dir}/tarsy.yaml:3: defaults.max_iterations:`);
     expect(error.message).toContain(
-      `${dir}/tarsy.yaml: agent_chains.c.stages[0].agents[0].name: unknown agent "Ghost"`,
+      `${dir}/tarsy.yaml:11: agent_chains.c.stages[0].agents[0].name: unknown agent "Ghost"`,
     );
   });
 });
