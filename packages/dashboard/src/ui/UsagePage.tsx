@@ -564,7 +564,13 @@ function Breakdown(props: { title: string; id: string; rankBy: UsageRankBy; grou
         </ChartFigure>
       ) : null}
       <TableContainer>
-        <Table size="small" aria-label={props.title}>
+        {/* Focusable: the keyboard scrolls it when it is wider than the column it sits in. */}
+        <Table
+          size="small"
+          aria-label={props.title}
+          tabIndex={0}
+          sx={{ "&:focus-visible": { outlineOffset: -3 } }}
+        >
           <TableHead>
             <TableRow>
               <TableCell>Name</TableCell>
