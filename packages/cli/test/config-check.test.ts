@@ -281,7 +281,7 @@ agent_chains:
     const run = await tarsy(["config", "check", "--config-dir", dir]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(
-      `error: ${join(dir, "tarsy.yaml")}:4: authorization.policy: line 2 (file line 6): unknown action "read"`,
+      `error: ${join(dir, "tarsy.yaml")}:6: authorization.policy: line 2 (file line 6): unknown action "read"`,
     );
   });
 

@@ -208,8 +208,8 @@ export const isProjectName = (value: string): boolean => PROJECT_RE.test(value);
 export function authorizationProblems(
   config: AuthorizationConfig,
   policyFileLine?: number,
-): [string, string][] {
-  const out: [string, string][] = [];
+): [path: string, message: string, fileLine?: number][] {
+  const out: [path: string, message: string, fileLine?: number][] = [];
   if (config.projects.length === 0) out.push(["projects", "at least one project is needed"]);
   const dup = config.projects.find((p, i) => config.projects.indexOf(p) !== i);
   if (dup) out.push(["projects", `"${dup}" is listed twice`]);
@@ -221,9 +221,9 @@ export function authorizationProblems(
     out.push(["alertmanager.project", `"${am}" is not in projects`]);
   }
   for (const p of parsePolicy(config.policy, config.projects).problems) {
-    const inFile =
-      policyFileLine === undefined ? "" : ` (file line ${policyFileLine + p.line - 1})`;
-    out.push(["policy", `line ${p.line}${inFile}: ${p.message}`]);
+    const fileLine = policyFileLine === undefined ? undefined : policyFileLine + p.line - 1;
+    const inFile = fileLine === undefined ? "" : ` (file line ${fileLine})`;
+    out.push(["policy", `line ${p.line}${inFile}: ${p.message}`, fileLine]);
   }
   return out;
 }

@@ -272,8 +272,14 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     section(AuthorizationSchema, top.authorization, "authorization"),
   );
   if (top.authorization !== undefined && top.authorization !== null) {
-    for (const [path, message] of authorizationProblems(authorization, policyLine)) {
-      state.issues.push({ file: tarsyFile, path: `authorization.${path}`, message });
+    for (const [path, message, line] of authorizationProblems(authorization, policyLine)) {
+      // A policy line's problem is at that line of the file (not the policy key's).
+      state.issues.push({
+        file: tarsyFile,
+        path: `authorization.${path}`,
+        message,
+        ...lineField(line),
+      });
     }
   }
 

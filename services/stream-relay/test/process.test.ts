@@ -115,7 +115,7 @@ natsTest(
       const [code] = await once(child, "exit");
       expect(code, output).not.toBe(0);
       expect(output).toContain(
-        `${file}: authorization.policy: line 1 (file line 5): unknown project "nowhere"`,
+        `${file}:5: authorization.policy: line 1 (file line 5): unknown project "nowhere"`,
       );
       expect(output).not.toMatch(/"url":"ws:/);
     } finally {
