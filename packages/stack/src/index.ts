@@ -1,3 +1,4 @@
+export { serviceBundle } from "./bundle.ts";
 export { ensureNats, ensurePostgres, freePort, isListening, type ManagedInfra } from "./infra.ts";
 export {
   formatLine,
