@@ -6,6 +6,7 @@ import type { Bus, WorkConsumer } from "@tarsy/bus";
 import { loadConfig, type TarsyConfig } from "@tarsy/config";
 import type { ExecutionFinished, ExecutionRequested } from "@tarsy/contracts";
 import { createSession, createTimelineEvent, type Db, getSession } from "@tarsy/db";
+import { countStoredRows } from "@tarsy/db/testing";
 import { createMetrics, type ServiceMetrics } from "@tarsy/metrics";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import {
@@ -336,6 +337,17 @@ export async function waitForSession(
     },
     { what: `session ${id} to be ${statuses.join("|")}`, timeoutMs },
   );
+}
+
+/**
+ * Waits until every outbox row of the test's database is published: a status the database
+ * shows reaches the events stream after its transaction committed, a moment later.
+ */
+export async function outboxPublished(db: Db): Promise<void> {
+  await until(async () => (await countStoredRows(db.prisma)).unpublishedOutbox === 0, {
+    what: "the outbox to be published",
+    timeoutMs: 15_000,
+  });
 }
 
 export type { Orchestrator };

@@ -18,11 +18,11 @@ import {
   listSessionTimeline,
   submitChatMessage,
 } from "@tarsy/db";
-import { countStoredRows } from "@tarsy/db/testing";
 import { until, workStored } from "@tarsy/testkit";
 import { describe, expect } from "vitest";
 import {
   stackTest as it,
+  outboxPublished,
   runnerPeer,
   type SimpleChainOptions,
   simpleChainConfig,
@@ -135,6 +135,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     });
     expect((await getSession(t.db.prisma, id))?.status).toBe("cancelled");
     expect(await listSessionStages(t.db.prisma, id)).toHaveLength(1);
+    await outboxPublished(t.db);
     const events = (
       await nats.bus.replayEvents({ subject: sessionEventsSubject(id), afterSeq: 0, limit: 100 })
     ).events.map((e) => e.payload);
@@ -219,6 +220,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
       startedAt: null,
     });
     expect(done.completedAt).not.toBeNull();
+    await outboxPublished(t.db);
     const events = (
       await nats.bus.replayEvents({
         subject: sessionEventsSubject(queued),
@@ -389,10 +391,7 @@ describe("orchestrator lifecycle (real Postgres and NATS)", () => {
     const stages = await listSessionStages(t.db.prisma, id);
     expect(stages.map((s) => s.stageName)).toEqual(["investigate", "confirm"]);
     // The completion event leaves through the outbox after the commit: count once it is out.
-    await until(async () => (await countStoredRows(t.db.prisma)).unpublishedOutbox === 0, {
-      what: "the outbox to be published",
-      timeoutMs: 15_000,
-    });
+    await outboxPublished(t.db);
     const completedEvents = (
       await nats.bus.replayEvents({ subject: SESSIONS_EVENTS_SUBJECT, afterSeq: 0, limit: 500 })
     ).events.filter(

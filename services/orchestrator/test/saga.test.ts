@@ -8,6 +8,7 @@ import { withSession } from "../src/saga/session-lock.ts";
 import {
   stackTest as it,
   logger,
+  outboxPublished,
   runnerPeer,
   startTestOrchestrator,
   submit,
@@ -139,6 +140,7 @@ describe("orchestrator saga (real Postgres and NATS)", () => {
     expect(done.totalTokens).toBe(15 * 8);
 
     // The session channel tells the same story, in order.
+    await outboxPublished(t.db);
     const replay = await nats.bus.replayEvents({
       subject: sessionEventsSubject(id),
       afterSeq: 0,
