@@ -1,4 +1,13 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -36,8 +45,14 @@ async function bundle(serviceDir: string): Promise<string> {
   try {
     const result = await build({
       absWorkingDir: serviceDir,
-      entryPoints: ["src/main.ts"],
-      outfile: join(staging, "main.mjs"),
+      entryPoints: { main: "src/main.ts" },
+      outdir: staging,
+      outExtension: { ".js": ".mjs" },
+      // A dynamic `import()` becomes a chunk of its own, loaded (with the npm packages it
+      // imports) only when that code runs: a CLI command that starts MCP servers does not make
+      // every other command load the MCP SDK, Prisma and the gateway.
+      splitting: true,
+      chunkNames: "chunks/[name]-[hash]",
       bundle: true,
       platform: "node",
       format: "esm",
@@ -49,6 +64,15 @@ async function bundle(serviceDir: string): Promise<string> {
     });
     const inputs = Object.keys(result.metafile.inputs).map((input) => join(serviceDir, input));
     writeFileSync(join(staging, "main.inputs.json"), JSON.stringify(inputs));
+    // Chunks first, named by their content: a process still running an older main.mjs keeps
+    // finding the chunks it names.
+    const chunks = join(staging, "chunks");
+    if (existsSync(chunks)) {
+      mkdirSync(join(serviceDir, "dist", "chunks"), { recursive: true });
+      for (const name of readdirSync(chunks)) {
+        renameSync(join(chunks, name), join(serviceDir, "dist", "chunks", name));
+      }
+    }
     renameSync(join(staging, "main.mjs.map"), `${out}.map`);
     renameSync(join(staging, "main.inputs.json"), inputsFile);
     renameSync(join(staging, "main.mjs"), out);

@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -55,6 +63,43 @@ describe("service bundles", () => {
     const rebuilt = await serviceBundle(dir);
     expect(statSync(rebuilt).mtimeMs).toBeGreaterThan(builtAt);
     expect(run(rebuilt).greeting).toBe("changed");
+  });
+
+  it("loads a dynamically imported module, and the npm packages it imports, only when it runs", async () => {
+    // A separate folder: the other tests' service has no lazy part.
+    const lazyDir = mkdtempSync(join(PACKAGE_DIR, ".bundle-test-lazy-"));
+    try {
+      mkdirSync(join(lazyDir, "src"), { recursive: true });
+      writeFileSync(
+        join(lazyDir, "src/heavy.ts"),
+        'import { z } from "zod";\nexport const check = (v: string): string => z.string().parse(v);\n',
+      );
+      writeFileSync(
+        join(lazyDir, "src/main.ts"),
+        [
+          'if (process.argv[2] === "lazy") {',
+          '  const { check } = await import("./heavy.ts");',
+          '  console.log(JSON.stringify({ value: check("checked") }));',
+          "} else {",
+          "  console.log(JSON.stringify({ value: null }));",
+          "}",
+        ].join("\n"),
+      );
+      const main = await serviceBundle(lazyDir);
+      const text = readFileSync(main, "utf8");
+      // zod is imported by the chunk of the lazy module, not by main.mjs.
+      expect(text).not.toContain("/zod/");
+      const chunks = readdirSync(join(lazyDir, "dist/chunks")).filter((f) => f.endsWith(".mjs"));
+      expect(
+        chunks.some((f) => readFileSync(join(lazyDir, "dist/chunks", f), "utf8").includes("/zod/")),
+      ).toBe(true);
+      const out = (...args: string[]) =>
+        JSON.parse(execFileSync(process.execPath, [main, ...args], { encoding: "utf8" }));
+      expect(out("lazy").value).toBe("checked");
+      expect(out().value).toBeNull();
+    } finally {
+      rmSync(lazyDir, { recursive: true, force: true });
+    }
   });
 
   it("builds once for replicas starting together", async () => {
