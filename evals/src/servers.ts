@@ -5,6 +5,15 @@ export const ToolSchemaSchema = z.object({
   name: z.string().min(1),
   description: z.string().default(""),
   inputSchema: z.object({ type: z.literal("object") }).loose(),
+  /** The server's MCP annotations (`readOnlyHint`…), which decide who may call the tool. */
+  annotations: z
+    .object({
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean().optional(),
+    })
+    .optional(),
 });
 export type ToolSchema = z.infer<typeof ToolSchemaSchema>;
 

@@ -35,6 +35,14 @@ export default defineConfig(({ command }) => {
       emptyOutDir: true,
       sourcemap: true,
       rolldownOptions: {
+        output: {
+          // zod and its configuration (src/zod-config.ts: no `new Function`, which the CSP
+          // refuses) in one chunk: every chunk that builds a schema imports it, so the
+          // configuration is in place before the first schema is built.
+          codeSplitting: {
+            groups: [{ name: "zod", test: /node_modules[\\/]zod[\\/]|src[\\/]zod-config\.ts$/ }],
+          },
+        },
         // MUI X ships `"use client"` in every module: meaningless in an SPA, one warning each.
         onwarn(warning, warn) {
           if (warning.code === "MODULE_LEVEL_DIRECTIVE") return;

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seriousAxeViolations, showTheme, THEMES } from "../../packages/dashboard/testing/axe.ts";
 import { submitAlert, waitStatus } from "../e2e/scenario-support.ts";
-import { ROOT } from "../e2e/support.ts";
+import { EVERYTHING_ENV, ROOT } from "../e2e/support.ts";
 import { type DashboardRig, startDashboardRig } from "./support.ts";
 
 const ACTIONS = resolve(ROOT, "test/e2e/testdata/actions");
@@ -19,6 +19,7 @@ describe("action stages on the dashboard", () => {
     rig = await startDashboardRig({
       configDir: ACTIONS,
       llmScriptPath: resolve(ACTIONS, "llm-script.yaml"),
+      env: EVERYTHING_ENV,
     });
     ids.acts = await submitAlert(rig.system, "Acts");
     ids.declines = await submitAlert(rig.system, "Declines");

@@ -223,6 +223,12 @@ describe("dashboard in a browser", () => {
       .getByRole("row", { name: /demo-cluster/ });
     await row.getByText(/^[1-9]\d* tools$/).waitFor({ timeout: 30_000 });
     await row.getByText(/healthy|unknown/).waitFor();
+    // Each tool with its class: the demo cluster's tools only read (their annotations say so).
+    await row.getByText(/^[1-9]\d* tools$/).click();
+    const getPods = row.getByRole("listitem").filter({ hasText: "get_pods" });
+    await getPods.getByText("read-only", { exact: true }).waitFor();
+    await expect(getPods.getByTitle("from the server's annotations").count()).resolves.toBe(1);
+    await expect(row.getByText("mutating", { exact: true }).count()).resolves.toBe(0);
     await rig.shot("system");
     await page.getByRole("button", { name: "Switch to dark theme" }).click();
     await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe("dark");

@@ -9,7 +9,10 @@
  */
 import { resolve } from "node:path";
 import type {
+  ActionAuditEntry,
+  ActionList,
   LLMInteractionDetail,
+  MCPInteractionDetail,
   SessionDetail,
   SessionListResponse,
   TimelineResponse,
@@ -18,7 +21,7 @@ import type {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseExposition, total } from "./prometheus.ts";
 import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
-import { bootSystem, type E2E, ROOT } from "./support.ts";
+import { bootSystem, type E2E, EVERYTHING_ENV, ROOT } from "./support.ts";
 
 const DIR = resolve(ROOT, "test/e2e/testdata/actions");
 const METRIC = "tarsy_action_stage_outcomes_total";
@@ -67,7 +70,11 @@ const summaryPrompt = async (id: string): Promise<string> => {
 };
 
 beforeAll(async () => {
-  sys = await bootSystem({ configDir: DIR, llmScriptPath: resolve(DIR, "llm-script.yaml") });
+  sys = await bootSystem({
+    configDir: DIR,
+    llmScriptPath: resolve(DIR, "llm-script.yaml"),
+    env: EVERYTHING_ENV,
+  });
 }, 120_000);
 afterAll(async () => {
   saveLogs(sys, "actions");
@@ -187,5 +194,88 @@ describe("Action stages", () => {
     expect(await outcomes()).toEqual(before);
     const list = await get<SessionListResponse>("/api/v1/sessions?alert_type=Mixed");
     expect(list.sessions.map((s) => s.has_action_stages)).toEqual([false]);
+  });
+
+  it("tool classes: an investigation agent is not offered a mutating tool and its call is refused; the action agent's runs", async () => {
+    const session = await completed("Steered");
+    const trace = await get<TraceListResponse>(`/api/v1/sessions/${session.id}/trace`);
+    const executions = trace.stages.flatMap((s) => s.executions);
+    const of = (agent: string) => {
+      const execution = executions.find((e) => e.agent_name === agent);
+      expect(execution, agent).toBeDefined();
+      return execution ?? { llm_interactions: [], mcp_interactions: [] };
+    };
+    /** The tools `everything` offered the agent, as its tool_list interaction recorded them. */
+    const offered = async (agent: string) => {
+      const list = of(agent).mcp_interactions.find(
+        (i) => i.interaction_type === "tool_list" && i.server_name === "everything",
+      );
+      const detail = await get<MCPInteractionDetail>(
+        `/api/v1/sessions/${session.id}/trace/mcp/${list?.id}`,
+      );
+      return JSON.stringify(detail.available_tools);
+    };
+    /** What the agent's last LLM call was told each tool call returned. */
+    const toolResults = async (agent: string) => {
+      const last = of(agent).llm_interactions.at(-1);
+      const detail = await get<LLMInteractionDetail>(
+        `/api/v1/sessions/${session.id}/trace/llm/${last?.id}`,
+      );
+      return detail.conversation.filter((m) => m.role === "tool").map((m) => m.content);
+    };
+
+    const proberTools = await offered("Prober");
+    expect(proberTools).toContain("echo");
+    expect(proberTools).not.toContain("get-sum");
+    expect(proberTools).not.toContain("toggle-subscriber-updates");
+    const [refused, echoed] = await toolResults("Prober");
+    expect(refused).toContain("not allowed to run mutating tools");
+    expect(refused).not.toContain("The sum of");
+    expect(echoed).toContain("still reading");
+
+    const summerTools = await offered("Summer");
+    expect(summerTools).toContain("get-sum");
+    expect(summerTools).toContain("toggle-subscriber-updates");
+    expect(await toolResults("Summer")).toEqual([
+      expect.stringContaining("The sum of 2 and 3 is 5."),
+    ]);
+    expect(session.stages.map((s) => [s.stage_name, s.kind, s.actions_executed])).toEqual(
+      expect.arrayContaining([["remediate", "action", true]]),
+    );
+    // Summer's `approval: auto`: its mutating call was approved by its config, and audited.
+    const { actions } = await get<ActionList>(`/api/v1/actions?session_id=${session.id}`);
+    expect(actions).toEqual([
+      expect.objectContaining({
+        agent_name: "Summer",
+        tool_name: "everything.get-sum",
+        approval_mode: "auto",
+        status: "approved",
+        decided_by: "policy:auto",
+        call_status: "succeeded",
+      }),
+    ]);
+    const audit = await get<{ entries: ActionAuditEntry[] }>(
+      `/api/v1/actions/${actions[0]?.id}/audit`,
+    );
+    expect(audit.entries.map((e) => [e.event, e.actor.replace(/:.*$/, ":")])).toEqual([
+      ["requested", "agent:"],
+      ["approved", "policy:"],
+      ["call_started", "mcp-gateway:"],
+      ["call_succeeded", "mcp-gateway:"],
+    ]);
+    // Counted by the runner as requested and approved by the policy; nobody's decision timed.
+    const counted = async (service: string, name: string, labels: Record<string, string>) => {
+      let n = 0;
+      for (const [process, url] of Object.entries(sys.stack.metricsUrls)) {
+        if (process.replace(/-\d+$/, "") !== service) continue;
+        n += total(parseExposition(await (await fetch(url)).text()), name, labels);
+      }
+      return n;
+    };
+    const requests = "tarsy_action_requests_total";
+    expect(await counted("agent-runner", requests, { event: "requested", mode: "auto" })).toBe(1);
+    expect(await counted("agent-runner", requests, { event: "approved", mode: "auto" })).toBe(1);
+    expect(await counted("agent-runner", requests, { mode: "required" })).toBe(0);
+    expect(await counted("ingest-api", "tarsy_action_decision_seconds_count", {})).toBe(0);
   });
 });

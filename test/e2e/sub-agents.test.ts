@@ -1,14 +1,18 @@
 import { resolve } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import {
   ACTIVE_EXECUTION_STATUSES,
+  ExecutionRequestedSchema,
   type LLMInteractionDetail,
   type SessionDetail,
   TERMINAL_EXECUTION_STATUSES,
   TERMINAL_SESSION_STATUSES,
   type TimelineResponse,
   type TraceListResponse,
+  WORK_SUBJECTS,
 } from "@tarsy/contracts";
-import { connectClient, type TestClient, until } from "@tarsy/testkit";
+import { connectClient, natsUrl, type TestClient, until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -630,6 +634,24 @@ describe("e2e: Sub-agents", () => {
     );
     const runners = sys.stack.processes.filter((p) => p.name.startsWith("agent-runner-"));
     for (const runner of runners) await runner.kill();
+    // A runner killed after parking the parent but before acknowledging its delivery leaves
+    // that delivery to be made again by JetStream: the same request, sent here again (without
+    // the message id that would let the stream drop it as a duplicate). It must not restart
+    // the parent, which would abandon PatientAgent.
+    const [parked] = await sql<{ request: unknown; attempt: number }[]>`
+      SELECT resume_request AS request, attempt FROM agent_executions
+      WHERE session_id = ${id} AND parent_execution_id IS NULL`;
+    const request = ExecutionRequestedSchema.parse(parked?.request);
+    expect(request).toMatchObject({ agent_name: "OrchKill" });
+    const nc = await connect({ servers: natsUrl() });
+    try {
+      await jetstream(nc).publish(
+        `${sys.stack.prefix}.${WORK_SUBJECTS.executionRequested}`,
+        JSON.stringify(request),
+      );
+    } finally {
+      await nc.close();
+    }
     await sys.stack.start("agent-runner");
     await sys.stack.start("agent-runner");
 
@@ -642,6 +664,8 @@ describe("e2e: Sub-agents", () => {
       status: "completed",
       parent_execution_id: parent?.id,
     });
+    // The parent was woken once, not restarted by the redelivered request.
+    expect(await attemptOf(parent?.id ?? "")).toBe((parked?.attempt ?? 0) + 1);
     const timeline = await get<TimelineResponse>(`/api/v1/sessions/${id}/timeline`);
     expect(timeline.events.filter((e) => e.event_type === "sub_agent_result")).toHaveLength(1);
     const { conversation } = await lastConversation(id, parent?.id ?? "");

@@ -7,6 +7,13 @@ import postgres from "postgres";
 
 export const ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const DEMO_CONFIG = resolve(ROOT, "deploy/demo");
+/** `@modelcontextprotocol/server-everything` (stdio), as configs name it: `{{.EVERYTHING_MCP}}`. */
+export const EVERYTHING_MCP = resolve(
+  ROOT,
+  "services/mcp-gateway/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+/** What a config that runs server-everything reads: `{{.NODE_BIN}}` and `{{.EVERYTHING_MCP}}`. */
+export const EVERYTHING_ENV = { NODE_BIN: process.execPath, EVERYTHING_MCP };
 export const DEMO_SCRIPT = resolve(ROOT, "deploy/demo/llm-script.yaml");
 /** Planted in the demo cluster's Secret; must never come out unmasked. */
 export const PLANTED = "hunter2-demo-db-password";

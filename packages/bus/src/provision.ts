@@ -19,6 +19,12 @@ import { type BusOptions, consumerSettings } from "./options.ts";
 const NS_PER_MS = 1_000_000;
 /** JetStream API error codes for a create that lost a race with another replica. */
 const ALREADY_EXISTS_CODES = new Set([10058, 10013, 10148]);
+/**
+ * "Subjects overlap with an existing stream": also what a stream's create gets when another
+ * replica created the same stream a moment before. Looked at again: when the stream of this
+ * name now exists it was that race, otherwise the overlap is real and is reported.
+ */
+const SUBJECTS_OVERLAP = 10065;
 
 export interface ProvisionReport {
   streams: Record<string, "created" | "updated" | "unchanged">;
@@ -106,6 +112,8 @@ const isNotFound = (err: unknown) =>
   err instanceof JetStreamApiError && (err.code === 10059 || err.code === 10014);
 const isAlreadyExists = (err: unknown) =>
   err instanceof JetStreamApiError && ALREADY_EXISTS_CODES.has(err.code);
+const isStreamRace = (err: unknown) =>
+  isAlreadyExists(err) || (err instanceof JetStreamApiError && err.code === SUBJECTS_OVERLAP);
 
 async function ensureStream(
   jsm: JetStreamManager,
@@ -130,7 +138,7 @@ async function ensureStream(
       return "updated";
     } catch (err) {
       // Another replica created it between our info and add: look again.
-      if (isAlreadyExists(err) && attempt < 3) continue;
+      if (isStreamRace(err) && attempt < 3) continue;
       throw new BusProvisionError(`stream ${desired.name}`, { cause: err });
     }
   }

@@ -131,4 +131,22 @@ describe("provision", () => {
     expect(after.config.duplicate_window).toBe(120e9);
     expect(after.state.messages).toBe(2);
   });
+
+  it("reports a stream whose subjects another stream already holds, after looking again", async () => {
+    h = await harness({}, false);
+    const jsm = await jetstreamManager(h.raw);
+    const squatter = `SQUATTER${h.streamSuffix}`;
+    await jsm.streams.add({
+      name: squatter,
+      subjects: [`${h.prefix}.${STREAMS.work.subjects[0]}`],
+    });
+    try {
+      const failure = await h.admin.provision().catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toContain(`TARSY_WORK${h.streamSuffix}`);
+      expect(String((failure as Error & { cause?: unknown }).cause)).toContain("overlap");
+    } finally {
+      await jsm.streams.delete(squatter);
+    }
+  });
 });

@@ -81,6 +81,22 @@ export class TimelinePrinter {
           `● score: ${event.scoring_status}${event.total_score === null ? "" : ` ${event.total_score}/100`}`,
         );
         return;
+      case "action.status": {
+        const a = event.action;
+        const args = JSON.stringify(a.arguments);
+        if (a.status === "pending") {
+          this.line(
+            `⏸ action ${a.tool_name} ${args} by ${a.agent_name} waits for approval: tarsy action approve|deny ${a.id}`,
+          );
+        } else if (a.call_status === "not_started") {
+          this.line(
+            `● action ${a.tool_name}: ${a.status}${a.decided_by ? ` by ${a.decided_by}` : ""}${a.comment ? ` (${a.comment})` : ""}`,
+          );
+        } else {
+          this.line(`● action ${a.tool_name}: call ${a.call_status.replace("_", " ")}`);
+        }
+        return;
+      }
       case "timeline_event.created": {
         const label = labelOf(event.event_type, event.metadata);
         if (event.status === "streaming") {

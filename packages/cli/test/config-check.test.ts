@@ -144,8 +144,9 @@ agent_chains:
     writeFileSync(
       join(dir, "tarsy.yaml"),
       `
-memory:
-  enabled: true
+agents:
+  KubernetesAgent:
+    agent_timeout: 5m
 defaults:
   llm_provider: google-default
 mcp_servers:
@@ -169,7 +170,9 @@ mcp_servers:
     expect(lenient.stdout).toMatch(
       /unsupported: .*mcp_servers\.legacy-sse\.transport\.disable_ssl_verification: .* \(#23\)/,
     );
-    expect(lenient.stdout).toMatch(/unsupported: .*: memory: .* \(#24\)/);
+    expect(lenient.stdout).toMatch(
+      /unsupported: .*: agents\.KubernetesAgent\.agent_timeout: .* \(#31\)/,
+    );
     expect(lenient.stdout.trimEnd().endsWith("Configuration is valid.")).toBe(true);
 
     const strict = await tarsy(["config", "check", "-c", dir, "--strict"], env);
@@ -255,7 +258,11 @@ agent_chains:
     expect(run.stdout).toContain(
       `warning: ${file}: mcp_servers.broken.transport.command: environment variable "BROKEN_BIN" is not set; using an empty value`,
     );
-    expect(run.stdout).toContain(`unsupported: ${file}: memory:`);
+    // Investigation memory is defaults.memory: a top-level `memory` is no setting of ours or
+    // of the Go TARSy.
+    expect(run.stdout).toContain(
+      `warning: ${file}: memory: "memory" is not a known setting; ignored`,
+    );
     // Each error carries its file line (a label map selector names a catalog entry).
     expect(run.stdout).toContain(
       `error: ${file}:11: agent_chains.k8s.label_map: unknown label map "triage" (label_maps has "builtin")`,
@@ -330,5 +337,94 @@ describe("tarsy", () => {
     const unknown = await tarsy(["frobnicate"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('tarsy: unknown command "frobnicate"');
+  });
+
+  describe("--tools: each MCP server's tools with their class", () => {
+    const REPO = resolve(import.meta.dirname, "../../..");
+    const EVERYTHING = resolve(
+      REPO,
+      "services/mcp-gateway/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    // The built-in kubernetes-server needs a cluster: disabled here, so it is not started.
+    const servers = (extra = "") => `
+mcp_servers:
+  kubernetes-server:
+    enabled: false
+    transport: { type: stdio, command: "true" }
+  everything:
+    transport: { type: stdio, command: "${process.execPath}", args: ["${EVERYTHING}", "stdio"] }
+    tools:
+      get-sum: { mutating: true }
+  cluster:
+    transport: { type: stdio, command: "${process.execPath}", args: ["${REPO}/packages/stack/demo/cluster-mcp-server.mjs"] }
+${extra}
+agents:
+  Investigator: { mcp_servers: [everything, cluster] }
+agent_chains:
+  main:
+    alert_types: [Any]
+    stages: [{ name: investigate, agents: [Investigator] }]
+`;
+    const dirWith = (yaml: string) => {
+      const dir = tempDir();
+      writeFileSync(join(dir, "tarsy.yaml"), yaml);
+      return dir;
+    };
+    const env = { GOOGLE_API_KEY: "key", HOME: tmpdir() };
+
+    it("starts each server, lists its tools as read-only or mutating and what said so (exit 0)", async () => {
+      const run = await tarsy(
+        ["config", "check", "--tools", "--config-dir", dirWith(servers())],
+        env,
+      );
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const lines = run.stdout.split("\n");
+      const line = (tool: string) => lines.find((l) => l.trim().startsWith(`${tool} `))?.trim();
+      expect(run.stdout).toContain("MCP tools (mutating ones are offered to action agents only):");
+      expect(run.stdout).toMatch(/ {2}cluster: 5 tools, 5 read-only, 0 mutating/);
+      expect(line("echo")).toMatch(/^echo +read-only +\(its annotations\)$/);
+      expect(line("get-sum")).toMatch(/^get-sum +mutating +\(mcp_servers\.<id>\.tools\)$/);
+      expect(line("toggle-subscriber-updates")).toMatch(/mutating +\(its annotations\)$/);
+      expect(line("get_secret")).toMatch(/read-only +\(its annotations\)$/);
+      expect(run.stdout).toContain("Configuration is valid.");
+    }, 120_000);
+
+    it("as JSON, under mcp_tools", async () => {
+      const run = await tarsy(
+        ["config", "check", "--tools", "--output", "json", "--config-dir", dirWith(servers())],
+        env,
+      );
+      expect(run.code).toBe(0);
+      const body = JSON.parse(run.stdout) as {
+        mcp_servers: unknown[];
+        mcp_tools: {
+          server: string;
+          tools: { tool: string; mutating: boolean; mutating_source: string }[];
+        }[];
+      };
+      expect(body.mcp_tools.map((s) => s.server).sort()).toEqual(["cluster", "everything"]);
+      const everything = body.mcp_tools.find((s) => s.server === "everything");
+      expect(everything?.tools.find((t) => t.tool === "get-sum")).toMatchObject({
+        mutating: true,
+        mutating_source: "config",
+      });
+      expect(everything?.tools.find((t) => t.tool === "echo")).toMatchObject({
+        mutating: false,
+        mutating_source: "annotations",
+      });
+    }, 120_000);
+
+    it("a server that cannot be started is named, the others still listed (exit 1)", async () => {
+      const yaml = servers(`  broken:
+    transport: { type: stdio, command: "/nonexistent/mcp-server" }
+`);
+      const run = await tarsy(["config", "check", "--tools", "--config-dir", dirWith(yaml)], env);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toMatch(/ {2}broken: could not be listed: /);
+      expect(run.stdout).toMatch(/ {2}cluster: 5 tools/);
+      expect(run.stdout).not.toContain("Configuration is valid.");
+      expect(run.stdout).toContain("1 MCP server could not be listed: broken");
+    }, 120_000);
   });
 });

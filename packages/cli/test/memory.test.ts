@@ -61,7 +61,7 @@ describe("tarsy memory", () => {
   }, 120_000);
   afterAll(async () => {
     await sys?.stop();
-  }, 60_000);
+  }, 180_000);
 
   const run = (...args: string[]) => tarsy(["memory", ...args], { env: sys.env });
   const idsIn = (stdout: string) =>
@@ -97,7 +97,7 @@ describe("tarsy memory", () => {
     const paged = await run("list", "--session", source, "--page-size", "2", "--page", "2");
     expect(idsIn(paged.stdout)).toHaveLength(1);
     expect(paged.stdout).toContain("page 2 of 2, 3 memories");
-  }, 60_000);
+  }, 180_000);
 
   it("-o json prints exactly the API's page", async () => {
     const json = await run("list", "--session", source, "-o", "json");
@@ -107,7 +107,7 @@ describe("tarsy memory", () => {
     expect(page.memories.map((m) => m.id).sort()).toEqual(
       [ids.procedural, ids.semantic, ids.episodic].sort(),
     );
-  }, 60_000);
+  }, 180_000);
 
   it("refuses bad options with exit code 2 before calling the API", async () => {
     for (const [args, flag] of [
@@ -124,7 +124,7 @@ describe("tarsy memory", () => {
     }
     // Nothing was deleted by the refused call.
     expect((await run("show", ids.episodic)).code).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it("shows one memory in full; an unknown one exits 1 naming memory_not_found", async () => {
     const shown = await run("show", ids.procedural);
@@ -144,7 +144,7 @@ describe("tarsy memory", () => {
     const unknown = await run("show", UNKNOWN);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("memory_not_found");
-  }, 60_000);
+  }, 180_000);
 
   it("deprecates a memory, makes it live again with --undo, and deletes it", async () => {
     const deprecated = await run("deprecate", ids.semantic);
@@ -167,5 +167,5 @@ describe("tarsy memory", () => {
     const again = await run("delete", ids.episodic);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("memory_not_found");
-  }, 60_000);
+  }, 180_000);
 });

@@ -1,15 +1,16 @@
 import { SHARED_MCP_AUTH } from "./mcp-auth.ts";
 import { SUMMARIZATION_DEFAULTS } from "./schema.ts";
-import type {
-  AgentConfig,
-  ChainConfig,
-  DefaultsConfig,
-  Holiday,
-  LlmProviderConfig,
-  McpServerConfig,
-  MemoryConfig,
-  QueueConfig,
-  SystemConfig,
+import {
+  type AgentConfig,
+  type ChainConfig,
+  DEFAULT_APPROVAL,
+  type DefaultsConfig,
+  type Holiday,
+  type LlmProviderConfig,
+  type McpServerConfig,
+  type MemoryConfig,
+  type QueueConfig,
+  type SystemConfig,
 } from "./types.ts";
 
 /** Built-in definitions; tarsy.yaml / llm-providers.yaml replace any of them by name. */
@@ -51,6 +52,7 @@ export function builtinDefaults(): DefaultsConfig {
     alert_masking: { enabled: true, pattern_group: "security" },
     iteration_timeout_ms: DEFAULT_ITERATION_TIMEOUT_MS,
     memory: builtinMemory(),
+    approval: { ...DEFAULT_APPROVAL },
   };
 }
 

@@ -127,17 +127,25 @@ export {
   type StagePlan,
 } from "./stages.ts";
 export {
+  classifyTool,
+  type ToolClass,
+  type ToolHints,
+  toolPatternProblem,
+} from "./tool-class.ts";
+export {
   AGENT_TYPES,
   type AgentConfig,
   type AgentPairing,
   type AgentType,
   type AgentTypeSetting,
   type AlertMaskingDefaults,
+  type ApprovalDefaults,
   type ChainConfig,
   type ChatConfig,
   type ConfigSources,
   type ConfigWarning,
   type CustomMaskingPattern,
+  DEFAULT_APPROVAL,
   type DefaultSummarization,
   type DefaultsConfig,
   type EmbeddingConfig,
@@ -174,6 +182,7 @@ export {
   type SynthesisConfig,
   type SystemConfig,
   type TarsyConfig,
+  type ToolClassOverride,
   TRANSPORT_TYPES,
   type TransportType,
 } from "./types.ts";

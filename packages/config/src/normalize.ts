@@ -72,7 +72,12 @@ export function toMcpServer(id: string, raw: RawMcpServer): McpServerConfig {
       : { enabled: false, pattern_groups: [], patterns: [], custom_patterns: [] },
     summarization: raw.summarization ? defined(raw.summarization) : { ...SUMMARIZATION_DEFAULTS },
     auth: raw.auth ? mcpAuth(raw.auth) : { ...SHARED_MCP_AUTH },
-    ...defined({ enabled: raw.enabled, warm_pool: raw.warm_pool, idempotent: raw.idempotent }),
+    ...defined({
+      enabled: raw.enabled,
+      warm_pool: raw.warm_pool,
+      idempotent: raw.idempotent,
+      tools: raw.tools,
+    }),
   };
 }
 
@@ -110,6 +115,8 @@ export function toAgent(name: string, raw: RawAgent): AgentConfig {
       required_skills: raw.required_skills,
       sub_agents: toSubAgents(raw.sub_agents),
       orchestrator: toOrchestrator(raw.orchestrator),
+      approval: raw.approval,
+      approval_timeout_ms: raw.approval_timeout,
     }),
     mcp_servers: raw.mcp_servers,
     builtin: false,
@@ -213,6 +220,10 @@ export function toDefaults(base: DefaultsConfig, raw: RawDefaults | undefined): 
       label_map: raw.label_map,
       orchestrator: toOrchestrator(raw.orchestrator),
     }),
+    approval: {
+      timeout_ms: raw.approval?.timeout ?? base.approval.timeout_ms,
+      four_eyes: raw.approval?.four_eyes ?? base.approval.four_eyes,
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import {
   isKnownPatternGroup,
 } from "./masking-names.ts";
 import { McpAuthSchema } from "./mcp-auth.ts";
+import { toolPatternProblem } from "./tool-class.ts";
 import {
   AGENT_TYPES,
   ITERATION_STRATEGIES,
@@ -318,6 +319,19 @@ export const McpServerSchema = z.strictObject({
    * is not repeated when the execution resumes (the agent is told it may or may not have run).
    */
   idempotent: z.boolean().optional(),
+  /**
+   * Tool classes over the server's own annotations: a tool name or glob (`delete_*`) → whether
+   * the tool is mutating. A tool neither annotated nor named here counts as mutating.
+   */
+  tools: z
+    .record(z.string().min(1), z.strictObject({ mutating: z.boolean() }))
+    .optional()
+    .superRefine((tools, ctx) => {
+      for (const pattern of Object.keys(tools ?? {})) {
+        const problem = toolPatternProblem(pattern);
+        if (problem) ctx.addIssue({ code: "custom", path: [pattern], message: problem });
+      }
+    }),
 });
 export type RawMcpServer = z.output<typeof McpServerSchema>;
 
@@ -359,8 +373,24 @@ export type RawOrchestrator = z.output<typeof OrchestratorSchema>;
 /** The Go TARSy's agent kinds (`type`); an unknown value is an error, as there. */
 const AgentTypeSchema = z.enum(AGENT_TYPES);
 
+/**
+ * An action agent's mutating calls: `required` (default) waits for a person's approval of each
+ * one; `auto` runs them at once (each is still recorded and audited).
+ */
+const ApprovalSettingSchema = z.enum(["required", "auto"]);
+
+/** `defaults.approval`: how long a request waits (then counts as denied), and four eyes. */
+const ApprovalDefaultsSchema = z.strictObject({
+  timeout: PositiveDurationSchema.optional(),
+  four_eyes: z.boolean().optional(),
+});
+export type RawApprovalDefaults = z.output<typeof ApprovalDefaultsSchema>;
+
 export const AgentSchema = z.strictObject({
   description: z.string().optional(),
+  approval: ApprovalSettingSchema.optional(),
+  /** How long its requests wait for a decision (over `defaults.approval.timeout`). */
+  approval_timeout: PositiveDurationSchema.optional(),
   mcp_servers: NameList.default([]),
   custom_instructions: z.string().optional(),
   llm_backend: Backend.optional(),
@@ -571,6 +601,7 @@ export const DefaultsSchema = z
     scoring: ScoringSchema.optional(),
     memory: MemorySchema.optional(),
     orchestrator: OrchestratorSchema.optional(),
+    approval: ApprovalDefaultsSchema.optional(),
     /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
     label_map: LabelMapSelectorSchema.optional(),
   })

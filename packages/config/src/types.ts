@@ -160,6 +160,13 @@ export interface McpServerConfig {
    * (absent means its tools may run twice).
    */
   idempotent?: boolean;
+  /** `tools`: tool name or glob → its class, over the server's annotations (see tool-class.ts). */
+  tools?: Record<string, ToolClassOverride>;
+}
+
+/** `mcp_servers.<id>.tools.<name or glob>`. */
+export interface ToolClassOverride {
+  mutating: boolean;
 }
 
 /**
@@ -194,6 +201,16 @@ export interface OrchestratorLimits {
   max_budget_ms?: number;
 }
 
+/** `defaults.approval`, with its defaults. */
+export interface ApprovalDefaults {
+  /** A pending request counts as denied after this long (default 30 minutes). */
+  timeout_ms: number;
+  /** The approver may not be whoever submitted the alert (default off). */
+  four_eyes: boolean;
+}
+
+export const DEFAULT_APPROVAL: ApprovalDefaults = { timeout_ms: 30 * 60_000, four_eyes: false };
+
 export interface AgentConfig {
   name: string;
   description?: string;
@@ -214,6 +231,10 @@ export interface AgentConfig {
   sub_agents?: SubAgentRef[];
   /** Its guardrails as an orchestrator, over `defaults.orchestrator`. */
   orchestrator?: Partial<OrchestratorLimits>;
+  /** Action agents: whether each mutating call waits for a person (default `required`). */
+  approval?: "required" | "auto";
+  /** Its requests' timeout in ms (over `defaults.approval.timeout`). */
+  approval_timeout_ms?: number;
   builtin: boolean;
 }
 
@@ -409,6 +430,8 @@ export interface DefaultsConfig {
   memory: MemoryConfig;
   /** Guardrails of every orchestrating agent, under each agent definition's `orchestrator`. */
   orchestrator?: Partial<OrchestratorLimits>;
+  /** Approval of action agents' mutating calls. */
+  approval: ApprovalDefaults;
   /** The `label_maps` entry sessions are labelled with (unset: `builtin`). */
   label_map?: string;
 }

@@ -14,11 +14,7 @@ export interface UnsupportedKey {
   issue: number;
 }
 
-const MEMORY =
-  "investigation memory: lessons extracted from scored sessions, injected into later prompts";
-
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
-  { path: "memory", does: MEMORY, issue: 24 },
   {
     path: "agents.*.agent_timeout",
     does: "caps an agent's (or sub-agent's) time budget",

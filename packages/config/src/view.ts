@@ -114,6 +114,10 @@ function mcpServerView(server: McpServerConfig): SystemConfigResponse["mcp_serve
     auth_mode: server.auth.mode,
     data_masking_enabled: server.data_masking.enabled,
     summarization_enabled: server.summarization.enabled,
+    tool_classes: Object.entries(server.tools ?? {}).map(([pattern, c]) => ({
+      pattern,
+      mutating: c.mutating,
+    })),
   };
 }
 

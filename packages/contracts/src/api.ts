@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, JsonObjectSchema, TimestampSchema } from "./common.ts";
 import { SessionStatusSchema } from "./enums.ts";
+import { ToolClassSourceSchema } from "./mcp.ts";
 import { FetchableUrlSchema } from "./url.ts";
 /**
  * The HTTP API of ingest-api (`/api/v1/*`, `/health`): request bodies, query strings and
@@ -236,7 +237,15 @@ export const McpServersResponseSchema = z.object({
       /** `enabled: false` in config: not started, not checked, not offered to agents. */
       enabled: z.boolean(),
       healthy: z.boolean().nullable(),
-      tools: z.array(z.object({ name: z.string(), description: z.string() })),
+      /** Each tool with its class: a mutating tool is offered to action agents only. */
+      tools: z.array(
+        z.object({
+          name: z.string(),
+          description: z.string(),
+          mutating: z.boolean(),
+          mutating_source: ToolClassSourceSchema,
+        }),
+      ),
     }),
   ),
   /** Set when the gateway could not be asked: servers come from config, without tools. */
@@ -468,6 +477,8 @@ export const SystemConfigResponseSchema = z.object({
       auth_mode: z.string(),
       data_masking_enabled: z.boolean(),
       summarization_enabled: z.boolean(),
+      /** `tools`: tool name or glob → mutating, over the server's annotations, as written. */
+      tool_classes: z.array(z.object({ pattern: z.string(), mutating: z.boolean() })),
     }),
   ),
   /** Where notifications go: never a token, a secret, or a webhook URL's path or query. */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { ActionStatusEventSchema } from "./api-actions.ts";
 import {
   CancelControlSchema,
   ChatCreatedEventSchema,
@@ -225,6 +226,13 @@ export const MESSAGES = {
     subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
     msgId: (p) => `score-updated.${p.score_id}.${p.scoring_status}`,
   }),
+  actionStatus: persistent({
+    stream: "events",
+    schema: ActionStatusEventSchema,
+    subjects: (p) => [sessionEventsSubject(p.session_id), SESSIONS_EVENTS_SUBJECT],
+    // One event per state of the request: its status, then its call's.
+    msgId: (p) => `action-status.${p.action.id}.${p.action.status}.${p.action.call_status}`,
+  }),
   // --- dead letters (stream TARSY_DLQ) ---
   deadLetter: persistent({
     stream: "dlq",
@@ -283,7 +291,13 @@ export const CONSUMERS = {
     durable: "notifier",
     filterSubject: SESSIONS_EVENTS_SUBJECT,
     /** The review and score events share the subject; the notifier acknowledges them unread. */
-    messages: ["sessionStatus", "sessionDeleted", "reviewStatus", "sessionScoreUpdated"],
+    messages: [
+      "sessionStatus",
+      "sessionDeleted",
+      "reviewStatus",
+      "sessionScoreUpdated",
+      "actionStatus",
+    ],
     deliverFrom: "new",
   },
 } as const satisfies Record<

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ActionStatusEventSchema } from "./api-actions.ts";
 import { ReviewStateShape, ScoringStatusSchema } from "./api-review.ts";
 import { IdSchema, JsonObjectSchema, TimestampSchema, V1 } from "./common.ts";
 import {
@@ -155,6 +156,7 @@ export const PersistentEventSchema = z.discriminatedUnion("type", [
   ChatUserMessageEventSchema,
   ReviewStatusEventSchema,
   SessionScoreUpdatedEventSchema,
+  ActionStatusEventSchema,
 ]);
 export type PersistentEvent = z.infer<typeof PersistentEventSchema>;
 export const PersistentEventTypeSchema = z.enum([
@@ -167,6 +169,7 @@ export const PersistentEventTypeSchema = z.enum([
   "chat.user_message",
   "review.status",
   "session.score_updated",
+  "action.status",
 ]);
 export type PersistentEventType = z.infer<typeof PersistentEventTypeSchema>;
 

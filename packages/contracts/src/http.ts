@@ -31,6 +31,10 @@ export const HttpErrorCodeSchema = z.enum([
   "session_not_terminal",
   /** The session is being scored already (409). */
   "scoring_in_progress",
+  /** The action request was decided already, or its execution ended (409). */
+  "action_decided",
+  /** Four eyes: whoever submitted the alert may not approve its actions (403). */
+  "four_eyes",
   "payload_too_large",
   "unsupported_media_type",
   /** Request line (URL) and headers together exceed the server's limit (431). */

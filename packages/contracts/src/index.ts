@@ -63,6 +63,29 @@ export {
   TokenTtlSchema,
 } from "./api-access.ts";
 export {
+  type Action,
+  type ActionAuditEntry,
+  ActionAuditEntrySchema,
+  type ActionAuditEvent,
+  ActionAuditEventSchema,
+  ActionAuditSchema,
+  type ActionCallStatus,
+  ActionCallStatusSchema,
+  type ActionDecisionBody,
+  ActionDecisionBodySchema,
+  type ActionList,
+  ActionListQuerySchema,
+  ActionListSchema,
+  ActionSchema,
+  type ActionStatus,
+  type ActionStatusEvent,
+  ActionStatusEventSchema,
+  ActionStatusSchema,
+  type ApprovalMode,
+  ApprovalModeSchema,
+  DECIDED_ACTION_STATUSES,
+} from "./api-actions.ts";
+export {
   type MemoryCategory,
   MemoryCategorySchema,
   type MemoryInjectedMetadata,
@@ -344,6 +367,8 @@ export {
   type RpcMethodDef,
   type SystemWarning,
   SystemWarningSchema,
+  type ToolClassSource,
+  ToolClassSourceSchema,
 } from "./mcp.ts";
 export {
   type NotificationDelivery,

@@ -40,8 +40,18 @@ export const McpExecutionScopeSchema = z.object({
   servers: z.array(ServerIdSchema).max(64),
   /** server → allowed tool names; a server absent here (or with an empty list) allows all. */
   tool_filters: z.record(ServerIdSchema, z.array(z.string().min(1))).default({}),
+  /**
+   * Whether the execution may see and call mutating tools (those that may change what they
+   * reach; see `McpToolDefinition.mutating`). Only `type: action` agents may; the gateway
+   * neither lists nor runs a mutating tool for any other execution.
+   */
+  allow_mutating: z.boolean().default(false),
 });
 export type McpExecutionScope = z.input<typeof McpExecutionScopeSchema>;
+
+/** Where a tool's class came from: its MCP annotations, `mcp_servers.<id>.tools`, or neither. */
+export const ToolClassSourceSchema = z.enum(["annotations", "config", "default"]);
+export type ToolClassSource = z.infer<typeof ToolClassSourceSchema>;
 
 export const McpToolDefinitionSchema = z.object({
   /** Canonical `server.tool`. */
@@ -50,6 +60,14 @@ export const McpToolDefinitionSchema = z.object({
   tool: z.string().min(1),
   description: z.string(),
   input_schema: JsonObjectSchema,
+  /**
+   * May change what the tool reaches (a cluster, a ticket, a file). From the server's
+   * `readOnlyHint` annotation, unless `mcp_servers.<id>.tools` overrides it; a tool with
+   * neither counts as mutating (the MCP default).
+   */
+  mutating: z.boolean().default(true),
+  /** What decided `mutating`: the server's annotations, the config, or neither. */
+  mutating_source: ToolClassSourceSchema.default("default"),
 });
 export type McpToolDefinition = z.infer<typeof McpToolDefinitionSchema>;
 
@@ -71,6 +89,12 @@ export const McpCallToolRequestSchema = McpExecutionScopeSchema.extend({
   name: z.string().min(1).max(512),
   /** The raw ActionInput or function-call arguments; parsed by the gateway's cascade. */
   arguments: z.string().max(1_000_000).default(""),
+  /**
+   * A mutating call's approved action request: the gateway runs the call only when this
+   * request is approved, is this execution's call of this tool with these arguments, and was
+   * never started (its id is the call's idempotency key).
+   */
+  approval_id: z.uuid().optional(),
 });
 export type McpCallToolRequest = z.input<typeof McpCallToolRequestSchema>;
 export const McpCallToolReplySchema = z.object({

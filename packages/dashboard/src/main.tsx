@@ -1,3 +1,5 @@
+// First, before any schema is built: zod's configuration for the page's CSP.
+import "./zod-config.ts";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { createAccessStore } from "./lib/access.ts";

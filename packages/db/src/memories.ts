@@ -3,10 +3,13 @@
  * scored sessions, found again by hybrid search (the embedding's cosine similarity and
  * full-text keywords, fused by reciprocal rank) for later investigations of the same project.
  *
- * `project` is a hard filter on every query. Embeddings are stored as arrays and compared in
- * SQL (Postgres here has no pgvector): the candidates are the keyword matches plus the
- * project's most recently updated memories, so a memory with no word in common is still found
- * by meaning. A memory whose embedding failed is still found by its words.
+ * `project` is a hard filter on every query. Embeddings are stored as float8 arrays. Where
+ * the database has pgvector (`CREATE EXTENSION vector`; the migrations create it when the
+ * server offers it), they are ranked by its cosine distance over all of the project's
+ * memories, through an HNSW index per dimension (`ensureMemoryVectorIndexes`). Without it,
+ * they are compared in SQL: the candidates are the keyword matches plus the project's most
+ * recently updated memories, so a memory with no word in common is still found by meaning.
+ * Either way a memory whose embedding failed is still found by its words.
  */
 import {
   type MemoryCategory,
@@ -16,7 +19,7 @@ import {
   type QualityRating,
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
-import { type DbClient, inTransaction } from "./client.ts";
+import { type DbClient, inTransaction, type PrismaClient } from "./client.ts";
 import { type InvestigationMemory, Prisma } from "./generated/prisma/client.ts";
 
 export type { InvestigationMemory };
@@ -29,8 +32,12 @@ export const FEEDBACK_CONFIDENCE = 0.9;
 const RRF_K = 60;
 /** Vector candidates less similar than this are noise, not memories. */
 export const MIN_SIMILARITY = 0.45;
-/** How many of a project's newest memories are compared by embedding. */
+/** Without pgvector: how many of a project's newest memories are compared by embedding. */
 const VECTOR_SCAN = 2000;
+/** With pgvector: how many nearest memories the index gives before the threshold. */
+const VECTOR_CANDIDATES = 100;
+/** pgvector indexes (HNSW) hold at most this many dimensions of `vector`. */
+export const MAX_INDEXED_DIMENSIONS = 2000;
 /** How many keyword matches are considered. */
 const KEYWORD_CANDIDATES = 50;
 /** 90-day half-life: exp(-0.0077 × age in days). */
@@ -209,29 +216,18 @@ export async function searchMemories(
   const tsquery = keywordQuery(search.text);
   const embedding = search.embedding.length > 0 ? [...search.embedding] : null;
   const exclude = (search.excludeIds ?? []).filter(isUuid);
-  const rows = await client.$queryRaw<{ id: string; similarity: number | null; score: number }[]>`
+  const pgvector = embedding ? await pgvectorVersion(client) : null;
+  const vector =
+    embedding && pgvector
+      ? pgvectorCandidates(search, embedding, exclude)
+      : arrayCandidates(search, embedding);
+  const query = Prisma.sql`
     WITH live AS (
       SELECT id, embedding, embedding_model, content, updated_at FROM investigation_memories
        WHERE project = ${search.project} AND NOT deprecated
          AND NOT (id = ANY(${exclude}::uuid[]))
     ),
-    vector AS (
-      SELECT id, similarity, ROW_NUMBER() OVER (ORDER BY similarity DESC) AS rank FROM (
-        SELECT c.id,
-               (SELECT SUM(a * b) FROM unnest(c.embedding, ${embedding}::float8[]) AS t(a, b))
-               / NULLIF(
-                   sqrt((SELECT SUM(a * a) FROM unnest(c.embedding) AS t(a)))
-                   * sqrt((SELECT SUM(b * b) FROM unnest(${embedding}::float8[]) AS t(b))), 0)
-               AS similarity
-          FROM (
-            SELECT * FROM live
-             WHERE ${embedding}::float8[] IS NOT NULL
-               AND embedding_model IS NOT DISTINCT FROM ${search.embeddingModel}
-               AND cardinality(embedding) = cardinality(${embedding}::float8[])
-             ORDER BY updated_at DESC LIMIT ${VECTOR_SCAN}::int
-          ) c
-      ) s WHERE similarity >= ${MIN_SIMILARITY}::float8
-    ),
+    vector AS (${vector}),
     keyword AS (
       SELECT id, ROW_NUMBER() OVER (ORDER BY rank DESC, id) AS rank FROM (
         SELECT id, ts_rank(to_tsvector('simple', content), to_tsquery('simple', ${tsquery})) AS rank
@@ -257,6 +253,18 @@ export async function searchMemories(
       FROM fused f JOIN investigation_memories m ON m.id = f.id
      ORDER BY score DESC, m.updated_at DESC
      LIMIT ${search.limit}::int`;
+  type Row = { id: string; similarity: number | null; score: number };
+  // The index gives at most ef_search rows (default 40): ask for all the candidates. pgvector
+  // ≥ 0.8 also keeps scanning until enough rows pass the filters (project, model, deprecated).
+  const rows = pgvector
+    ? await inTransaction(client, async (tx) => {
+        await tx.$queryRaw`SELECT set_config('hnsw.ef_search', ${String(VECTOR_CANDIDATES)}, true)`;
+        if (atLeast(pgvector, 0, 8)) {
+          await tx.$queryRaw`SELECT set_config('hnsw.iterative_scan', 'strict_order', true)`;
+        }
+        return tx.$queryRaw<Row[]>(query);
+      })
+    : await client.$queryRaw<Row[]>(query);
   if (rows.length === 0) return [];
   const memories = await client.investigationMemory.findMany({
     where: { id: { in: rows.map((r) => r.id) } },
@@ -267,6 +275,122 @@ export async function searchMemories(
     return memory ? [{ memory, similarity: r.similarity, score: r.score }] : [];
   });
 }
+
+/**
+ * Without pgvector: cosine similarity in SQL over the project's newest VECTOR_SCAN memories
+ * embedded by the same model with the same dimension.
+ */
+function arrayCandidates(search: MemorySearch, embedding: number[] | null): Prisma.Sql {
+  return Prisma.sql`
+      SELECT id, similarity, ROW_NUMBER() OVER (ORDER BY similarity DESC) AS rank FROM (
+        SELECT c.id,
+               (SELECT SUM(a * b) FROM unnest(c.embedding, ${embedding}::float8[]) AS t(a, b))
+               / NULLIF(
+                   sqrt((SELECT SUM(a * a) FROM unnest(c.embedding) AS t(a)))
+                   * sqrt((SELECT SUM(b * b) FROM unnest(${embedding}::float8[]) AS t(b))), 0)
+               AS similarity
+          FROM (
+            SELECT * FROM live
+             WHERE ${embedding}::float8[] IS NOT NULL
+               AND embedding_model IS NOT DISTINCT FROM ${search.embeddingModel}
+               AND cardinality(embedding) = cardinality(${embedding}::float8[])
+             ORDER BY updated_at DESC LIMIT ${VECTOR_SCAN}::int
+          ) c
+      ) s WHERE similarity >= ${MIN_SIMILARITY}::float8`;
+}
+
+/**
+ * With pgvector: the VECTOR_CANDIDATES nearest of all the project's memories by cosine
+ * distance, in the shape the per-dimension HNSW index answers (the dimension is written into
+ * the SQL, as the partial index's predicate and cast are).
+ */
+function pgvectorCandidates(
+  search: MemorySearch,
+  embedding: number[],
+  exclude: string[],
+): Prisma.Sql {
+  const dims = Prisma.raw(String(embedding.length));
+  const distance = Prisma.sql`(embedding::vector(${dims}) <=> ${embedding}::float8[]::vector(${dims}))`;
+  return Prisma.sql`
+      SELECT id, 1 - distance AS similarity, ROW_NUMBER() OVER (ORDER BY distance, id) AS rank FROM (
+        SELECT id, ${distance} AS distance FROM investigation_memories
+         WHERE cardinality(embedding) = ${dims}
+           AND project = ${search.project} AND NOT deprecated
+           AND NOT (id = ANY(${exclude}::uuid[]))
+           AND embedding_model IS NOT DISTINCT FROM ${search.embeddingModel}
+         ORDER BY ${distance} LIMIT ${VECTOR_CANDIDATES}::int
+      ) n WHERE 1 - distance >= ${MIN_SIMILARITY}::float8`;
+}
+
+const pgvectorVersions = new WeakMap<DbClient, Promise<string | null>>();
+
+/**
+ * pgvector's version in this database, or null without it. Read once per client: a database
+ * that gains the extension is seen after a restart.
+ */
+export function pgvectorVersion(client: DbClient): Promise<string | null> {
+  let version = pgvectorVersions.get(client);
+  if (version === undefined) {
+    version = client.$queryRaw<
+      { v: string }[]
+    >`SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'`.then(
+      (rows) => rows[0]?.v ?? null,
+    );
+    version.catch(() => pgvectorVersions.delete(client));
+    pgvectorVersions.set(client, version);
+  }
+  return version;
+}
+
+/** Whether a version like "0.8.1" is at least major.minor. */
+function atLeast(version: string, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = version.split(".").map((n) => Number.parseInt(n, 10));
+  return a > major || (a === major && b >= minor);
+}
+
+/** The HNSW index of the memories' embeddings of one dimension. */
+export const memoryVectorIndexName = (dims: number): string =>
+  `investigation_memories_embedding_hnsw_${dims}`;
+
+/**
+ * With pgvector: an HNSW cosine index for each dimension the stored embeddings have (up to
+ * MAX_INDEXED_DIMENSIONS), each a partial index on `embedding::vector(n)`. Runs under an
+ * advisory lock, so several processes may call it at once. Returns the dimensions whose index
+ * this call created; without pgvector, none.
+ */
+export async function ensureMemoryVectorIndexes(client: PrismaClient): Promise<number[]> {
+  if ((await pgvectorVersion(client)) === null) return [];
+  return client.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${VECTOR_INDEX_LOCK_KEY}::bigint)`;
+    const rows = await tx.$queryRaw<{ dims: number }[]>`
+      SELECT DISTINCT cardinality(embedding) AS dims FROM investigation_memories
+       WHERE cardinality(embedding) BETWEEN 1 AND ${MAX_INDEXED_DIMENSIONS}::int`;
+    const existing = new Set(
+      (
+        await tx.$queryRaw<{ name: string }[]>`
+          SELECT indexname AS name FROM pg_indexes
+           WHERE tablename = 'investigation_memories'`
+      ).map((r) => r.name),
+    );
+    const created: number[] = [];
+    for (const { dims } of rows) {
+      if (!Number.isInteger(dims) || existing.has(memoryVectorIndexName(dims))) continue;
+      await tx.$executeRawUnsafe(
+        `CREATE INDEX IF NOT EXISTS "${memoryVectorIndexName(dims)}" ON investigation_memories
+           USING hnsw ((embedding::vector(${dims})) vector_cosine_ops)
+           WHERE cardinality(embedding) = ${dims}`,
+      );
+      created.push(dims);
+    }
+    return created.sort((a, b) => a - b);
+  }, VECTOR_INDEX_TRANSACTION);
+}
+
+/** Building an index over many memories takes longer than an ordinary transaction may. */
+const VECTOR_INDEX_TRANSACTION = { timeout: 10 * 60_000, maxWait: 60_000 };
+
+/** The advisory lock that serializes vector index creation ("tmem"). */
+const VECTOR_INDEX_LOCK_KEY = 0x746d656d;
 
 /** Records which memories went into a session's prompt (idempotent across redeliveries). */
 export async function recordInjectedMemories(

@@ -25,6 +25,8 @@ export interface CallToolInput {
   /** Raw ActionInput text or function-call JSON arguments. */
   arguments?: string;
   callId?: string;
+  /** A mutating call's approved action request (its idempotency key). */
+  approvalId?: string;
 }
 
 /** The typed client of the mcp-gateway API, with execution affinity. */
@@ -114,6 +116,7 @@ class GatewayClient implements McpGatewayClient {
           name: call.name,
           arguments: call.arguments ?? "",
           ...(call.callId !== undefined ? { call_id: call.callId } : {}),
+          ...(call.approvalId !== undefined ? { approval_id: call.approvalId } : {}),
         },
         { timeoutMs: this.callTimeoutMs },
       ),

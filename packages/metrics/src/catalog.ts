@@ -273,6 +273,21 @@ export const METRICS = {
     labels: ["source", "status"],
     from: ["ingest-api"],
   },
+  actionRequests: {
+    name: "tarsy_action_requests_total",
+    type: "counter",
+    help: "Action requests (action agents' mutating calls) by step: requested, approved, denied, expired (nobody decided in time: a denial) or cancelled (its execution ended first), and by the agent's approval mode (required, auto).",
+    labels: ["event", "mode"],
+    from: ["agent-runner", "ingest-api", "orchestrator"],
+  },
+  actionDecisionDuration: {
+    name: "tarsy_action_decision_seconds",
+    type: "histogram",
+    help: "Time from an action request to a person's decision or its timeout, by decision (approved, denied, expired, cancelled). Requests approved by `approval: auto` are not timed.",
+    labels: ["decision"],
+    from: ["ingest-api", "orchestrator"],
+    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200],
+  },
   notifications: {
     name: "tarsy_notifications_total",
     type: "counter",

@@ -1,3 +1,4 @@
+export { type ActionDecisionMetrics, recordActionDecision } from "./actions.ts";
 export {
   type LabelOf,
   METRICS,

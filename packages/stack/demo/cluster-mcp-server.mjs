@@ -15,6 +15,8 @@ export const PLANTED_PASSWORD = "hunter2-demo-db-password";
 const PLANTED_B64 = Buffer.from(PLANTED_PASSWORD).toString("base64");
 
 const server = new McpServer({ name: "demo-cluster", version: "1.0.0" });
+/** Every tool here only reads: agents of every kind may call them (see tool classes). */
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 /** @param {string} value */
 const text = (value) => ({ content: [{ type: /** @type {const} */ ("text"), text: value }] });
 
@@ -23,6 +25,8 @@ server.registerTool(
   {
     description: "List pods of a namespace with status, restarts and age",
     inputSchema: { namespace: z.string() },
+
+    annotations: READ_ONLY,
   },
   async ({ namespace }) =>
     text(
@@ -42,6 +46,8 @@ server.registerTool(
   {
     description: "Last log lines of a pod",
     inputSchema: { namespace: z.string(), pod: z.string(), tail: z.number().int().optional() },
+
+    annotations: READ_ONLY,
   },
   async ({ pod }) =>
     text(
@@ -62,6 +68,8 @@ server.registerTool(
   {
     description: "A pod in detail (kubectl describe pod): containers, limits, state, events",
     inputSchema: { namespace: z.string(), pod: z.string() },
+
+    annotations: READ_ONLY,
   },
   async ({ namespace, pod }) =>
     text(
@@ -120,7 +128,11 @@ server.registerTool(
 
 server.registerTool(
   "get_events",
-  { description: "Recent events of a namespace", inputSchema: { namespace: z.string() } },
+  {
+    description: "Recent events of a namespace",
+    inputSchema: { namespace: z.string() },
+    annotations: READ_ONLY,
+  },
   async () =>
     text(
       [
@@ -137,6 +149,8 @@ server.registerTool(
   {
     description: "A Secret as YAML (kubectl get secret -o yaml)",
     inputSchema: { namespace: z.string(), name: z.string() },
+
+    annotations: READ_ONLY,
   },
   async ({ namespace, name }) =>
     text(

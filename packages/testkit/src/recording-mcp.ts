@@ -38,7 +38,14 @@ function createMcp(): Server {
     { capabilities: { tools: {} } },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [{ name: "whoami", description: "answers ok", inputSchema: { type: "object" } }],
+    tools: [
+      {
+        name: "whoami",
+        description: "answers ok",
+        inputSchema: { type: "object" },
+        annotations: { readOnlyHint: true },
+      },
+    ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (_request, extra) => ({
     content: [{ type: "text", text: callerTag(extra.requestInfo?.headers.authorization) }],

@@ -56,6 +56,16 @@ export interface AgentRunConfig {
   nonIdempotentServers?: string[];
   /** server → allowed tools; absent or empty allows all. */
   toolFilters: Record<string, string[]>;
+  /**
+   * The gateway lists and runs mutating tools for this execution: `type: action` agents only
+   * (a sub-agent by its own definition). Absent: no.
+   */
+  allowMutatingTools?: boolean;
+  /**
+   * Its mutating calls (with `allowMutatingTools`): each waits for a person's decision
+   * (`required`, the default) for at most `timeoutMs`, or is approved at once (`auto`).
+   */
+  approval?: { mode: "required" | "auto"; timeoutMs: number };
   customInstructions?: string;
   /** Skills whose bodies are in the system prompt ("Pre-loaded Skills"). */
   requiredSkills: ResolvedSkill[];

@@ -30,10 +30,12 @@ import type {
   RunbookFetcher,
   RunnerStore,
   StartedAttempt,
+  StoredMessage,
+  StoredToolCall,
   ToolGateway,
 } from "./ports.ts";
 import { resolveExecutionContext } from "./resolve.ts";
-import { RESUMABLE_KINDS } from "./resume.ts";
+import { planResume, RESUMABLE_KINDS } from "./resume.ts";
 import {
   type ControllerResult,
   type RunContext,
@@ -115,6 +117,7 @@ async function listTools(run: RunContext) {
     executionId: exec.executionId,
     servers: exec.config.mcpServers,
     toolFilters: exec.config.toolFilters,
+    allowMutating: exec.config.allowMutatingTools === true,
   };
   if (scope.servers.length === 0) return { scope, tools: [] };
   const started = performance.now();
@@ -151,7 +154,14 @@ async function listTools(run: RunContext) {
       }),
     );
   }
-  return { scope, tools: listed.tools };
+  const mutatingTools = new Set(listed.tools.filter((t) => t.mutating).map((t) => t.name));
+  return { scope: { ...scope, mutatingTools }, tools: listed.tools };
+}
+
+/** The last turn's calls without a result (none when the last turn made no calls). */
+function openCallsOf(conversation: readonly StoredMessage[]): StoredToolCall[] {
+  const plan = planResume(conversation);
+  return plan.resumable ? plan.pendingCalls : [];
 }
 
 /**
@@ -262,6 +272,18 @@ export async function runExecution(
     logger.info({ status: record.status }, "execution already finished; outcome re-published");
     return finished;
   }
+  if ((record.suspended || record.parked) && request.resume !== true) {
+    // An execution parks itself (waiting for its sub-agents or for an action's decision), then
+    // its delivery is acknowledged: a runner killed in between leaves this copy behind, and it
+    // may come back before or after the execution was woken. From the first parking on, only
+    // resume deliveries run it (a resumed attempt that dies has its resume delivery come back):
+    // starting this copy would restart or duplicate the execution beside its resumption.
+    logger.info(
+      { attempt: record.attempt, suspended: record.suspended },
+      "execution parked (or woken from parking) earlier; this first delivery is dropped",
+    );
+    throw new ExecutionSuspendedError(record.id);
+  }
   const started = await deps.store.startAttempt(record.id, deps.runnerId, {
     resume: request.resume === true,
     resumeInterrupted:
@@ -335,6 +357,25 @@ export async function runExecution(
     await deps.store.recordReasoningEffort(record.id, exec.config.llm.reasoningEffort ?? null);
     const run: RunContext = {
       exec,
+      runnerId: deps.runnerId,
+      // Always masked (even where alert masking is off), with the alert masking's patterns.
+      maskForDisplay: (text) =>
+        deps.masking.maskAlertData(text, {
+          enabled: true,
+          pattern_group: deps.config.defaults.alert_masking?.pattern_group ?? "security",
+        }).content,
+      parkForAction: async (actionId) => {
+        const { resume: _resume, ...resumeRequest } = request;
+        const outcome = await deps.store.actions.suspend({
+          executionId: record.id,
+          attempt: started.attempt,
+          actionId,
+          resumeRequest,
+          usage: usage.toTokenUsage(),
+        });
+        if (outcome === "not_owned") throw new ExecutionTakenOverError(record.id, started.attempt);
+        return outcome;
+      },
       llm: deps.llm,
       llmRetry: deps.llmRetry ?? DEFAULT_LLM_RETRY_POLICY,
       fallback: new ProviderFallback(exec.config, exec.kind),
@@ -372,10 +413,15 @@ export async function runExecution(
             ...(m.continuity && { continuity: m.continuity }),
           })),
           lastId: started.conversation.at(-1)?.id ?? null,
-          ...(started.recovery?.mode === "resumed" && {
-            pendingCalls: started.recovery.plan.pendingCalls,
-            interrupted: started.interrupted,
-          }),
+          ...(started.recovery?.mode === "resumed"
+            ? {
+                pendingCalls: started.recovery.plan.pendingCalls,
+                interrupted: started.interrupted,
+              }
+            : {
+                // Woken by an action's decision: the calls of its turn still to make.
+                pendingCalls: openCallsOf(started.conversation),
+              }),
         },
       }),
     };

@@ -16,6 +16,7 @@ function scopeOf(scope: ToolScope): McpExecutionScope {
     session_id: scope.sessionId,
     servers: scope.servers,
     tool_filters: scope.toolFilters,
+    allow_mutating: scope.allowMutating,
   };
 }
 
@@ -39,6 +40,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
           tool: t.tool,
           description: t.description,
           inputSchema: t.input_schema,
+          mutating: t.mutating,
         }));
         return { tools, failedServers: reply.failed_servers };
       } catch (err) {
@@ -54,6 +56,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
             name: call.name,
             arguments: call.arguments,
             callId: call.callId,
+            ...(call.approvalId !== undefined && { approvalId: call.approvalId }),
           }),
           signal,
           () => abortReason(signal),

@@ -1,5 +1,11 @@
 import { hostname } from "node:os";
-import { busOptionsFromEnv, connectBus, createBusAdmin, provisionOnStart } from "@tarsy/bus";
+import {
+  busOptionsFromEnv,
+  connectBus,
+  createBusAdmin,
+  outboxPublisher,
+  provisionOnStart,
+} from "@tarsy/bus";
 import { loadConfig } from "@tarsy/config";
 import { createCostEstimator } from "@tarsy/cost";
 import { createDb } from "@tarsy/db";
@@ -52,7 +58,11 @@ await runService(
     const worker = await startWorker(
       {
         config,
-        store: createPostgresStore(db, createCostEstimator(config.system.cost_estimation)),
+        store: createPostgresStore(
+          db,
+          createCostEstimator(config.system.cost_estimation),
+          outboxPublisher(bus),
+        ),
         bus,
         llm,
         embedder: llm,

@@ -505,5 +505,19 @@ async function applyReflection(
     { created: created.length, reinforced, deprecated },
     "memories extracted from the scored session",
   );
+  if (created.length > 0) await indexMemoryVectors(run);
   return { created, reinforced, deprecated };
+}
+
+/**
+ * With pgvector, indexes the embedding dimensions new memories brought. Fail-open: the
+ * memories are stored either way, and search without an index still ranks them (by a scan).
+ */
+export async function indexMemoryVectors(run: RunContext): Promise<void> {
+  try {
+    const dims = await run.store.memories.indexVectors();
+    if (dims.length > 0) run.logger.info({ dims }, "memory embeddings indexed (pgvector HNSW)");
+  } catch (err) {
+    run.logger.warn({ err }, "memory embeddings not indexed; search scans them");
+  }
 }

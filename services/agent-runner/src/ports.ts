@@ -124,6 +124,10 @@ export interface ExecutionRecord {
   agentIndex: number;
   status: "pending" | "active" | "completed" | "failed" | "cancelled" | "timed_out";
   attempt: number;
+  /** Parked until one of its sub-agents ends or an action is decided (packages/db). */
+  suspended: boolean;
+  /** It parked at least once (it has a resume request): only resume deliveries run it. */
+  parked: boolean;
   finalAnalysis: string | null;
   actionsExecuted: boolean | null;
   forcedConclusion: ForcedConclusionReason | null;
@@ -242,6 +246,8 @@ export interface RunnerStore {
   ): Promise<StartedAttempt | null>;
   /** Sub-agents of a parent execution. */
   subAgents: SubAgentStore;
+  /** Action requests: action agents' mutating calls (packages/db actions.ts). */
+  actions: ActionStore;
   /** Marks the attempt alive; false when a newer attempt owns the execution (or it ended). */
   heartbeat(executionId: string, attempt: number): Promise<boolean>;
   /**
@@ -339,6 +345,54 @@ export interface SubAgentStore {
   wake(executionId: string): Promise<boolean>;
 }
 
+/** A mutating call's request as the runner reads it. */
+export interface ActionRecord {
+  id: string;
+  status: "pending" | "approved" | "denied" | "expired" | "cancelled";
+  callStatus: "not_started" | "started" | "succeeded" | "failed" | "unknown";
+  decidedBy: string | null;
+  comment: string | null;
+  result: string | null;
+}
+
+export interface NewAction {
+  sessionId: string;
+  stageId: string | null;
+  executionId: string;
+  agentName: string;
+  toolCallId: string;
+  server: string;
+  tool: string;
+  rawArguments: string;
+  /** Parsed and masked. */
+  arguments: Record<string, unknown>;
+  /** Masked. */
+  reason: string;
+  approvalMode: "required" | "auto";
+  expiresAt: Date | null;
+}
+
+/** Action requests and the parking of an execution that waits for one. */
+export interface ActionStore {
+  /**
+   * The call's request, created once (its events are published); `created` is false when the
+   * call had its request already (a resumed or repeated attempt).
+   */
+  request(input: NewAction): Promise<{ action: ActionRecord; created: boolean }>;
+  /** Parks the execution until the request is decided ("decided": it already was). */
+  suspend(input: {
+    executionId: string;
+    attempt: number;
+    actionId: string;
+    resumeRequest: Record<string, unknown>;
+    usage: TokenUsage;
+  }): Promise<"suspended" | "decided" | "not_owned">;
+  /** The request of one call (by its tool call id), or by its own id when given. */
+  find(executionId: string, toolCallId: string, id?: string): Promise<ActionRecord | null>;
+  /** A call that started and never ended: its outcome is unknown (never repeated). */
+  markOutcomeUnknown(id: string, actor: string, reason: string): Promise<ActionRecord | null>;
+}
+
 /** Fetches a runbook URL's text (`@tarsy/runbooks` in production). */
 export interface RunbookFetcher {
   fetch(url: string, signal?: AbortSignal): Promise<string>;
@@ -351,6 +405,8 @@ export interface ToolDefinition {
   tool: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** May change what it reaches (offered to action agents only); see the gateway's classes. */
+  mutating?: boolean;
 }
 
 export interface ToolScope {
@@ -358,6 +414,10 @@ export interface ToolScope {
   executionId: string;
   servers: string[];
   toolFilters: Record<string, string[]>;
+  /** Mutating tools are offered and run (action agents only); see `AgentRunConfig`. */
+  allowMutating: boolean;
+  /** The listed tools the gateway classes as mutating (`server.tool`): each call needs approval. */
+  mutatingTools?: ReadonlySet<string>;
 }
 
 export interface ToolCallResult {
@@ -378,7 +438,7 @@ export interface ToolGateway {
   ): Promise<{ tools: ToolDefinition[]; failedServers: Record<string, string> }>;
   callTool(
     scope: ToolScope,
-    call: { callId: string; name: string; arguments: string },
+    call: { callId: string; name: string; arguments: string; approvalId?: string },
     signal: AbortSignal,
   ): Promise<ToolCallResult>;
   release(executionId: string): Promise<void>;
@@ -400,4 +460,9 @@ export interface MemoryStore {
     scope: MemoryScope,
     changes: FeedbackReflectionChanges,
   ): Promise<AppliedFeedbackReflection>;
+  /**
+   * With pgvector: an HNSW index for each embedding dimension stored and not indexed yet.
+   * Returns the dimensions indexed by this call (none without pgvector).
+   */
+  indexVectors(): Promise<number[]>;
 }

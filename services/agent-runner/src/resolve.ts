@@ -7,6 +7,7 @@ import {
   noSubAgents,
   type ResolvedAgentConfig,
   resolveAgentConfig,
+  resolveAgentType,
   resolveChatAgentConfig,
   resolveComposeConfig,
   resolveExecutiveSummaryConfig,
@@ -172,6 +173,24 @@ function resolveFor(
 }
 
 /**
+ * Whether the execution may use mutating tools: only `type: action` agents may. A stage agent
+ * by its resolved type (an action stage's agents, or an action agent in a mixed stage), a
+ * sub-agent by its own definition; chat, synthesis, scoring and summaries never.
+ */
+function mayMutate(
+  config: TarsyConfig,
+  chain: ChainConfig,
+  record: ExecutionRecord,
+  request: ExecutionRequested,
+): boolean {
+  if (record.parent) return config.agents.get(record.agentName)?.type === "action";
+  if (request.kind === "action") return true;
+  if (request.kind !== "investigation") return false;
+  const { agentRef } = stageAgentRef(chain, record, record.agentIndex);
+  return resolveAgentType(config, agentRef) === "action";
+}
+
+/**
  * Everything an execution runs with: its agent configuration resolved through the hierarchy
  * (with the alert's MCP selection replacing the server list), prompts' inputs (among them the
  * session's runbook as stored on it, see `runbook.ts`) and the per-server instructions and
@@ -281,6 +300,13 @@ export function resolveExecutionContext(
       mcpServers: servers,
       nonIdempotentServers: servers.filter((id) => config.mcpServers.get(id)?.idempotent === false),
       toolFilters,
+      allowMutatingTools: usesTools && mayMutate(config, chain, record, request),
+      approval: {
+        mode: config.agents.get(record.agentName)?.approval ?? "required",
+        timeoutMs:
+          config.agents.get(record.agentName)?.approval_timeout_ms ??
+          config.defaults.approval.timeout_ms,
+      },
       requiredSkills: usesSkills ? resolved.required_skills : [],
       onDemandSkills: usesSkills ? resolved.on_demand_skills : [],
       // Depth 1: a sub-agent never dispatches; only the tool-using agents orchestrate.

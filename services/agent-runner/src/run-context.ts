@@ -35,6 +35,15 @@ export interface RunContext {
   memory?: MemoryRuntime;
   /** The memories injected into this execution's prompt (recall leaves them out). */
   injectedMemoryIds?: string[];
+  /** This runner's id (in audit records). */
+  runnerId: string;
+  /** Masks text for people to read (an action request's arguments and reason). */
+  maskForDisplay(text: string): string;
+  /**
+   * Parks the execution until its pending action request is decided (no runner slot held):
+   * "suspended" (the caller throws ExecutionSuspendedError) or "decided" (go on now).
+   */
+  parkForAction(actionId: string): Promise<"suspended" | "decided">;
   /** An orchestrating agent's sub-agents (absent for every other execution). */
   subAgents?: SubAgentRuntime;
   /** Summarization walks, by the primary provider they started from (sticky per primary). */
@@ -62,6 +71,7 @@ export type RunnerMetrics = Pick<
   | "llmFallbacks"
   | "workOrphaned"
   | "sessionLabelsParseFailures"
+  | "actionRequests"
 >;
 
 /**

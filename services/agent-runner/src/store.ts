@@ -15,8 +15,11 @@ import {
   discardInterruptedAttempt,
   dispatchSubAgent,
   endInterruptedEvents,
+  ensureMemoryVectorIndexes,
   executionLlmUsage,
+  findActionOfCall,
   finishExecutionAttempt,
+  getAction,
   getExecution,
   getSession,
   getStage,
@@ -27,7 +30,11 @@ import {
   listSubAgents,
   listUndeliveredSubAgentResults,
   type Message,
+  markActionOutcomeUnknown,
+  type OutboxEntry,
+  type OutboxPublisher,
   type Prisma,
+  publishOutboxNow,
   recordExecutionFallback,
   recordExecutionReasoningEffort,
   recordInjectedMemories,
@@ -35,12 +42,14 @@ import {
   recordMCPInteraction,
   recordScoreResult,
   reinforceMemories,
+  requestAction,
   searchMemories,
   searchPastSessions,
   sessionMemories,
   startExecution,
   storedLabels,
   suspendExecution,
+  suspendForAction,
   type TimelineEvent,
   wakeSuspendedParent,
 } from "@tarsy/db";
@@ -107,8 +116,22 @@ function toSubAgent(row: AgentExecution): SubAgentRecord {
  * The runner's persistence on Postgres, through packages/db. Each LLM interaction is priced
  * by `costs` as it is written, at the time of writing, and never again.
  */
-export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
+export function createPostgresStore(
+  db: Db,
+  costs: CostEstimator,
+  /** Publishes the outbox messages of the runner's own transactions at once (else the relay). */
+  publish?: OutboxPublisher,
+): RunnerStore {
   const { prisma } = db;
+  const deliver = async (entries: readonly OutboxEntry[]) => {
+    if (!publish || entries.length === 0) return;
+    // The orchestrator's relay publishes whatever this leaves behind.
+    await publishOutboxNow(
+      prisma,
+      publish,
+      entries.map((e) => e.msgId),
+    ).catch(() => undefined);
+  };
   return {
     async createTimelineEvent(event) {
       const row = await createTimelineEvent(prisma, {
@@ -227,6 +250,8 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
         agentIndex: execution.agentIndex,
         status: execution.status,
         attempt: execution.attempt,
+        suspended: execution.suspendedAt !== null,
+        parked: execution.resumeRequest !== null,
         finalAnalysis: execution.finalAnalysis,
         actionsExecuted: execution.actionsExecuted,
         forcedConclusion: forcedConclusionOf(execution.forcedConclusion),
@@ -347,6 +372,34 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       wake: async (executionId) => (await wakeSuspendedParent(prisma, executionId)) !== null,
     },
 
+    actions: {
+      async request(input) {
+        const requested = await requestAction(prisma, { ...input, at: new Date() });
+        await deliver(requested.events);
+        return { action: requested.action, created: requested.created };
+      },
+      find: (executionId, toolCallId, id) =>
+        id === undefined
+          ? findActionOfCall(prisma, executionId, toolCallId)
+          : getAction(prisma, id),
+      suspend: (input) =>
+        suspendForAction(prisma, {
+          ...input,
+          resumeRequest: input.resumeRequest as Json as Prisma.InputJsonObject,
+        }),
+      async markOutcomeUnknown(id, actor, reason) {
+        const marked = await markActionOutcomeUnknown(prisma, {
+          id,
+          actor,
+          reason,
+          at: new Date(),
+        });
+        if (!marked) return null;
+        await deliver(marked.events);
+        return marked.action;
+      },
+    },
+
     heartbeat: (executionId, attempt) => heartbeatExecution(prisma, executionId, attempt),
 
     async recordScoreResult(stageId, result) {
@@ -363,6 +416,7 @@ export function createPostgresStore(db: Db, costs: CostEstimator): RunnerStore {
       ofSession: (sessionId) => sessionMemories(prisma, sessionId),
       applyFeedback: (reflectionId, scope, changes) =>
         applyFeedbackReflection(prisma, reflectionId, scope, changes),
+      indexVectors: () => ensureMemoryVectorIndexes(prisma),
     },
 
     finishExecution: (executionId, attempt, outcome) =>

@@ -40,7 +40,6 @@ import { createTestBus, createTestDb, type TestBus, type TestDb } from "@tarsy/t
 import type { RunnerResources } from "../src/execution.ts";
 import type { ToolGateway } from "../src/ports.ts";
 import { createPostgresStore } from "../src/store.ts";
-import { StandInGateway } from "./stand-in-gateway.ts";
 
 export const logger: Logger = createLogger({
   service: "agent-runner-test",

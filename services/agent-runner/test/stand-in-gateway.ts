@@ -52,6 +52,7 @@ export class StandInGateway implements ToolGateway {
       session_id: scope.sessionId,
       servers: scope.servers,
       tool_filters: scope.toolFilters,
+      allow_mutating: scope.allowMutating,
       name: call.name,
       arguments: call.arguments,
       call_id: call.callId,

@@ -10,6 +10,7 @@ import { HttpError } from "./errors.ts";
 import { checkHealth } from "./health.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { accessRoutes } from "./routes/access.ts";
+import { actionRoutes } from "./routes/actions.ts";
 import { alertmanagerRoutes } from "./routes/alertmanager.ts";
 import { alertRoutes } from "./routes/alerts.ts";
 import { chatRoutes } from "./routes/chat.ts";
@@ -23,6 +24,7 @@ import { sessionRoutes } from "./routes/sessions.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { traceRoutes } from "./routes/trace.ts";
 import { usageRoutes } from "./routes/usage.ts";
+import { securityHeaders } from "./secure-headers.ts";
 
 const ALERTMANAGER_PATH = "/api/v1/alerts/alertmanager";
 
@@ -46,6 +48,10 @@ export function createApp(deps: IngestResources): Hono {
       404,
     ),
   );
+
+  // The Content-Security-Policy and the other security headers, on every response (first, so
+  // that it wraps every route, the dashboard's files and the error responses).
+  app.use("*", securityHeaders(deps.settings));
 
   const openapi = buildOpenApi(deps.settings.version);
   app.get("/api/v1/openapi.json", (c) => c.json(openapi));
@@ -81,6 +87,7 @@ export function createApp(deps: IngestResources): Hono {
   app.route("/api/v1/sessions", reviewRoutes(deps));
   app.route("/api/v1/sessions", sessionMemoryRoutes(deps));
   app.route("/api/v1/memories", memoryRoutes(deps));
+  app.route("/api/v1/actions", actionRoutes(deps, metrics));
   app.route("/api/v1/system", systemRoutes(deps));
   app.route("/api/v1/runbooks", runbookRoutes(deps));
   app.route("/api/v1/usage", usageRoutes(deps));

@@ -49,6 +49,22 @@ describe("loadEnv", () => {
     }
   });
 
+  it("takes the relay's WebSocket URL as an absolute ws(s) or http(s) URL or a path, nothing else", () => {
+    for (const url of [
+      "ws://relay.example:8081/api/v1/ws",
+      "wss://relay.example/api/v1/ws",
+      "https://relay.example/api/v1/ws",
+      "/api/v1/ws",
+    ]) {
+      expect(loadEnv({ TARSY_WS_URL: url }).TARSY_WS_URL, url).toBe(url);
+    }
+    expect(loadEnv({ TARSY_WS_URL: "" }).TARSY_WS_URL).toBeUndefined();
+    // It ends up in the Content-Security-Policy: what could not be a relay's URL is refused.
+    for (const url of ["relay:8081", "//relay.example/ws", "ftp://relay.example/ws", "api/v1/ws"]) {
+      expect(() => loadEnv({ TARSY_WS_URL: url }), url).toThrow(/TARSY_WS_URL/);
+    }
+  });
+
   it("requires the basic auth password with the user", () => {
     expect(() => loadEnv({ ALERTMANAGER_BASIC_USER: "am" })).toThrow(/ALERTMANAGER_BASIC_PASSWORD/);
     expect(

@@ -21,6 +21,18 @@ const optional = z
   .optional()
   .transform((v) => (v?.trim() ? v : undefined));
 
+/**
+ * A WebSocket URL as the dashboard takes it: ws(s):// or http(s):// (the page swaps the scheme),
+ * or a path on the page's own origin (`/api/v1/ws`).
+ */
+const webSocketUrl = optional.refine(
+  (v) =>
+    v === undefined ||
+    (v.startsWith("/") && !v.startsWith("//")) ||
+    (URL.canParse(v) && ["ws:", "wss:", "http:", "https:"].includes(new URL(v).protocol)),
+  { message: "a ws(s):// or http(s):// URL, or a path such as /api/v1/ws" },
+);
+
 export const EnvSchema = z
   .object({
     ...ServiceEnvShape,
@@ -65,8 +77,11 @@ export const EnvSchema = z
     TARSY_TOKEN_KEY: optional,
     /** Directory of the built dashboard, served at / (unset: API only). */
     DASHBOARD_DIR: optional,
-    /** The stream relay's WebSocket URL handed to the dashboard (`/config.json`). */
-    TARSY_WS_URL: optional,
+    /**
+     * The stream relay's WebSocket URL handed to the dashboard (`/config.json`); an absolute
+     * URL's origin is added to where the dashboard's Content-Security-Policy lets it connect.
+     */
+    TARSY_WS_URL: webSocketUrl,
   })
   .superRefine((env, ctx) => {
     if (env.ALERTMANAGER_BASIC_USER && !env.ALERTMANAGER_BASIC_PASSWORD) {

@@ -37,6 +37,7 @@ import {
 } from "@tarsy/contracts";
 import { z } from "zod";
 import { accessPaths } from "./openapi-access.ts";
+import { actionPaths } from "./openapi-actions.ts";
 import { memoryPaths } from "./openapi-memories.ts";
 import { reviewPaths } from "./openapi-review.ts";
 
@@ -364,6 +365,7 @@ export function buildOpenApi(version: string): Json {
       ...accessPaths(),
       ...reviewPaths(),
       ...memoryPaths(),
+      ...actionPaths(),
     },
     components: {
       securitySchemes: {

@@ -14,6 +14,8 @@ export type CallFailure =
   | "not_routed"
   | "server_not_configured"
   | "unknown_tool"
+  /** A mutating tool called by an execution that may not mutate (never sent to the server). */
+  | "not_permitted"
   | "tool_error"
   | "timeout"
   | "init_failed"

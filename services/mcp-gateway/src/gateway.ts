@@ -1,9 +1,11 @@
-import type { Bus, RpcService } from "@tarsy/bus";
+import { type Bus, outboxPublisher, type RpcService } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
 import type { McpReplicaRef } from "@tarsy/contracts";
+import type { Db } from "@tarsy/db";
 import type { MaskingService } from "@tarsy/masking";
 import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import { createActionLedger } from "./action-ledger.ts";
 import { createGatewayHandlers } from "./api/handlers.ts";
 import { replicaRef } from "./api/replica.ts";
 import { startGatewayService } from "./api/service.ts";
@@ -29,6 +31,11 @@ export interface GatewayResources {
    * servers fail closed (or fall back to shared credentials where configured).
    */
   userTokens?: UserTokenLookup;
+  /**
+   * Postgres, for action requests: an action agent's mutating call runs only once its
+   * approved request is claimed there. Without it every mutating call is refused.
+   */
+  db?: Db;
 }
 
 export interface GatewayOptions {
@@ -103,6 +110,14 @@ export async function startGateway(
     logger: logger.child({ component: "tool-executor" }),
     metrics,
     toolNames: (server) => health.toolNames(server),
+    ...(resources.db && {
+      actions: createActionLedger(
+        resources.db,
+        outboxPublisher(resources.bus),
+        replica.id,
+        logger.child({ component: "actions" }),
+      ),
+    }),
     auth: new CallAuth({
       userTokens: resources.userTokens,
       exchanger: new TokenExchanger({ env: options.inheritedEnv }),

@@ -1,4 +1,5 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { classifyTool } from "@tarsy/config";
 import type { McpServerHealth } from "@tarsy/contracts";
 import type { Logger } from "@tarsy/runtime";
 import type { McpConnection } from "./client/connection.ts";
@@ -86,6 +87,7 @@ export class HealthMonitor {
     const log = this.options.logger.child({ server: serverId });
     try {
       const tools = await this.ping(serverId);
+      if (!status.initialized) this.logToolClasses(serverId, tools);
       const wasUnhealthy = !status.healthy && status.initialized;
       Object.assign(status, { healthy: true, initialized: true, tools, lastCheck: this.now() });
       delete status.error;
@@ -105,6 +107,32 @@ export class HealthMonitor {
       );
       if (news) log.warn({ err: error }, "MCP server health check failed");
       else log.debug({ err: error }, "MCP server still unhealthy");
+    }
+  }
+
+  /**
+   * Once per server, at its first listing: how many of its tools are read-only and mutating,
+   * and a warning naming those that are mutating only because nothing classes them (no
+   * `readOnlyHint`, no `mcp_servers.<id>.tools` entry): no agent but an action agent sees them.
+   */
+  private logToolClasses(serverId: string, tools: readonly Tool[]): void {
+    const config = this.options.deps.servers.get(serverId);
+    const classes = tools.map((t) => ({
+      name: t.name,
+      ...classifyTool(config ?? {}, t.name, t.annotations),
+    }));
+    const mutating = classes.filter((c) => c.mutating);
+    const unclassed = classes.filter((c) => c.source === "default").map((c) => c.name);
+    const log = this.options.logger.child({ server: serverId });
+    log.info(
+      { tools: tools.length, read_only: tools.length - mutating.length, mutating: mutating.length },
+      "MCP server tool classes (mutating tools are offered to action agents only)",
+    );
+    if (unclassed.length > 0) {
+      log.warn(
+        { tools: unclassed },
+        `${unclassed.length} tool(s) carry no readOnlyHint and count as mutating: only action agents see them; mark those that only read in mcp_servers.${serverId}.tools`,
+      );
     }
   }
 

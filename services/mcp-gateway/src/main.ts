@@ -29,25 +29,40 @@ await runService(
       onRedaction: (pattern, count) => metrics.maskingRedactions.inc({ pattern }, count),
     });
     const perUser = [...config.mcpServers.values()].filter((s) => s.auth.mode !== "shared");
-    let db: Db | undefined;
-    if (perUser.length > 0 && env.DATABASE_URL && env.TARSY_TOKEN_KEY) {
-      db = createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) });
-    } else if (perUser.length > 0) {
+    // Postgres holds action requests (mutating calls run only when approved there) and
+    // per-user tokens.
+    const db: Db | undefined = env.DATABASE_URL
+      ? createDb({ url: env.DATABASE_URL, logger: logger.child({ component: "db" }) })
+      : undefined;
+    if (!db) {
+      logger.warn(
+        "DATABASE_URL is not set: every mutating tool call is refused (action requests live in Postgres)",
+      );
+    }
+    if (perUser.length > 0 && !(db && env.TARSY_TOKEN_KEY)) {
       logger.warn(
         { servers: perUser.map((s) => s.id) },
         "MCP servers use per-user credentials but DATABASE_URL or TARSY_TOKEN_KEY is not set: their calls fail closed (or use shared credentials where fallback_to_shared)",
       );
     }
-    const userTokens = db
-      ? createStoredUserTokens(
-          db.prisma,
-          createTokenSeal(parseSealKey(env.TARSY_TOKEN_KEY ?? "")),
-          logger.child({ component: "user-tokens" }),
-        )
-      : undefined;
+    const userTokens =
+      db && env.TARSY_TOKEN_KEY && perUser.length > 0
+        ? createStoredUserTokens(
+            db.prisma,
+            createTokenSeal(parseSealKey(env.TARSY_TOKEN_KEY ?? "")),
+            logger.child({ component: "user-tokens" }),
+          )
+        : undefined;
     const bus = await connectBus(busOptionsFromEnv(env, { name: "mcp-gateway", logger }));
     const gateway = await startGateway(
-      { bus, masking, logger, metrics, ...(userTokens ? { userTokens } : {}) },
+      {
+        bus,
+        masking,
+        logger,
+        metrics,
+        ...(userTokens ? { userTokens } : {}),
+        ...(db ? { db } : {}),
+      },
       {
         servers: config.mcpServers,
         timeouts: {
@@ -65,7 +80,10 @@ await runService(
     );
     ops.setReadiness({
       nats: natsReadiness(bus),
-      ...(db ? { postgres: () => (db as Db).ping() } : {}),
+      // Per-user credentials need Postgres for every call of their servers; action requests
+      // only for mutating calls, which fail closed while it is down (not a reason to take the
+      // replica out of service).
+      ...(db && userTokens ? { postgres: () => (db as Db).ping() } : {}),
       mcp_servers: async () => {
         const readiness = gateway.health.readiness();
         if (!readiness.ready) throw new Error(readiness.reason ?? "MCP servers not initialized");
@@ -73,7 +91,7 @@ await runService(
     });
     ops.setHealth({
       nats: { check: natsReadiness(bus) },
-      ...(db ? { database: { check: () => (db as Db).ping() } } : {}),
+      ...(db && userTokens ? { database: { check: () => (db as Db).ping() } } : {}),
     });
     return {
       async stop() {

@@ -1,10 +1,11 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerConfig } from "@tarsy/config";
+import { classifyTool, type McpServerConfig } from "@tarsy/config";
 import type { McpToolDefinition } from "@tarsy/contracts";
 import type { MaskingService } from "@tarsy/masking";
 import { parseActionInput } from "@tarsy/mcp-client";
 import { secondsSince } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
+import { type ActionLedger, claimRefusal } from "./action-ledger.ts";
 import type { CallAuth } from "./auth/credentials.ts";
 import {
   type CallFailure,
@@ -32,6 +33,8 @@ export interface ToolExecutorDeps {
   recovery?: RecoveryHooks;
   /** The credential of each call (`mcp_servers.<id>.auth`). */
   auth: CallAuth;
+  /** Action requests (Postgres): without it every mutating call is refused. */
+  actions?: ActionLedger;
 }
 
 export interface ListToolsResult {
@@ -51,14 +54,31 @@ export interface ToolCallOutcome {
   durationMs: number;
 }
 
-export function toToolDefinition(server: string, tool: Tool): McpToolDefinition {
+/**
+ * A server's tool as agents and the API see it, with its class: the server's annotations under
+ * the config's overrides (`classifyTool`); a server the gateway has no config for classes by
+ * annotations alone.
+ */
+export function toToolDefinition(
+  server: string,
+  tool: Tool,
+  config: Pick<McpServerConfig, "tools"> | undefined,
+): McpToolDefinition {
+  const toolClass = classifyTool(config ?? {}, tool.name, tool.annotations);
   return {
     name: `${server}.${tool.name}`,
     server,
     tool: tool.name,
     description: tool.description ?? "",
     input_schema: (tool.inputSchema ?? { type: "object" }) as Record<string, unknown>,
+    mutating: toolClass.mutating,
+    mutating_source: toolClass.source,
   };
+}
+
+/** What the agent is told when it calls a mutating tool it was not given. */
+function mutatingRefusal(server: string, tool: string): string {
+  return `tool "${tool}" of server "${server}" may change the system (mutating), and this agent is not allowed to run mutating tools: only action agents may. The call was not made.`;
 }
 
 /** Lists and calls tools for one execution: routing, argument parsing, recovery and masking. */
@@ -86,14 +106,9 @@ export class ToolExecutor {
             ),
           );
           return tools
-            .filter((t) =>
-              toolAllowed(
-                { servers: scope.servers, toolFilters: scope.toolFilters },
-                server,
-                t.name,
-              ),
-            )
-            .map((t) => toToolDefinition(server, t));
+            .filter((t) => toolAllowed(scope, server, t.name))
+            .map((t) => this.definition(server, t))
+            .filter((t) => scope.allowMutating || !t.mutating);
         } catch (err) {
           const config = this.deps.servers.get(server);
           const reason = maskToolContent(this.deps.masking, config, describe(err), "tools/list");
@@ -119,9 +134,16 @@ export class ToolExecutor {
     execution: OpenExecution,
     name: string,
     rawArguments: string,
+    approvalId?: string,
   ): Promise<ToolCallOutcome> {
     const started = performance.now();
-    const { outcome, failure } = await this.execute(execution, name, rawArguments, started);
+    const { outcome, failure } = await this.execute(
+      execution,
+      name,
+      rawArguments,
+      started,
+      approvalId,
+    );
     // Only names the gateway knows become labels: what the LLM invents stays out.
     const server = outcome.server && this.deps.servers.has(outcome.server) ? outcome.server : null;
     const known = (name: string | undefined) =>
@@ -137,6 +159,11 @@ export class ToolExecutor {
       failure,
     );
     return outcome;
+  }
+
+  /** One tool of a server with its class (the server's config overrides its annotations). */
+  definition(server: string, tool: Tool): McpToolDefinition {
+    return toToolDefinition(server, tool, this.deps.servers.get(server));
   }
 
   /** Runs an operation with the credential the server's auth mode asks for. */
@@ -155,6 +182,7 @@ export class ToolExecutor {
     name: string,
     rawArguments: string,
     started: number,
+    approvalId: string | undefined,
   ): Promise<{ outcome: ToolCallOutcome; failure: CallFailure | null }> {
     const { scope, sessions } = execution;
     const elapsed = () => Math.round(performance.now() - started);
@@ -195,18 +223,60 @@ export class ToolExecutor {
     const base = { name, server, tool, arguments: args };
     const done = execution.begin();
     try {
-      const known = sessions.cachedTools(server);
-      if (known && !known.some((t) => t.name === tool)) {
+      // Only a tool the server lists, and that this execution may use, is called: its class
+      // comes from that list, so the list is read first when this session has none yet.
+      const known =
+        sessions.cachedTools(server) ??
+        (await this.withAuth(execution, server, () =>
+          callWithRecovery(
+            sessions,
+            server,
+            () => sessions.listTools(server, this.deps.timeouts.listMs),
+            this.deps.recovery,
+          ),
+        ));
+      const listed = known.find((t) => t.name === tool);
+      if (!listed) {
+        const offered = known
+          .filter((t) => toolAllowed(scope, server, t.name))
+          .map((t) => this.definition(server, t))
+          .filter((t) => scope.allowMutating || !t.mutating)
+          .map((t) => t.tool);
         return {
           outcome: {
             ...base,
-            content: `tool "${tool}" not found on server "${server}". Available tools: ${known.map((t) => t.name).join(", ")}`,
+            content: `tool "${tool}" not found on server "${server}". Available tools: ${offered.join(", ")}`,
             isError: true,
             redactions: 0,
             durationMs: elapsed(),
           },
           failure: "unknown_tool",
         };
+      }
+      if (!scope.allowMutating && this.definition(server, listed).mutating) {
+        log.warn({ server, tool }, "call to a mutating tool refused: the agent may not mutate");
+        return {
+          outcome: {
+            ...base,
+            content: mutatingRefusal(server, tool),
+            isError: true,
+            redactions: 0,
+            durationMs: elapsed(),
+          },
+          failure: "not_permitted",
+        };
+      }
+      if (this.definition(server, listed).mutating) {
+        return await this.executeApproved(execution, {
+          base,
+          server,
+          tool,
+          args,
+          rawArguments,
+          approvalId,
+          config,
+          elapsed,
+        });
       }
       const result = await this.withAuth(execution, server, () =>
         callWithRecovery(
@@ -259,5 +329,82 @@ export class ToolExecutor {
     } finally {
       done();
     }
+  }
+
+  /**
+   * A mutating call: sent only after its approved action request is claimed (once: a claimed
+   * request is never sent again), and sent once — no retry after it may have reached the
+   * server. Its end (result or failure) is recorded on the request before the reply.
+   */
+  private async executeApproved(
+    execution: OpenExecution,
+    call: {
+      base: Pick<ToolCallOutcome, "name" | "server" | "tool" | "arguments">;
+      server: string;
+      tool: string;
+      args: Record<string, unknown>;
+      rawArguments: string;
+      approvalId: string | undefined;
+      config: McpServerConfig;
+      elapsed: () => number;
+    },
+  ): Promise<{ outcome: ToolCallOutcome; failure: CallFailure | null }> {
+    const { base, server, tool, args, approvalId, config, elapsed } = call;
+    const refuse = (content: string) => ({
+      outcome: { ...base, content, isError: true, redactions: 0, durationMs: elapsed() },
+      failure: "not_permitted" as const,
+    });
+    const ledger = this.deps.actions;
+    if (!ledger) return refuse(claimRefusal(server, tool, "no_ledger"));
+    if (approvalId === undefined) return refuse(claimRefusal(server, tool, "missing"));
+    // The session first (safe to retry: nothing was sent yet), then the claim, then one send.
+    const connection = await this.withAuth(execution, server, () =>
+      callWithRecovery(execution.sessions, server, async (c) => c, this.deps.recovery),
+    );
+    const claim = await ledger.claim({
+      id: approvalId,
+      executionId: execution.scope.executionId,
+      server,
+      tool,
+      rawArguments: call.rawArguments,
+    });
+    if (!claim.ok) {
+      this.deps.logger.warn(
+        { execution_id: execution.scope.executionId, server, tool, reason: claim.reason },
+        "mutating call refused: its action request does not allow it",
+      );
+      return refuse(claimRefusal(server, tool, claim.reason));
+    }
+    let content: string;
+    let isError: boolean;
+    let redactions = 0;
+    let status: "succeeded" | "failed" | "unknown";
+    try {
+      const result = await this.withAuth(execution, server, () =>
+        connection.callTool(tool, args, this.deps.timeouts.callMs),
+      );
+      const masked = maskToolContent(this.deps.masking, config, extractTextContent(result), tool);
+      content = masked.content;
+      redactions = masked.redactions;
+      isError = result.isError === true;
+      status = isError ? "failed" : "succeeded";
+    } catch (err) {
+      // Sent, and no answer (a timeout, a lost transport): whether it acted is unknown.
+      const masked = maskToolContent(
+        this.deps.masking,
+        config,
+        `The outcome of this call is unknown: it was sent and no answer came back (${describe(err)}). It was NOT repeated; check the system's state before relying on it.`,
+        tool,
+      );
+      content = masked.content;
+      redactions = masked.redactions;
+      isError = true;
+      status = "unknown";
+    }
+    await ledger.finish(approvalId, status, content);
+    return {
+      outcome: { ...base, content, isError, redactions, durationMs: elapsed() },
+      failure: isError ? "tool_error" : null,
+    };
   }
 }

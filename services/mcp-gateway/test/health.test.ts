@@ -43,7 +43,7 @@ describe("health monitor", { timeout: 90_000 }, () => {
 
     const healthy = await client.health();
     expect(healthy).toMatchObject({ ready: true, healthy: true });
-    expect(healthy.servers[0]).toMatchObject({ server: "flaky", healthy: true, tool_count: 12 });
+    expect(healthy.servers[0]).toMatchObject({ server: "flaky", healthy: true, tool_count: 15 });
     expect((await client.warnings()).warnings).toEqual([]);
 
     await server.close();
@@ -94,7 +94,7 @@ describe("health monitor", { timeout: 90_000 }, () => {
       },
       { what: "the server to be healthy again", timeoutMs: 15_000 },
     );
-    expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 12 });
+    expect(recovered.servers[0]).toMatchObject({ healthy: true, tool_count: 15 });
     expect((await client.warnings()).warnings).toEqual([]);
     expect(said("MCP server recovered")).toHaveLength(1);
   }, 60_000);

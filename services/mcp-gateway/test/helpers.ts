@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
-import { dirname, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Bus, connectBus } from "@tarsy/bus";
 import type { McpServerConfig } from "@tarsy/config";
+import type { Db } from "@tarsy/db";
 import { createMaskingService } from "@tarsy/masking";
 import { createLogger, type Logger } from "@tarsy/runtime";
 import { connectRawNats, natsUrl, type RawNatsConnection } from "@tarsy/testkit";
@@ -22,6 +25,31 @@ export const EVERYTHING_MAIN = resolve(
   "../node_modules/@modelcontextprotocol/server-everything/dist/index.js",
 );
 export const KUBERNETES_MCP_BIN = resolve(here, "../node_modules/.bin/kubernetes-mcp-server");
+
+/**
+ * A kubeconfig whose only cluster is unreachable (127.0.0.1:1): kubernetes-mcp-server starts and
+ * lists its tools with it, and every call it makes fails. Written to a temporary file per name.
+ */
+export function dummyKubeconfig(name: string): string {
+  const path = join(tmpdir(), `tarsy-${name}-kubeconfig-${process.pid}.yaml`);
+  writeFileSync(
+    path,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: dummy
+  cluster: { server: "https://127.0.0.1:1" }
+contexts:
+- name: dummy
+  context: { cluster: dummy, user: dummy }
+current-context: dummy
+users:
+- name: dummy
+  user: { token: dummy-token }
+`,
+  );
+  return path;
+}
 
 export const testLogger = () =>
   createLogger({ service: "mcp-gateway-test", level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -179,6 +207,8 @@ export interface StartTestGatewayOptions {
   replicaId?: string;
   inheritedEnv?: Record<string, string | undefined>;
   userTokens?: UserTokenLookup;
+  /** Postgres for action requests (without it every mutating call is refused). */
+  db?: Db;
   /** Where the gateway logs (default: the quiet test logger). */
   logger?: Logger;
   /** Warm sessions per server (default 0: none). */
@@ -200,6 +230,7 @@ export async function startTestGateway(
       masking: createMaskingService(),
       logger: options.logger ?? testLogger(),
       ...(options.userTokens ? { userTokens: options.userTokens } : {}),
+      ...(options.db ? { db: options.db } : {}),
       ...(options.metrics ? { metrics: options.metrics } : {}),
     },
     {

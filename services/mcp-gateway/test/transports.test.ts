@@ -1,9 +1,7 @@
-import { writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createMcpGatewayClient } from "@tarsy/mcp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  dummyKubeconfig,
   everythingStdio,
   httpTransport,
   KUBERNETES_MCP_BIN,
@@ -23,23 +21,7 @@ describe("server-everything over stdio, Streamable HTTP and SSE; kubernetes-mcp-
     const http = await startEverythingHttp("streamableHttp");
     const sse = await startEverythingHttp("sse");
     stops.push(http.stop, sse.stop);
-    const kubeconfig = join(tmpdir(), `tarsy-dummy-kubeconfig-${process.pid}.yaml`);
-    writeFileSync(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters:
-- name: dummy
-  cluster: { server: "https://127.0.0.1:1" }
-contexts:
-- name: dummy
-  context: { cluster: dummy, user: dummy }
-current-context: dummy
-users:
-- name: dummy
-  user: { token: dummy-token }
-`,
-    );
+    const kubeconfig = dummyKubeconfig("transports");
     gw = await startTestGateway([
       serverConfig("everything-stdio", everythingStdio()),
       serverConfig("everything-http", httpTransport("http", http.url)),

@@ -67,6 +67,7 @@ describe("the stored user token store", { timeout: 60_000 }, () => {
       sessionId: session.id,
       servers: ["strict"],
       toolFilters: {},
+      allowMutating: false,
     };
   });
   beforeEach(() => {

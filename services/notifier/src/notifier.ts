@@ -183,6 +183,7 @@ export async function startNotifier(
       // Review and score changes share the sessions subject; nothing is sent for them.
       reviewStatus: async () => {},
       sessionScoreUpdated: async () => {},
+      actionStatus: async () => {},
     },
     { concurrency: options.concurrency, ...options.consume },
   );

@@ -9,6 +9,7 @@ import {
 import { createMetrics } from "@tarsy/metrics";
 import type { Logger } from "@tarsy/runtime";
 import { type RetentionJob, type RetentionMetricSet, startRetentionJob } from "./retention-job.ts";
+import { decideOverdueActions } from "./saga/actions.ts";
 import { admitAndStart, startSession } from "./saga/admission.ts";
 import type { SagaDeps } from "./saga/deps.ts";
 import { orchestratorHandlers } from "./saga/handlers.ts";
@@ -88,6 +89,7 @@ export async function startOrchestrator(
           100,
         );
         for (const id of stale) await startSession(deps, id);
+        await decideOverdueActions(deps);
       } catch (err) {
         logger.error({ err }, "sweep failed");
       } finally {

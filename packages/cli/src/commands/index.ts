@@ -1,4 +1,10 @@
 import type { Command } from "../command.ts";
+import {
+  actionApproveCommand,
+  actionDenyCommand,
+  actionListCommand,
+  actionShowCommand,
+} from "./action.ts";
 import { alertSubmitCommand } from "./alert-submit.ts";
 import { chatCommand } from "./chat.ts";
 import { configCheckCommand } from "./config-check.ts";
@@ -46,4 +52,8 @@ export const COMMANDS: readonly Command[] = [
   memoryShowCommand,
   memoryDeprecateCommand,
   memoryDeleteCommand,
+  actionListCommand,
+  actionShowCommand,
+  actionApproveCommand,
+  actionDenyCommand,
 ];

@@ -1,10 +1,7 @@
 import Box from "@mui/material/Box";
-import DOMPurify from "dompurify";
 import { marked } from "marked";
 import { memo, useMemo } from "react";
-
-const render = (text: string) =>
-  DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true }));
+import { markdownToHtml } from "./markdown-html.ts";
 
 const markdownSx = {
   overflowWrap: "anywhere",
@@ -25,22 +22,25 @@ const markdownSx = {
   "& pre": { p: 1.5, overflow: "auto", bgcolor: "action.hover", borderRadius: 1 },
   "& pre code": { bgcolor: "transparent", p: 0 },
   "& a": { color: "primary.main" },
+  // What markdown-html.ts adds: a link's real host, an external image's placeholder.
+  "& .link-target, & .external-removed": { color: "text.secondary", fontSize: "0.85em" },
   "& table": { borderCollapse: "collapse" },
   "& th, & td": { border: 1, borderColor: "divider", px: 1, py: 0.5 },
 } as const;
 
 /** One block of markdown; memoised, so a finished block is not parsed again. */
 const Block = memo(function Block(props: { text: string }) {
-  const html = useMemo(() => render(props.text), [props.text]);
-  // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by DOMPurify above
+  const html = useMemo(() => markdownToHtml(props.text), [props.text]);
+  // biome-ignore lint/security/noDangerouslySetInnerHtml: sanitized by DOMPurify (markdown-html.ts)
   return <div style={{ display: "contents" }} dangerouslySetInnerHTML={{ __html: html }} />;
 });
 
 /**
  * Markdown (responses, final analysis, executive summary) rendered by marked and sanitized by
- * DOMPurify, one top-level block at a time: each block is memoised, so while the text streams
- * only the last, growing block renders again per chunk, and when the stream ends the finished
- * text keeps the nodes it was shown in (no flicker, no re-parse of what is done).
+ * DOMPurify, external images dropped and link targets shown (`markdown-html.ts`), one
+ * top-level block at a time: each block is memoised, so while the text streams only the last,
+ * growing block renders again per chunk, and when the stream ends the finished text keeps the
+ * nodes it was shown in (no flicker, no re-parse of what is done).
  */
 export function Markdown(props: { text: string }) {
   const blocks = useMemo(

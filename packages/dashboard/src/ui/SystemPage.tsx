@@ -100,13 +100,29 @@ function McpServers(props: { data: McpServersResponse }) {
                 slotProps={{ transition: { unmountOnExit: true } }}
               >
                 <AccordionSummary expandIcon={<ExpandMore />}>
-                  <Typography variant="body2">{s.tools.length} tools</Typography>
+                  <Typography variant="body2">
+                    {s.tools.length} tools
+                    {mutatingCount(s.tools) > 0 ? `, ${mutatingCount(s.tools)} mutating` : ""}
+                  </Typography>
                 </AccordionSummary>
                 <AccordionDetails>
                   <List dense disablePadding>
                     {s.tools.map((t) => (
                       <ListItem key={t.name} disableGutters>
-                        <ListItemText primary={<code>{t.name}</code>} secondary={t.description} />
+                        <ListItemText
+                          primary={
+                            <Stack
+                              direction="row"
+                              spacing={1}
+                              component="span"
+                              sx={{ alignItems: "center" }}
+                            >
+                              <code>{t.name}</code>
+                              <ToolClassChip tool={t} />
+                            </Stack>
+                          }
+                          secondary={t.description}
+                        />
                       </ListItem>
                     ))}
                   </List>
@@ -117,6 +133,30 @@ function McpServers(props: { data: McpServersResponse }) {
         ))}
       </DataTable>
     </>
+  );
+}
+
+type ToolView = McpServersResponse["servers"][number]["tools"][number];
+
+const mutatingCount = (tools: readonly ToolView[]) => tools.filter((t) => t.mutating).length;
+
+const CLASS_SOURCE: Record<ToolView["mutating_source"], string> = {
+  annotations: "from the server's annotations",
+  config: "set in mcp_servers.<id>.tools",
+  default: "not annotated: counts as mutating",
+};
+
+/** A tool's class: mutating tools are offered to action agents only. */
+function ToolClassChip(props: { tool: ToolView }) {
+  const { tool } = props;
+  return (
+    <Chip
+      size="small"
+      variant="outlined"
+      color={tool.mutating ? "warning" : "default"}
+      label={tool.mutating ? "mutating" : "read-only"}
+      title={CLASS_SOURCE[tool.mutating_source]}
+    />
   );
 }
 

@@ -94,6 +94,7 @@ export function useLiveSession(sessionId: string): LiveSession {
         case "chat.user_message":
         case "review.status":
         case "session.score_updated":
+        case "action.status":
           refreshDetail();
           return;
         default: {

@@ -1,11 +1,5 @@
 import { JsonScanError, scanJson } from "../kubernetes/json-scan.ts";
-import type {
-  ScalarStyle,
-  SourceMap,
-  SourceNode,
-  SourcePair,
-  SourceSeq,
-} from "../kubernetes/tree.ts";
+import type { SourceMap, SourceNode, SourcePair, SourceSeq } from "../kubernetes/tree.ts";
 import { COMMENT, EMPTY, indexInLine, Lines, plainEnd, TAB } from "./yaml-lines.ts";
 import {
   BlockScalar,

@@ -11,6 +11,7 @@ import { Conversation } from "../conversation.ts";
 import { abortReasonOf } from "../errors.ts";
 import {
   embeddingModelOf,
+  indexMemoryVectors,
   type MemoryRuntime,
   parseReflectorAnswer,
   searchRunMemories,
@@ -174,6 +175,7 @@ export async function runFeedbackReflection(run: RunContext): Promise<Controller
     return { finalAnalysis: "The feedback was reflected on by an earlier attempt." };
   }
   run.logger.info(counts, "memories learned from the reviewer's feedback");
+  if (counts.created > 0) await indexMemoryVectors(run);
   return {
     finalAnalysis: `From the reviewer's feedback: ${counts.created} memory(ies) created, ${counts.reinforced} reinforced, ${counts.deprecated} deprecated.`,
   };

@@ -7,6 +7,7 @@ import { buildFunctionCallingMessages, forcedConclusionPrompt } from "../prompts
 import { alreadyRepeated, notRepeatedResult } from "../resume.ts";
 import type { ControllerResult, RunContext } from "../run-context.ts";
 import type { WrapUpReason } from "../time-budget.ts";
+import { isMutatingCall } from "./action-gate.ts";
 import { onIterationTimeout, recordIterationTimeout, toolLessCall } from "./single-call.ts";
 import { executeToolCall, splitToolName, toolCallMetadata } from "./tool-execution.ts";
 
@@ -179,7 +180,9 @@ export async function runFunctionCalling(
  * A resumed loop's calls that were cut off by the interruption (the last turn's calls without
  * a result), made again in order, once. A call to a server marked `idempotent: false`, or one
  * already made again after an earlier interruption, is not: its result tells the agent that
- * its outcome is unknown.
+ * its outcome is unknown. An action agent's mutating call goes by its action request (made
+ * once when approved, answered when denied, waited for when pending): a resumption after a
+ * decision makes or answers it here.
  */
 async function finishPendingCalls(
   run: RunContext,
@@ -189,6 +192,12 @@ async function finishPendingCalls(
   const pending = run.resume?.pendingCalls ?? [];
   const unsafe = new Set(run.exec.config.nonIdempotentServers ?? []);
   for (const call of pending) {
+    if (isMutatingCall(scope, call.name)) {
+      // Its action request says whether it was made, may be made, or waits (never blindly again).
+      await executeToolCall(run, scope, conversation, call, { resumed: true });
+      await conversation.flush();
+      continue;
+    }
     const { server } = splitToolName(call.name);
     const skip = unsafe.has(server)
       ? "not_idempotent"

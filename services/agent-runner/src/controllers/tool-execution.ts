@@ -1,9 +1,15 @@
 import type { ToolCall } from "@tarsy/llm-client";
 import type { Conversation } from "../conversation.ts";
-import { abortedEventStatus, abortReasonOf } from "../errors.ts";
+import { abortedEventStatus, abortReasonOf, ExecutionSuspendedError } from "../errors.ts";
 import type { ToolCallResult, ToolScope } from "../ports.ts";
 import type { RunContext } from "../run-context.ts";
 import { truncateForStorage } from "../truncation.ts";
+import {
+  answerAfterFailure,
+  type GateOutcome,
+  gateMutatingCall,
+  isMutatingCall,
+} from "./action-gate.ts";
 import { maybeSummarize } from "./summarize.ts";
 
 /** `server.tool` or the function-calling form `server__tool` → its parts. */
@@ -56,6 +62,36 @@ export async function executeToolCall(
       ...(options.resumed && { resumed: true }),
     },
   });
+  // An action agent's mutating call needs its approved request (or is answered without it).
+  let actionId: string | undefined;
+  if (isMutatingCall(scope, call.name)) {
+    let gate: GateOutcome;
+    try {
+      gate = await gateMutatingCall(run, conversation, call, names.server, names.tool, args);
+    } catch (err) {
+      if (err instanceof ExecutionSuspendedError) {
+        await run.timeline.complete(event, {
+          content: "Waiting for a person to approve or deny this call.",
+          metadata: { action_status: "pending", awaiting_approval: true },
+        });
+      }
+      throw err;
+    }
+    if (gate.kind === "answer") {
+      await run.timeline.complete(event, {
+        content: truncateForStorage(gate.content),
+        metadata: { is_error: gate.isError, action_id: gate.actionId, action_state: gate.state },
+      });
+      conversation.append({
+        role: "tool",
+        content: gate.content,
+        toolCallId: call.id,
+        toolName: call.name,
+      });
+      return;
+    }
+    actionId = gate.actionId;
+  }
   const started = performance.now();
   // A tool call cannot eat the time the agent's forced conclusion needs (its time budget).
   const wrapUp =
@@ -66,7 +102,12 @@ export async function executeToolCall(
   try {
     result = await run.tools.callTool(
       scope,
-      { callId: call.id, name: call.name, arguments: call.arguments },
+      {
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        ...(actionId !== undefined && { approvalId: actionId }),
+      },
       wrapUp ? AbortSignal.any([run.signal, wrapUp]) : run.signal,
     );
   } catch (err) {
@@ -85,13 +126,22 @@ export async function executeToolCall(
       server: names.server,
       tool: names.tool,
       arguments: undefined,
-      content: `Tool call failed: ${why}`,
+      content:
+        actionId === undefined
+          ? `Tool call failed: ${why}`
+          : await answerAfterFailure(run, actionId, why),
       isError: true,
       durationMs: Math.round(performance.now() - started),
     };
   }
   const stored = truncateForStorage(result.content);
-  await run.timeline.complete(event, { content: stored, metadata: { is_error: result.isError } });
+  await run.timeline.complete(event, {
+    content: stored,
+    metadata: {
+      is_error: result.isError,
+      ...(actionId !== undefined && { action_id: actionId, action_state: "made" }),
+    },
+  });
   const server = result.server ?? names.server;
   const tool = result.tool ?? names.tool;
   const interaction = {

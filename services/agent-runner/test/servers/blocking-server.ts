@@ -19,6 +19,7 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       name: "wait",
       description: "blocks until the call is aborted",
       inputSchema: { type: "object", properties: { call: { type: "string" } } },
+      annotations: { readOnlyHint: true },
     },
   ],
 }));

@@ -101,6 +101,13 @@ export const ROUTE_RULES: readonly RouteEntry[] = [
   post("/api/v1/tokens", { kind: "project_admin" }),
   { method: "DELETE", path: "/api/v1/tokens/:id", rule: { kind: "project_admin" } },
   get("/api/v1/audit", { kind: "global_admin" }),
+  // Action requests: the route finds the session and checks `get` (404 outside the caller's
+  // projects) and, to decide, `approve` on its project.
+  get("/api/v1/actions", LIST),
+  get("/api/v1/actions/:id", IDENTIFIED),
+  get("/api/v1/actions/:id/audit", IDENTIFIED),
+  post("/api/v1/actions/:id/approve", IDENTIFIED),
+  post("/api/v1/actions/:id/deny", IDENTIFIED),
   get("/api/v1/dead-letters", { kind: "global_admin" }),
   post("/api/v1/dead-letters/:seq/redrive", { kind: "global_admin" }),
 ];

@@ -30,7 +30,7 @@ export function systemRoutes(deps: IngestResources): Hono {
     const configured = [...deps.config.mcpServers.values()];
     let live = new Map<
       string,
-      { healthy: boolean; tools: { name: string; description: string }[] }
+      { healthy: boolean; tools: McpServersResponse["servers"][number]["tools"] }
     >();
     let gatewayError: string | undefined;
     if (deps.gateway) {
@@ -41,7 +41,12 @@ export function systemRoutes(deps: IngestResources): Hono {
             s.server,
             {
               healthy: s.healthy,
-              tools: s.tools.map((t) => ({ name: t.tool, description: t.description })),
+              tools: s.tools.map((t) => ({
+                name: t.tool,
+                description: t.description,
+                mutating: t.mutating,
+                mutating_source: t.mutating_source,
+              })),
             },
           ]),
         );

@@ -14,7 +14,7 @@ import type {
 import type { z } from "zod";
 import type { ExecutionRegistry, ExecutionScope } from "../client/execution-registry.ts";
 import type { HealthMonitor } from "../health.ts";
-import { type ToolExecutor, toToolDefinition } from "../tool-executor.ts";
+import type { ToolExecutor } from "../tool-executor.ts";
 import { fitContent } from "../truncate.ts";
 import type { SystemWarnings } from "../warnings.ts";
 
@@ -34,6 +34,7 @@ function scopeOf(request: ScopeRequest): ExecutionScope {
     sessionId: request.session_id,
     servers: request.servers,
     toolFilters: request.tool_filters,
+    allowMutating: request.allow_mutating,
   };
 }
 
@@ -52,7 +53,12 @@ export function createGatewayHandlers(deps: GatewayHandlersDeps) {
       maxPayload: number,
     ): Promise<McpCallToolReply> {
       const execution = executions.acquire(scopeOf(request));
-      const outcome = await executor.callTool(execution, request.name, request.arguments);
+      const outcome = await executor.callTool(
+        execution,
+        request.name,
+        request.arguments,
+        request.approval_id,
+      );
       const reply: McpCallToolReply = {
         v: 1,
         replica,
@@ -103,7 +109,7 @@ export function createGatewayHandlers(deps: GatewayHandlersDeps) {
         servers: [...health.cachedTools().entries()].map(([server, s]) => ({
           server,
           healthy: s.healthy,
-          tools: s.tools.map((t) => toToolDefinition(server, t)),
+          tools: s.tools.map((t) => executor.definition(server, t)),
         })),
       };
     },

@@ -7,6 +7,8 @@ export interface ExecutionScope {
   sessionId?: string | undefined;
   servers: readonly string[];
   toolFilters: Readonly<Record<string, readonly string[]>>;
+  /** Mutating tools are listed and run for this execution (action agents only). */
+  allowMutating: boolean;
 }
 
 export interface OpenExecution {

@@ -65,6 +65,30 @@ const TOOLS = [
     inputSchema: obj({ bytes: { type: "number" } }),
   },
   { name: "fail", description: "returns an isError result", inputSchema: obj() },
+].map((tool) => ({ ...tool, annotations: { readOnlyHint: true } }));
+
+/**
+ * Tools that change things, each class told another way: by no annotation at all (mutating by
+ * default), by `readOnlyHint: false`, and a read-only annotation on a tool named like a writer.
+ */
+const WRITERS = [
+  {
+    name: "restart_service",
+    description: "restarts the service (no annotations)",
+    inputSchema: obj({ name: { type: "string" } }),
+  },
+  {
+    name: "delete_volume",
+    description: "deletes a volume",
+    inputSchema: obj({ name: { type: "string" } }),
+    annotations: { readOnlyHint: false, destructiveHint: true },
+  },
+  {
+    name: "delete_preview",
+    description: "shows what a delete would remove",
+    inputSchema: obj(),
+    annotations: { readOnlyHint: true },
+  },
 ];
 
 const text = (t: string, isError = false): CallToolResult => ({
@@ -77,7 +101,9 @@ export function createFixtureServer(sessionLabel: string): Server {
     { name: "tarsy-fixture", version: "1.0.0" },
     { capabilities: { tools: {} } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...TOOLS, ...WRITERS],
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     switch (request.params.name) {
@@ -111,6 +137,12 @@ export function createFixtureServer(sessionLabel: string): Server {
         return text("x".repeat(Number(args.bytes ?? 1000)));
       case "fail":
         return text("the backend said no", true);
+      case "restart_service":
+        return text(`restarted ${String(args.name)}`);
+      case "delete_volume":
+        return text(`deleted ${String(args.name)}`);
+      case "delete_preview":
+        return text("would delete: nothing");
       default:
         throw new Error(`unknown tool ${request.params.name}`);
     }

@@ -36,7 +36,12 @@ function createMcp(): Server {
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [
-      { name: "whoami", description: "the sandbox serving you", inputSchema: { type: "object" } },
+      {
+        name: "whoami",
+        description: "the sandbox serving you",
+        inputSchema: { type: "object" },
+        annotations: { readOnlyHint: true },
+      },
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (_request, extra) => {

@@ -1,18 +1,13 @@
 import type { ConsumerHandlers } from "@tarsy/bus";
+import { ACTIVE_EXECUTION_STATUSES, normalizeCancelReason } from "@tarsy/contracts";
 import {
-  ACTIVE_EXECUTION_STATUSES,
-  ExecutionRequestedSchema,
-  normalizeCancelReason,
-} from "@tarsy/contracts";
-import {
-  enqueueOutbox,
   getSessionExecution,
   getSessionStage,
   labelsColumn,
   refreshSessionTokens,
+  resumeSuspendedExecution,
   type Tx,
   transitionExecutionStatus,
-  wakeSuspendedParent,
 } from "@tarsy/db";
 import { admitAndStart, startSession } from "./admission.ts";
 import { stopSession } from "./cancel.ts";
@@ -176,18 +171,10 @@ async function resumeIfSuspended(
   tx: Tx,
   executionId: string,
 ): Promise<void> {
-  const resume = await wakeSuspendedParent(tx, executionId);
-  if (resume === null) return;
-  const parsed = ExecutionRequestedSchema.safeParse(resume);
-  if (parsed.success) {
-    await enqueueOutbox(tx, "executionRequested", {
-      ...parsed.data,
-      resume: true,
-      requested_at: locked.now().toISOString(),
-    });
-  } else {
+  const resume = await resumeSuspendedExecution(tx, executionId, locked.now());
+  if (resume === "invalid") {
     locked.logger.error(
-      { execution_id: executionId, err: parsed.error.message },
+      { execution_id: executionId },
       "suspended execution has no valid resume request; it stays until its deadline",
     );
   }

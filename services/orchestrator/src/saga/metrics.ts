@@ -1,5 +1,5 @@
 import type { SessionStatus, StageStatus } from "@tarsy/contracts";
-import { type ServiceMetrics, secondsBetween } from "@tarsy/metrics";
+import { recordActionDecision, type ServiceMetrics, secondsBetween } from "@tarsy/metrics";
 
 /** A row with the times a duration is measured from. */
 interface Timed {
@@ -15,6 +15,8 @@ export interface SagaMetrics {
   workOrphaned(kind: string, missing: string): void;
   /** An action stage ended: whether its agents acted, or that it did not complete. */
   actionStageEnded(outcome: ActionStageOutcome): void;
+  /** The sweep decided a pending action request: it timed out, or its execution ended. */
+  actionDecided(decision: "expired" | "cancelled", requestedAt: Date, at: Date): void;
 }
 
 export type ActionStageOutcome = "acted" | "no_action" | "unknown" | "failed";
@@ -31,7 +33,13 @@ export function actionStageOutcome(
 
 export type SagaMetricSet = Pick<
   ServiceMetrics<"orchestrator">,
-  "sessions" | "sessionDuration" | "stageDuration" | "workOrphaned" | "actionStageOutcomes"
+  | "sessions"
+  | "sessionDuration"
+  | "stageDuration"
+  | "workOrphaned"
+  | "actionStageOutcomes"
+  | "actionRequests"
+  | "actionDecisionDuration"
 >;
 
 /** Durations run from the start (admission, stage start), or creation for what never started. */
@@ -56,6 +64,9 @@ export function sagaMetrics(metrics: SagaMetricSet): SagaMetrics {
     actionStageEnded(outcome) {
       metrics.actionStageOutcomes.inc({ outcome });
     },
+    actionDecided(decision, requestedAt, at) {
+      recordActionDecision(metrics, decision, requestedAt, at);
+    },
   };
 }
 
@@ -71,5 +82,7 @@ export function deferredMetrics(target: SagaMetrics, pending: (() => void)[]): S
     actionStageEnded: (...args) => void pending.push(() => target.actionStageEnded(...args)),
     // Recorded when a message is dropped, outside any transaction.
     workOrphaned: (...args) => target.workOrphaned(...args),
+    // Recorded by the sweep after its decision committed.
+    actionDecided: (...args) => target.actionDecided(...args),
   };
 }
