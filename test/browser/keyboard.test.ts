@@ -96,6 +96,11 @@ describe("the dashboard by keyboard", () => {
       await page.getByRole("heading", { name: "Triage", level: 1 }).waitFor();
       expect(path()).toBe("/triage");
       await press("Tab");
+      await expectFocus(nav.getByRole("link", { name: "Approvals" }));
+      await press("Enter");
+      await page.getByRole("heading", { name: "Approvals", level: 1 }).waitFor();
+      expect(path()).toBe("/actions");
+      await press("Tab");
       await expectFocus(nav.getByRole("link", { name: "Submit alert" }));
       await press("Enter");
       await page.getByRole("heading", { name: "Submit an alert" }).waitFor();

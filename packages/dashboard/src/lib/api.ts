@@ -1,4 +1,8 @@
 import {
+  ActionAuditSchema,
+  ActionListSchema,
+  ActionSchema,
+  type ActionStatus,
   ActiveSessionsResponseSchema,
   type AlertSubmitRequest,
   AlertSubmitResponseSchema,
@@ -111,6 +115,19 @@ export interface ApiClient {
   sessionMemories(id: string): Promise<z.infer<typeof SessionMemoriesResponseSchema>>;
   /** Memories given to the session's agents. */
   injectedMemories(id: string): Promise<z.infer<typeof SessionMemoriesResponseSchema>>;
+  /** Action requests (mutating calls of action agents), newest first. */
+  listActions(query: {
+    status?: ActionStatus;
+    session_id?: string;
+  }): Promise<z.infer<typeof ActionListSchema>>;
+  /** Approves or denies a pending request (409 `action_decided`, 403 `four_eyes`). */
+  decideAction(
+    id: string,
+    decision: "approve" | "deny",
+    comment: string,
+  ): Promise<z.infer<typeof ActionSchema>>;
+  /** A request's append-only audit record, oldest first. */
+  actionAudit(id: string): Promise<z.infer<typeof ActionAuditSchema>>;
 }
 
 /** The REST client over `/api/v1` at `baseUrl` (empty: same origin). */
@@ -212,5 +229,17 @@ export function createApiClient(baseUrl = "", fetchImpl: typeof fetch = fetch): 
       call(z.null(), `/memories/${encodeURIComponent(id)}`, { method: "DELETE" }),
     sessionMemories: (id) => call(SessionMemoriesResponseSchema, `${sid(id)}/memories`),
     injectedMemories: (id) => call(SessionMemoriesResponseSchema, `${sid(id)}/injected-memories`),
+    listActions: (query) => {
+      const q = new URLSearchParams();
+      if (query.status) q.set("status", query.status);
+      if (query.session_id) q.set("session_id", query.session_id);
+      return call(ActionListSchema, `/actions?${q}`);
+    },
+    decideAction: (id, decision, comment) =>
+      call(ActionSchema, `/actions/${encodeURIComponent(id)}/${decision}`, {
+        method: "POST",
+        ...(comment.trim() && { body: JSON.stringify({ comment: comment.trim() }) }),
+      }),
+    actionAudit: (id) => call(ActionAuditSchema, `/actions/${encodeURIComponent(id)}/audit`),
   };
 }

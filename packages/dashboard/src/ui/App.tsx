@@ -20,6 +20,9 @@ const SystemPage = lazy(() => import("./SystemPage.tsx").then((m) => ({ default:
 const TriagePage = lazy(() => import("./TriagePage.tsx").then((m) => ({ default: m.TriagePage })));
 // The chart library is only in this page's chunk.
 const UsagePage = lazy(() => import("./UsagePage.tsx").then((m) => ({ default: m.UsagePage })));
+const ApprovalsPage = lazy(() =>
+  import("./ApprovalsPage.tsx").then((m) => ({ default: m.ApprovalsPage })),
+);
 const MemoriesPage = lazy(() =>
   import("./MemoriesPage.tsx").then((m) => ({ default: m.MemoriesPage })),
 );
@@ -44,6 +47,10 @@ function TriageRoute() {
 
 function UsageRoute() {
   return <UsagePage search={useLocation().search} />;
+}
+
+function ApprovalsRoute() {
+  return <ApprovalsPage search={useLocation().search} />;
 }
 
 function MemoriesRoute() {
@@ -105,6 +112,7 @@ const routes: RouteObject[] = [
           { path: "sessions/:id", Component: SessionRoute },
           { path: "sessions/:id/trace", Component: TraceRoute },
           { path: "triage", Component: TriageRoute },
+          { path: "actions", Component: ApprovalsRoute },
           { path: "submit", Component: SubmitPage },
           { path: "usage", Component: UsageRoute },
           { path: "memories", Component: MemoriesRoute },

@@ -221,6 +221,7 @@ const NAV: {
 }[] = [
   { to: "/", label: "Sessions", match: (p: string) => p === "/" || p.startsWith("/sessions") },
   { to: "/triage", label: "Triage", match: (p: string) => p === "/triage" },
+  { to: "/actions", label: "Approvals", match: (p: string) => p === "/actions", action: "get" },
   {
     to: "/submit",
     label: "Submit alert",

@@ -17,6 +17,7 @@ import { NotificationsCard } from "./NotificationsCard.tsx";
 import { ReviewPanel } from "./ReviewPanel.tsx";
 import { ScoreCard } from "./ScoreCard.tsx";
 import { SectionCard } from "./SectionCard.tsx";
+import { SessionApprovals } from "./SessionApprovals.tsx";
 import {
   AlertData,
   CancelButton,
@@ -105,6 +106,7 @@ export function SessionPage(props: { sessionId: string }) {
     <Box component="article" aria-labelledby="session-h" sx={{ pb: 6 }}>
       <SessionHeader detail={detail} onChange={reload} />
       <ErrorCard detail={detail} />
+      <SessionApprovals detail={detail} />
       <AlertData code={alertCode} />
       {stages.length > 0 ? <StageStepper stages={stages} /> : null}
 
