@@ -24,7 +24,7 @@ export const ONCALL_LLM_SCRIPT = `
 - match: { agent: "/^DemoInvestigator/", user: "cli-slow-triage" }
   text: "Triage: payments-api-7f9c6d5b8-x2kqz is crash-looping (OOMKilled, exit 137); the deep dive looks at its logs and events."
   chunk_size: 4
-  chunk_delay_ms: 150
+  chunk_delay_ms: 400
 - match: { agent: "/^DemoInvestigator/", user: "cli-oncall-hang" }
   delay_ms: 600000
   text: "never sent: the session is cancelled first"
