@@ -19,7 +19,7 @@ import type {
   TraceListResponse,
 } from "@tarsy/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseExposition, total } from "./prometheus.ts";
+import { parseExposition, scrapeProcesses, serviceTotal, total } from "./prometheus.ts";
 import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, EVERYTHING_ENV, ROOT } from "./support.ts";
 
@@ -264,18 +264,13 @@ describe("Action stages", () => {
       ["call_succeeded", "mcp-gateway:"],
     ]);
     // Counted by the runner as requested and approved by the policy; nobody's decision timed.
-    const counted = async (service: string, name: string, labels: Record<string, string>) => {
-      let n = 0;
-      for (const [process, url] of Object.entries(sys.stack.metricsUrls)) {
-        if (process.replace(/-\d+$/, "") !== service) continue;
-        n += total(parseExposition(await (await fetch(url)).text()), name, labels);
-      }
-      return n;
-    };
+    const scrapes = await scrapeProcesses(sys.stack.metricsUrls);
+    const counted = (service: string, name: string, labels: Record<string, string>) =>
+      serviceTotal(scrapes, service, name, labels);
     const requests = "tarsy_action_requests_total";
-    expect(await counted("agent-runner", requests, { event: "requested", mode: "auto" })).toBe(1);
-    expect(await counted("agent-runner", requests, { event: "approved", mode: "auto" })).toBe(1);
-    expect(await counted("agent-runner", requests, { mode: "required" })).toBe(0);
-    expect(await counted("ingest-api", "tarsy_action_decision_seconds_count", {})).toBe(0);
+    expect(counted("agent-runner", requests, { event: "requested", mode: "auto" })).toBe(1);
+    expect(counted("agent-runner", requests, { event: "approved", mode: "auto" })).toBe(1);
+    expect(counted("agent-runner", requests, { mode: "required" })).toBe(0);
+    expect(counted("ingest-api", "tarsy_action_decision_seconds_count", {})).toBe(0);
   });
 });

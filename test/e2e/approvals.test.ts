@@ -20,7 +20,7 @@ import { serviceBundle } from "@tarsy/stack";
 import { until } from "@tarsy/testkit";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseExposition, type Sample, total } from "./prometheus.ts";
+import { type Scrapes, scrapeProcesses, serviceTotal } from "./prometheus.ts";
 import { saveLogs, submitAlert, waitStatus } from "./scenario-support.ts";
 import { bootSystem, type E2E, EVERYTHING_ENV, ROOT } from "./support.ts";
 
@@ -117,31 +117,13 @@ const sumCalls = async (sessionId: string): Promise<number> => {
   return row?.n ?? -1;
 };
 
-/** Every process's /metrics, parsed, by process name (`agent-runner-0`, …). */
-const scrape = async (): Promise<Record<string, Sample[]>> =>
-  Object.fromEntries(
-    await Promise.all(
-      Object.entries(sys.stack.metricsUrls).map(async ([name, url]) => [
-        name,
-        parseExposition(await (await fetch(url)).text()),
-      ]),
-    ),
-  );
+const scrape = (): Promise<Scrapes> => scrapeProcesses(sys.stack.metricsUrls);
 
 /** How much a series moved from `before` to now over the processes of `service`. */
-async function metricDeltas(before: Record<string, Sample[]>) {
+async function metricDeltas(before: Scrapes) {
   const after = await scrape();
-  const sum = (
-    scrapes: Record<string, Sample[]>,
-    service: string,
-    name: string,
-    labels: Record<string, string>,
-  ) =>
-    Object.entries(scrapes)
-      .filter(([process]) => process.replace(/-\d+$/, "") === service)
-      .reduce((n, [, samples]) => n + total(samples, name, labels), 0);
   return (service: string, name: string, labels: Record<string, string>) =>
-    sum(after, service, name, labels) - sum(before, service, name, labels);
+    serviceTotal(after, service, name, labels) - serviceTotal(before, service, name, labels);
 }
 
 const suspended = async (executionId: string): Promise<boolean> => {

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { WsServerFrame } from "@tarsy/contracts";
 import { connectClient, type TestClient, until } from "@tarsy/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseExposition, type Sample, total } from "./prometheus.ts";
+import { parseExposition, type Sample, serviceOf, total } from "./prometheus.ts";
 import { bootSystem, type E2E, ROOT } from "./support.ts";
 
 const METRICS_DIR = resolve(ROOT, "test/e2e/testdata/metrics");
@@ -26,7 +26,6 @@ const HEALTH_CHECKS: Record<string, string[]> = {
 };
 
 type Scrapes = Record<string, Sample[]>;
-const serviceOf = (process: string) => process.replace(/-\d+$/, "");
 
 /** Every process's /metrics, parsed; checks the status and content type on the way. */
 async function scrapeAll(urls: Record<string, string>): Promise<Scrapes> {

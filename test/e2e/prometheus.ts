@@ -61,3 +61,31 @@ export function total(
     .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
 }
+
+/** Every process's parsed /metrics, by process name (`agent-runner-0`, `ingest-api`, …). */
+export type Scrapes = Record<string, Sample[]>;
+
+/** The service a process of the stack belongs to: `agent-runner-0` → `agent-runner`. */
+export const serviceOf = (process: string): string => process.replace(/-\d+$/, "");
+
+/** Scrapes every process's /metrics. */
+export async function scrapeProcesses(urls: Record<string, string>): Promise<Scrapes> {
+  const entries = await Promise.all(
+    Object.entries(urls).map(
+      async ([name, url]) => [name, parseExposition(await (await fetch(url)).text())] as const,
+    ),
+  );
+  return Object.fromEntries(entries);
+}
+
+/** Sum of a series over every process of `service`. */
+export function serviceTotal(
+  scrapes: Scrapes,
+  service: string,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  return Object.entries(scrapes)
+    .filter(([process]) => serviceOf(process) === service)
+    .reduce((n, [, samples]) => n + total(samples, name, labels), 0);
+}
