@@ -149,7 +149,7 @@ describe("Investigation memory", () => {
     expect(prompt).toContain("memory extraction specialist");
     expect(prompt).toContain("Score: 88/100");
     expect(prompt).toContain("LEARNED: payments-api is OOM-killed");
-    expect(prompt).toContain("<existing_memories>\n[]\n</existing_memories>");
+    expect(prompt).toContain('<untrusted_data source="memory">\n[]\n</untrusted_data>');
 
     // The two memories were embedded as documents by the OpenAI wire, at the configured size.
     const documents = embeddings.requests

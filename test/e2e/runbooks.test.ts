@@ -50,7 +50,7 @@ describe("e2e: Runbooks", () => {
   }
 
   const runbookIn = (text: string) =>
-    /## Runbook Content\n\n<!-- RUNBOOK START -->\n([\s\S]*?)\n<!-- RUNBOOK END -->/.exec(
+    /## Runbook Content\n\n<!-- RUNBOOK START -->\n<untrusted_data source="runbook">\n([\s\S]*?)\n<\/untrusted_data>\n<!-- RUNBOOK END -->/.exec(
       text,
     )?.[1];
 

@@ -174,10 +174,14 @@ describe("e2e: Sub-agents", () => {
       execution_id: sub?.id,
       status: "accepted",
     });
-    const result = `[Sub-agent completed] LogAgent (${sub?.id}):\nLogAgent: java.lang.OutOfMemoryError (Java heap space), then exit code 137.`;
+    const answer = "LogAgent: java.lang.OutOfMemoryError (Java heap space), then exit code 137.";
+    const result = `[Sub-agent completed] LogAgent (${sub?.id}):\n${answer}`;
+    // The parent's LLM reads the answer fenced as untrusted data; the timeline shows it as is.
     expect(
       parentCall.conversation.filter((m) => m.role === "user").map((m) => m.content),
-    ).toContain(result);
+    ).toContain(
+      `[Sub-agent completed] LogAgent (${sub?.id}):\n<untrusted_data source="sub_agent_result">\n${answer}\n</untrusted_data>`,
+    );
     const parentEvents = timeline.events.filter((e) => e.execution_id === parent?.id);
     expect(parentEvents.filter((e) => e.event_type === "sub_agent_result")).toEqual([
       expect.objectContaining({

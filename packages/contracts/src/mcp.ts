@@ -109,6 +109,11 @@ export const McpCallToolReplySchema = z.object({
   /** Text for the LLM: masked, and cut below the NATS max payload when needed. */
   content: z.string(),
   is_error: z.boolean(),
+  /**
+   * Who wrote `content`: the MCP server (its result or an error echoing it: untrusted data),
+   * or the gateway itself (a refusal or routing error: never sent to a server).
+   */
+  source: z.enum(["server", "gateway"]).default("server"),
   truncated: z.boolean(),
   /** Secrets the masking replaced in this result. */
   redactions: z.number().int().nonnegative(),

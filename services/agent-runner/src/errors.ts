@@ -150,7 +150,13 @@ export function abortedEventStatus(
  */
 export class ExecutionSuspendedError extends RunnerError {
   readonly code = "execution_suspended" as const;
-  constructor(readonly executionId: string) {
-    super(`execution ${executionId} is waiting for its sub-agents`);
+  constructor(
+    readonly executionId: string,
+    /** What it waits for: its sub-agents' results, or a person's decision on an action. */
+    readonly waitsFor: "sub_agents" | "approval" = "sub_agents",
+  ) {
+    super(
+      `execution ${executionId} is waiting for ${waitsFor === "approval" ? "an approval" : "its sub-agents"}`,
+    );
   }
 }

@@ -446,8 +446,13 @@ export async function runExecution(
     };
   } catch (err) {
     if (err instanceof ExecutionSuspendedError) {
-      // Waiting for sub-agents: nothing to finish (the MCP sessions are released below).
-      logger.info({ attempt: started.attempt }, "execution suspended until a sub-agent ends");
+      // Waiting for sub-agents or an approval: nothing to finish (MCP sessions are released below).
+      logger.info(
+        { attempt: started.attempt, waits_for: err.waitsFor },
+        err.waitsFor === "approval"
+          ? "execution suspended until its action request is decided"
+          : "execution suspended until a sub-agent ends",
+      );
       throw err;
     }
     if (takeover.signal.aborted && !signal.aborted) {

@@ -67,6 +67,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
           arguments: reply.arguments,
           content: reply.content,
           isError: reply.is_error,
+          source: reply.source === "gateway" ? "tarsy" : "server",
           durationMs: reply.duration_ms,
         };
       } catch (err) {

@@ -427,6 +427,11 @@ export interface ToolCallResult {
   /** Already masked by the gateway. */
   content: string;
   isError: boolean;
+  /**
+   * Who wrote `content`: a server (untrusted: fenced for the LLM), or TARSy itself (the
+   * gateway's refusals, the runner's own tools). Unset: a server.
+   */
+  source?: "server" | "tarsy";
   durationMs: number;
 }
 

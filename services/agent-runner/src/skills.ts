@@ -142,6 +142,7 @@ export function withLoadSkill(
         arguments: outcome.arguments,
         content: outcome.content,
         isError: outcome.isError,
+        source: "tarsy",
         durationMs: Math.round(performance.now() - started),
       };
     },

@@ -153,6 +153,7 @@ export class SubAgentRuntime {
           arguments: asRecord(parsed),
           content: answer.content,
           isError: answer.isError,
+          source: "tarsy",
           durationMs: Math.round(performance.now() - started),
         };
       },
@@ -328,17 +329,18 @@ export class SubAgentRuntime {
   async deliver(conversation: Conversation): Promise<number> {
     const ended = await this.deps.store.subAgents.undelivered(this.exec.executionId);
     for (const sub of ended) {
-      const content = subAgentResultMessage({
+      const outcome = {
         executionId: sub.id,
         agentName: sub.agentName,
         status: sub.status,
         finalAnalysis: sub.finalAnalysis,
         errorMessage: sub.errorMessage,
         forcedConclusion: sub.forcedConclusion,
-      });
+      };
+      const content = subAgentResultMessage(outcome);
       await this.deps.timeline.create("sub_agent_result", {
         status: "completed",
-        content,
+        content: subAgentResultMessage(outcome, { fenced: false }),
         metadata: {
           sub_agent_execution_id: sub.id,
           agent_name: sub.agentName,

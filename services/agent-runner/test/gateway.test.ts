@@ -118,7 +118,7 @@ describe("with the real mcp-gateway and server-everything", () => {
     const messages = await listMessages(env.db.prisma, request.execution_id);
     const toolMessage = messages.find((m) => m.role === "tool");
     expect(toolMessage?.content).toMatch(
-      /^\[NOTE: The result of everything\.get-env was about \d+ tokens/,
+      /^\[NOTE: The result of everything\.get-env was about \d+ tokens and has been summarized to save context\.\]\n\n<untrusted_data source="tool_result" tool="everything\.get-env">\n/,
     );
     expect(toolMessage?.content).toContain("SUMMARY: the server environment has 1 token.");
 

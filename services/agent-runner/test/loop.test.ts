@@ -79,7 +79,9 @@ describe("function calling loop", () => {
     expect(messages[2]?.toolCalls).toEqual([
       { id: "call-1", name: "everything.echo", arguments: '{"message":"hello"}' },
     ]);
-    expect(messages[3]?.content).toBe("Echo: hello");
+    expect(messages[3]?.content).toBe(
+      '<untrusted_data source="tool_result" tool="everything.echo">\nEcho: hello\n</untrusted_data>',
+    );
     expect(messages[6]?.content).toBe("Root cause: the pod ran out of memory.");
     const system = messages[0]?.content ?? "";
     expect(system.indexOf("General SRE Agent Instructions")).toBeGreaterThan(-1);

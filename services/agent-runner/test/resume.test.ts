@@ -97,7 +97,10 @@ describe("resuming an interrupted execution", () => {
       ["system", "You are an SRE agent."],
       ["user", "Investigate web-1."],
       ["assistant", ""],
-      ["tool", "Echo: hi"],
+      [
+        "tool",
+        '<untrusted_data source="tool_result" tool="everything.echo">\nEcho: hi\n</untrusted_data>',
+      ],
     ]);
     const timeline = await listSessionTimeline(env.db.prisma, request.session_id);
     expect(

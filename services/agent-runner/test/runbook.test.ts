@@ -54,7 +54,9 @@ async function userPrompt(executionId: string): Promise<string> {
 }
 
 const between = (text: string) =>
-  /<!-- RUNBOOK START -->\n([\s\S]*?)\n<!-- RUNBOOK END -->/.exec(text)?.[1];
+  /<!-- RUNBOOK START -->\n<untrusted_data source="runbook">\n([\s\S]*?)\n<\/untrusted_data>\n<!-- RUNBOOK END -->/.exec(
+    text,
+  )?.[1];
 
 describe("the session's runbook", () => {
   test("is fetched once and every execution of the session, even concurrent ones, uses that text", async () => {

@@ -50,9 +50,19 @@ export interface ToolCallOutcome {
   /** Masked text for the LLM. */
   content: string;
   isError: boolean;
+  /** The gateway's own answer (a refusal, a routing error), or what the server returned. */
+  source: "server" | "gateway";
   redactions: number;
   durationMs: number;
 }
+
+/** Failures answered by the gateway itself: the call never reached a server. */
+const GATEWAY_ANSWERS: ReadonlySet<CallFailure> = new Set([
+  "not_routed",
+  "server_not_configured",
+  "unknown_tool",
+  "not_permitted",
+]);
 
 /**
  * A server's tool as agents and the API see it, with its class: the server's annotations under
@@ -137,13 +147,12 @@ export class ToolExecutor {
     approvalId?: string,
   ): Promise<ToolCallOutcome> {
     const started = performance.now();
-    const { outcome, failure } = await this.execute(
-      execution,
-      name,
-      rawArguments,
-      started,
-      approvalId,
-    );
+    const executed = await this.execute(execution, name, rawArguments, started, approvalId);
+    const { failure } = executed;
+    const outcome: ToolCallOutcome = {
+      ...executed.outcome,
+      source: failure !== null && GATEWAY_ANSWERS.has(failure) ? "gateway" : "server",
+    };
     // Only names the gateway knows become labels: what the LLM invents stays out.
     const server = outcome.server && this.deps.servers.has(outcome.server) ? outcome.server : null;
     const known = (name: string | undefined) =>
@@ -183,7 +192,7 @@ export class ToolExecutor {
     rawArguments: string,
     started: number,
     approvalId: string | undefined,
-  ): Promise<{ outcome: ToolCallOutcome; failure: CallFailure | null }> {
+  ): Promise<{ outcome: Omit<ToolCallOutcome, "source">; failure: CallFailure | null }> {
     const { scope, sessions } = execution;
     const elapsed = () => Math.round(performance.now() - started);
     const log = this.deps.logger.child({
@@ -348,7 +357,7 @@ export class ToolExecutor {
       config: McpServerConfig;
       elapsed: () => number;
     },
-  ): Promise<{ outcome: ToolCallOutcome; failure: CallFailure | null }> {
+  ): Promise<{ outcome: Omit<ToolCallOutcome, "source">; failure: CallFailure | null }> {
     const { base, server, tool, args, approvalId, config, elapsed } = call;
     const refuse = (content: string) => ({
       outcome: { ...base, content, isError: true, redactions: 0, durationMs: elapsed() },

@@ -153,7 +153,7 @@ export async function gateMutatingCall(
         { action_id: action.id, tool: `${server}.${tool}` },
         "mutating call waits for approval: execution suspended, runner slot freed",
       );
-      throw new ExecutionSuspendedError(exec.executionId);
+      throw new ExecutionSuspendedError(exec.executionId, "approval");
     }
     // Decided meanwhile: read it again.
     action = (await run.store.actions.find(exec.executionId, call.id)) ?? action;

@@ -5,14 +5,17 @@ import { ProviderFallback } from "../llm-fallback.ts";
 import {
   summarizationSystemPrompt,
   summarizationUserPrompt,
-  summarizedResult,
+  summaryNote,
 } from "../prompts/index.ts";
 import type { RunContext } from "../run-context.ts";
 import { estimateTokens, truncateForSummarization } from "../truncation.ts";
 
 export interface SummarizationResult {
+  /** The raw result, or its summary. */
   content: string;
   summarized: boolean;
+  /** TARSy's note that a summary stands in for the result (kept out of the untrusted fence). */
+  note?: string;
 }
 
 /**
@@ -81,7 +84,8 @@ export async function maybeSummarize(
       );
     }
     return {
-      content: summarizedResult(input.server, input.tool, tokens, summary),
+      content: summary,
+      note: summaryNote(input.server, input.tool, tokens),
       summarized: true,
     };
   } catch (err) {

@@ -2,6 +2,7 @@ import type { ToolCall } from "@tarsy/llm-client";
 import type { Conversation } from "../conversation.ts";
 import { abortedEventStatus, abortReasonOf, ExecutionSuspendedError } from "../errors.ts";
 import type { ToolCallResult, ToolScope } from "../ports.ts";
+import { fenceUntrusted } from "../prompts/untrusted.ts";
 import type { RunContext } from "../run-context.ts";
 import { truncateForStorage } from "../truncation.ts";
 import {
@@ -11,6 +12,24 @@ import {
   isMutatingCall,
 } from "./action-gate.ts";
 import { maybeSummarize } from "./summarize.ts";
+
+/**
+ * What the LLM is given for a result: TARSy's own answers as they are (the gateway's refusals,
+ * the runner's tools, an infrastructure failure); whatever a server (or a memory) returned,
+ * fenced as untrusted data.
+ */
+function toolResultForLlm(
+  result: ToolCallResult,
+  server: string,
+  tool: string,
+  forLlm: { content: string; note?: string },
+): string {
+  if (result.source === "tarsy") return forLlm.content;
+  const fenced = fenceUntrusted("tool_result", forLlm.content, {
+    tool: server ? `${server}.${tool}` : tool,
+  });
+  return forLlm.note ? `${forLlm.note}\n\n${fenced}` : fenced;
+}
 
 /** `server.tool` or the function-calling form `server__tool` → its parts. */
 export function splitToolName(name: string): { server: string; tool: string } {
@@ -131,6 +150,7 @@ export async function executeToolCall(
           ? `Tool call failed: ${why}`
           : await answerAfterFailure(run, actionId, why),
       isError: true,
+      source: "tarsy",
       durationMs: Math.round(performance.now() - started),
     };
   }
@@ -171,7 +191,7 @@ export async function executeToolCall(
   });
   conversation.append({
     role: "tool",
-    content: forLlm.content,
+    content: toolResultForLlm(result, server, tool, forLlm),
     toolCallId: call.id,
     toolName: call.name,
   });

@@ -105,7 +105,7 @@ describe("investigation prompts", () => {
     expect(text).toContain("**Alert type:** PodCrashLoop");
     expect(text).toContain("pod=web-1\nreason: CrashLoopBackOff  {not json}");
     expect(text).toContain(
-      "## Runbook Content\n\n<!-- RUNBOOK START -->\n1. Look at the pod.\n<!-- RUNBOOK END -->",
+      '## Runbook Content\n\n<!-- RUNBOOK START -->\n<untrusted_data source="runbook">\n1. Look at the pod.\n</untrusted_data>\n<!-- RUNBOOK END -->',
     );
     expect(text).toContain(
       "<!-- CHAIN_CONTEXT_START -->\n### Stage 1\nOOMKilled twice.\n<!-- CHAIN_CONTEXT_END -->",
@@ -119,7 +119,7 @@ describe("investigation prompts", () => {
     const [, user] = buildFunctionCallingMessages(context({ previousContext: stages }));
     const text = user?.content ?? "";
     expect(text).toContain(
-      `## Previous Stage Results\n\nThe earlier stages of this investigation concluded the following. Build on it, do not repeat it.\n\n${stages}\n\n## Your Task`,
+      `## Previous Stage Results\n\nThe earlier stages of this investigation concluded the following. Build on it, do not repeat it.\n\n<untrusted_data source="previous_stages">\n${stages}\n</untrusted_data>\n\n## Your Task`,
     );
     expect(text.split("<!-- CHAIN_CONTEXT_START -->")).toHaveLength(3);
   });
@@ -166,11 +166,11 @@ describe("chat, synthesis and other prompts", () => {
     expect(system?.content).toContain("## Follow-up Chat Instructions");
     expect(system?.content).toContain("Use kubectl-like tools.");
     expect(user?.content).toContain(
-      "<!-- INVESTIGATION_CONTEXT_START -->\nFinal: OOM.\n<!-- INVESTIGATION_CONTEXT_END -->",
+      '<!-- INVESTIGATION_CONTEXT_START -->\n<untrusted_data source="investigation">\nFinal: OOM.\n</untrusted_data>\n<!-- INVESTIGATION_CONTEXT_END -->',
     );
     expect(user?.content?.endsWith("## Question\n\nWhy did it restart?")).toBe(true);
     expect(user?.content).toContain(
-      "<!-- RUNBOOK START -->\n1. Look at the pod.\n<!-- RUNBOOK END -->",
+      '<!-- RUNBOOK START -->\n<untrusted_data source="runbook">\n1. Look at the pod.\n</untrusted_data>\n<!-- RUNBOOK END -->',
     );
     expect(user?.content).not.toContain("## Alert Details");
   });
@@ -183,7 +183,7 @@ describe("chat, synthesis and other prompts", () => {
     expect(system?.content).not.toContain("MCP Server Instructions");
     expect(user?.content).toContain("Agent 1: OOM\nAgent 2: bad config");
     expect(user?.content).toContain(
-      "<!-- RUNBOOK START -->\n1. Look at the pod.\n<!-- RUNBOOK END -->",
+      '<!-- RUNBOOK START -->\n<untrusted_data source="runbook">\n1. Look at the pod.\n</untrusted_data>\n<!-- RUNBOOK END -->',
     );
   });
 
@@ -195,7 +195,9 @@ describe("chat, synthesis and other prompts", () => {
     expect(summarizationSystemPrompt("k8s", "pods_list", 500)).toContain("under 500 tokens");
     const user = summarizationUserPrompt("USER: why?", "k8s", "pods_list", "RESULT");
     expect(user).toContain("USER: why?");
-    expect(user).toContain("<!-- TOOL_RESULT_START -->\nRESULT\n<!-- TOOL_RESULT_END -->");
+    expect(user).toContain(
+      '<!-- TOOL_RESULT_START -->\n<untrusted_data source="tool_result" tool="k8s.pods_list">\nRESULT\n</untrusted_data>\n<!-- TOOL_RESULT_END -->',
+    );
   });
 
   test("executive summary works from the final analysis", () => {

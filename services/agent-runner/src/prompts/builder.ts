@@ -23,6 +23,7 @@ import {
   subAgentTaskMessage,
 } from "./sub-agents.ts";
 import { SYNTHESIS_INSTRUCTIONS, synthesisTask } from "./synthesis.ts";
+import { UNTRUSTED_DATA_RULES } from "./untrusted.ts";
 
 const join = (parts: (string | undefined)[]): string =>
   parts.filter((p): p is string => p !== undefined && p.length > 0).join("\n\n");
@@ -51,7 +52,7 @@ function orchestration(ctx: ExecutionContext): string | undefined {
 }
 
 /**
- * The calendar, then the tiers: general SRE → MCP server instructions → pre-loaded skills →
+ * The calendar, then the tiers: general SRE (and the rule on untrusted data) → MCP server instructions → pre-loaded skills →
  * the skill catalog → the agent's custom instructions → orchestration → lessons from past
  * investigations.
  */
@@ -60,6 +61,7 @@ export function composeInstructions(ctx: ExecutionContext): string {
     calendar(ctx),
     identity(ctx),
     GENERAL_SRE_INSTRUCTIONS,
+    UNTRUSTED_DATA_RULES,
     mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
     preloadedSkillsSection(ctx.config.requiredSkills),
     skillCatalogSection(ctx.config.onDemandSkills),
@@ -76,6 +78,7 @@ export function composeChatInstructions(ctx: ExecutionContext): string {
     calendar(ctx),
     identity(ctx),
     GENERAL_SRE_INSTRUCTIONS,
+    UNTRUSTED_DATA_RULES,
     CHAT_INSTRUCTIONS,
     mcpServerInstructions(ctx.config.mcpServers, ctx.mcpInstructions),
     preloadedSkillsSection(ctx.config.requiredSkills),
@@ -137,6 +140,7 @@ export function buildSynthesisMessages(ctx: ExecutionContext): ConversationMessa
       content: join([
         identity(ctx),
         GENERAL_SRE_INSTRUCTIONS,
+        UNTRUSTED_DATA_RULES,
         SYNTHESIS_INSTRUCTIONS,
         customInstructions(ctx.config.agentName, ctx.config.customInstructions),
       ]),
@@ -169,6 +173,7 @@ export function buildComposeMessages(ctx: ExecutionContext): ConversationMessage
       role: "system",
       content: join([
         COMPOSE_SYSTEM_PROMPT,
+        UNTRUSTED_DATA_RULES,
         customInstructions(ctx.config.agentName, ctx.config.customInstructions),
       ]),
     },

@@ -1,4 +1,5 @@
 /** Follow-up chat: same controllers, different prompting. */
+import { fenceUntrusted } from "./untrusted.ts";
 
 export const CHAT_INSTRUCTIONS = `## Follow-up Chat Instructions
 
@@ -22,7 +23,7 @@ export function chatUserMessage(
 ## Investigation Context
 
 ${INVESTIGATION_CONTEXT_START}
-${investigationContext.trim()}
+${fenceUntrusted("investigation", investigationContext.trim())}
 ${INVESTIGATION_CONTEXT_END}
 
 ## Question

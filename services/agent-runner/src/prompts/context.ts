@@ -1,9 +1,10 @@
 /** Sections of the user message: alert, runbook and the previous stages' results. */
+import { fenceUntrusted } from "./untrusted.ts";
 
 export const CHAIN_CONTEXT_START = "<!-- CHAIN_CONTEXT_START -->";
 export const CHAIN_CONTEXT_END = "<!-- CHAIN_CONTEXT_END -->";
 
-/** Alert data is opaque text: passed verbatim, inside a fence so the LLM sees where it ends. */
+/** Alert data is opaque, untrusted text: passed verbatim inside its fence. */
 export function alertSection(alertType: string, alertData: string): string {
   return `## Alert Details
 
@@ -11,9 +12,7 @@ export function alertSection(alertType: string, alertData: string): string {
 
 ### Alert Data
 
-\`\`\`\`text
-${alertData}
-\`\`\`\``;
+${fenceUntrusted("alert", alertData)}`;
 }
 
 export const RUNBOOK_START = "<!-- RUNBOOK START -->";
@@ -31,7 +30,7 @@ export function runbookSection(runbook: string | undefined): string {
   return `## Runbook Content
 
 ${RUNBOOK_START}
-${fenced}
+${fenceUntrusted("runbook", fenced)}
 ${RUNBOOK_END}`;
 }
 
@@ -50,5 +49,5 @@ export function previousStagesSection(context: string | undefined): string | und
 
 The earlier stages of this investigation concluded the following. Build on it, do not repeat it.
 
-${marked}`;
+${fenceUntrusted("previous_stages", marked)}`;
 }

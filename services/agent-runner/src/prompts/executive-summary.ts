@@ -1,7 +1,11 @@
+import { fenceUntrusted, UNTRUSTED_DATA_RULES } from "./untrusted.ts";
+
 /** One short summary of the whole session for people skimming the list. */
 export const EXECUTIVE_SUMMARY_SYSTEM_PROMPT = `You are an expert Site Reliability Engineer writing an executive summary of an alert
 investigation for on-call engineers and managers. Write 2 to 4 plain sentences: what happened,
-the root cause if known, the impact, and the most important next step. No headings, no lists.`;
+the root cause if known, the impact, and the most important next step. No headings, no lists.
+
+${UNTRUSTED_DATA_RULES}`;
 
 export function executiveSummaryUserPrompt(
   finalAnalysis: string,
@@ -10,7 +14,7 @@ export function executiveSummaryUserPrompt(
   const request = `Summarize this investigation result:
 
 <!-- ANALYSIS_START -->
-${finalAnalysis.trim()}
+${fenceUntrusted("investigation", finalAnalysis.trim())}
 <!-- ANALYSIS_END -->`;
   return labelMap ? `${request}\n\n${labelsPromptLayers(labelMap)}` : request;
 }

@@ -14,4 +14,5 @@ export {
   summarizationSystemPrompt,
   summarizationUserPrompt,
   summarizedResult,
+  summaryNote,
 } from "./summarization.ts";

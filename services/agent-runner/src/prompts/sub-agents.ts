@@ -1,4 +1,5 @@
 import { type ForcedConclusionReason, forcedConclusionLabel } from "@tarsy/contracts";
+import { fenceUntrusted } from "./untrusted.ts";
 /**
  * Prompts of sub-agents: the sections an orchestrating agent's system prompt gains (strategy,
  * the catalog of agents it may dispatch, how results arrive), the focus block and task message
@@ -81,8 +82,14 @@ const HEADINGS: Record<string, string> = {
   timed_out: "Sub-agent timed out",
 };
 
-/** How a sub-agent's outcome enters its parent's conversation (a user message). */
-export function subAgentResultMessage(outcome: SubAgentOutcome): string {
+/**
+ * How a sub-agent's outcome enters its parent's conversation (a user message, its answer
+ * fenced as untrusted data), or the timeline (`fenced: false`: as it was written).
+ */
+export function subAgentResultMessage(
+  outcome: SubAgentOutcome,
+  options: { fenced: boolean } = { fenced: true },
+): string {
   const base = HEADINGS[outcome.status] ?? `Sub-agent ${outcome.status}`;
   const heading =
     outcome.status === "completed" && outcome.forcedConclusion
@@ -92,5 +99,9 @@ export function subAgentResultMessage(outcome: SubAgentOutcome): string {
     outcome.status === "completed"
       ? (outcome.finalAnalysis ?? "").trim() || "(no answer)"
       : outcome.errorMessage?.trim() || `the sub-agent ${outcome.status}`;
-  return `[${heading}] ${outcome.agentName} (${outcome.executionId}):\n${body}`;
+  const source =
+    options.fenced && outcome.status === "completed"
+      ? fenceUntrusted("sub_agent_result", body)
+      : body;
+  return `[${heading}] ${outcome.agentName} (${outcome.executionId}):\n${source}`;
 }

@@ -1,4 +1,5 @@
 import { ANALYSIS_REQUIREMENTS } from "./general.ts";
+import { fenceUntrusted } from "./untrusted.ts";
 
 /** Tool-less synthesis of several agents' investigations of the same alert. */
 export const SYNTHESIS_INSTRUCTIONS = `## Synthesis Instructions
@@ -11,7 +12,7 @@ You have no tools; work only from the investigations given to you.`;
 export function synthesisTask(investigations: string): string {
   return `## Investigations to Synthesize
 
-${investigations.trim()}
+${fenceUntrusted("previous_stages", investigations.trim())}
 
 ## Your Task
 

@@ -69,6 +69,7 @@ export function createGatewayHandlers(deps: GatewayHandlersDeps) {
         ...(outcome.arguments ? { arguments: outcome.arguments } : {}),
         content: outcome.content,
         is_error: outcome.isError,
+        source: outcome.source,
         truncated: false,
         redactions: outcome.redactions,
         duration_ms: outcome.durationMs,
