@@ -1,5 +1,6 @@
 import { createHmac } from "node:crypto";
 import {
+  type ActionList,
   NotificationWebhookPayloadSchema,
   type SessionDetail,
   type SessionNotificationsResponse,
@@ -158,6 +159,84 @@ describe("e2e: Notifications", () => {
       expect(d).toMatchObject({ attempts: 1, last_error: null });
       expect(Date.parse(d.sent_at ?? "")).toBeGreaterThanOrEqual(Date.parse(d.created_at));
     }
+  }, 150_000);
+
+  it("an action request waiting for a person: announced once in Slack with a link and on the signed webhook", async () => {
+    const res = await api<{ session_id: string }>("/api/v1/alerts", {
+      method: "POST",
+      headers: { "x-forwarded-user": "e2e" },
+      body: JSON.stringify({ alert_type: "NeedsApproval", data: { summary: "disk full" } }),
+    });
+    expect(res.status).toBe(202);
+    const id = res.body.session_id;
+    const announcedIn = (p: FakeSlackPost) =>
+      p.metadata?.event_payload.event === "action_requested";
+    const post = await until(async () => postsOf(id).find(announcedIn), {
+      what: "the Slack announcement of the action request",
+      timeoutMs: 60_000,
+    });
+    const list = await api<ActionList>(`/api/v1/actions?session_id=${id}`);
+    const action = list.body.actions[0];
+    expect(action?.status).toBe("pending");
+    expect(post.metadata?.event_payload).toMatchObject({ subject: action?.id });
+    expect(post.text).toBe("Approval needed: everything.get-sum (NeedsApproval)");
+    const [header, args, reason, how] = texts(post);
+    expect(header).toMatch(
+      /^:raised_hand: \*Approval needed\* — Remediator wants to run `everything.get-sum`\n\*Counts as denied at:\* \d{4}-/,
+    );
+    expect(args).toBe('*Arguments:*\n```{\n  "a": 2,\n  "b": 3\n}```');
+    expect(reason).toContain("the node's disk is full");
+    expect(how).toContain(`tarsy action approve ${action?.id}`);
+    expect(button(post)?.url).toBe(`${DASHBOARD}/sessions/${id}`);
+
+    const request = await until(
+      async () => hooksOf(id).find((r) => JSON.parse(r.body).event === "action_requested"),
+      { what: "the action_requested webhook", timeoutMs: 30_000 },
+    );
+    const ts = String(request.headers[WEBHOOK_HEADERS.timestamp]);
+    const signature = createHmac("sha256", SECRET).update(`${ts}.${request.body}`).digest("hex");
+    expect(request.headers[WEBHOOK_HEADERS.signature]).toBe(`sha256=${signature}`);
+    expect(NotificationWebhookPayloadSchema.parse(JSON.parse(request.body))).toMatchObject({
+      event: "action_requested",
+      session_id: id,
+      url: `${DASHBOARD}/sessions/${id}`,
+      action: {
+        id: action?.id,
+        agent_name: "Remediator",
+        tool_name: "everything.get-sum",
+        arguments: { a: 2, b: 3 },
+        status: "pending",
+        expires_at: action?.expires_at,
+      },
+    });
+
+    const approve = await api(`/api/v1/actions/${action?.id}/approve`, {
+      method: "POST",
+      headers: { "x-forwarded-user": "alice@example.com" },
+      body: JSON.stringify({ comment: "go" }),
+    });
+    expect(approve.status).toBe(200);
+    const done = await waitStatus(sys, id, TERMINAL_SESSION_STATUSES, 90_000);
+    expect(done.status).toBe("completed");
+    // Announced once per target, and the session's API says so.
+    const told = await until(
+      async () => {
+        const all = (await deliveriesOf(id)).filter((d) => d.event === "action_requested");
+        return all.length === 2 && all.every((d) => d.status === "sent") ? all : undefined;
+      },
+      { what: "two sent action_requested deliveries", timeoutMs: 30_000 },
+    );
+    expect(told.map((d) => `${d.target} ${d.action_id}`).sort()).toEqual(
+      [`slack ${action?.id}`, `webhook:0 ${action?.id}`].sort(),
+    );
+    await until(
+      async () => postsOf(id).some((p) => p.metadata?.event_payload.event === "completed"),
+      {
+        what: "the completed message",
+        timeoutMs: 30_000,
+      },
+    );
+    expect(postsOf(id).filter(announcedIn)).toHaveLength(1);
   }, 150_000);
 
   it("the notifications of an unknown session are a 404", async () => {

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import type { ExecutionStatus, SessionStatus } from "@tarsy/contracts";
 import type { FakeSlack, TestClient, WebhookReceiver } from "@tarsy/testkit";
 import { until } from "@tarsy/testkit";
-import { type E2E, ROOT } from "./support.ts";
+import { type E2E, EVERYTHING_ENV, ROOT } from "./support.ts";
 
 /** Config dirs of the scenarios (tarsy.yaml, llm-providers.yaml, llm-script.yaml). */
 export const SCENARIOS_DIR = resolve(ROOT, "test/e2e/testdata/scenarios");
@@ -20,6 +20,7 @@ export function notificationsStack(slack: FakeSlack, hook: WebhookReceiver, secr
     configDir: NOTIFICATIONS_DIR,
     llmScriptPath: resolve(NOTIFICATIONS_DIR, "llm-script.yaml"),
     env: {
+      ...EVERYTHING_ENV,
       FAKE_SLACK_URL: slack.url,
       SLACK_BOT_TOKEN: slack.token,
       FAKE_WEBHOOK_URL: hook.url,

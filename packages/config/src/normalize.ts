@@ -292,7 +292,7 @@ export function toSystem(base: SystemConfig, raw: RawSystem | undefined): System
     notifications: {
       webhooks: (notifications?.webhooks ?? base.notifications.webhooks).map((hook) => ({
         url: hook.url,
-        events: [...(hook.events ?? TERMINAL_NOTIFICATION_EVENTS)],
+        events: [...(hook.events ?? DEFAULT_WEBHOOK_EVENTS)],
         ...defined({ secret_env: hook.secret_env }),
       })),
     },
@@ -330,7 +330,8 @@ export function toSystem(base: SystemConfig, raw: RawSystem | undefined): System
   };
 }
 
-const TERMINAL_NOTIFICATION_EVENTS = NOTIFICATION_EVENTS.filter((event) => event !== "started");
+/** A webhook's events unless it lists them: every outcome and every action request. */
+const DEFAULT_WEBHOOK_EVENTS = NOTIFICATION_EVENTS.filter((event) => event !== "started");
 
 const withTrailingSlash = (url: string) => (url.endsWith("/") ? url : `${url}/`);
 

@@ -16,7 +16,7 @@ describe("system.slack and system.notifications", () => {
     expect(config.system.notifications.webhooks).toEqual([]);
   });
 
-  it("read the Go TARSy's keys, ours beside them; webhooks default to the four outcomes", () => {
+  it("read the Go TARSy's keys, ours beside them; webhooks default to the four outcomes and action requests", () => {
     const { config, warnings } = load(
       {
         tarsy: `
@@ -49,7 +49,7 @@ system:
     expect(config.system.notifications.webhooks).toEqual([
       {
         url: "https://hooks.example.com/a",
-        events: [...TERMINAL_SESSION_STATUSES],
+        events: [...TERMINAL_SESSION_STATUSES, "action_requested"],
       },
       {
         url: "https://hooks.example.com/b",

@@ -17,13 +17,17 @@ export const TERMINAL_SESSION_STATUSES: readonly SessionStatus[] = [
   "cancelled",
   "timed_out",
 ];
-/** What a notification is sent for: a session's start, and each way it ends. */
+/**
+ * What a notification is sent for: a session's start, each way it ends, and an action request
+ * that waits for a person's decision.
+ */
 export const NotificationEventSchema = z.enum([
   "started",
   "completed",
   "failed",
   "cancelled",
   "timed_out",
+  "action_requested",
 ]);
 export type NotificationEvent = z.infer<typeof NotificationEventSchema>;
 export const NOTIFICATION_EVENTS = NotificationEventSchema.options;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ActionSchema } from "./api-actions.ts";
 import { IdSchema, TimestampSchema } from "./common.ts";
 import { NotificationEventSchema, SessionStatusSchema } from "./enums.ts";
 import { SessionLabelsSchema } from "./labels.ts";
@@ -35,6 +36,26 @@ export const NotificationWebhookPayloadSchema = z.object({
   cancel_reason: z.string().nullable(),
   /** `{system.dashboard_url}/sessions/{id}`, or null without a dashboard URL. */
   url: z.string().nullable(),
+  /**
+   * `action_requested`: the request waiting for a decision (exact tool and masked arguments,
+   * the agent's masked reason, when it counts as denied); decided at the session's URL, with
+   * `POST /api/v1/actions/{id}/approve|deny` or `tarsy action approve|deny {id}`. Null for the
+   * session's own events.
+   */
+  action: ActionSchema.pick({
+    id: true,
+    agent_name: true,
+    tool_name: true,
+    server: true,
+    tool: true,
+    arguments: true,
+    reason: true,
+    status: true,
+    requested_at: true,
+    expires_at: true,
+  })
+    .nullable()
+    .default(null),
   /** When this attempt was sent. */
   timestamp: TimestampSchema,
 });
@@ -60,6 +81,8 @@ export const NotificationDeliverySchema = z.object({
   /** `slack`, or `webhook:<n>`: the n-th of `system.notifications.webhooks`, 0-based. */
   target: z.string(),
   event: NotificationEventSchema,
+  /** The action request an `action_requested` delivery announced; null for session events. */
+  action_id: IdSchema.nullable(),
   status: NotificationDeliveryStatusSchema,
   /** Attempts made so far. */
   attempts: z.number().int().nonnegative(),

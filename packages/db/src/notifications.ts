@@ -1,5 +1,6 @@
 /**
- * Notification deliveries: one row per session, target and event, so a redelivered event or a
+ * Notification deliveries: one row per session, target, event and subject (the action request
+ * an `action_requested` announces; empty for the session's own events), so a redelivered event or a
  * second notifier replica never sends twice. A sender claims the row for a lease
  * (`claimed_by`, `lease_until`); a failed send releases it (`claimed_by` null) with its retry
  * time in `lease_until`. A claim whose holder died (lease run out, never released) is "in
@@ -12,6 +13,8 @@ export interface DeliveryKey {
   readonly sessionId: string;
   readonly target: string;
   readonly event: string;
+  /** The action request an `action_requested` delivery announces; unset: the session's own. */
+  readonly subject?: string;
 }
 
 export type DeliveryClaim =
@@ -27,6 +30,7 @@ interface DeliveryRow {
   session_id: string;
   target: string;
   event: string;
+  subject: string;
   status: NotificationDelivery["status"];
   attempts: number;
   claimed_by: string | null;
@@ -43,6 +47,7 @@ const toDelivery = (row: DeliveryRow): NotificationDelivery => ({
   sessionId: row.session_id,
   target: row.target,
   event: row.event,
+  subject: row.subject,
   status: row.status,
   attempts: row.attempts,
   claimedBy: row.claimed_by,
@@ -65,10 +70,11 @@ export async function claimDelivery(
   leaseMs: number,
 ): Promise<DeliveryClaim> {
   const lease = interval(leaseMs);
+  const subject = key.subject ?? "";
   const created = await client.$queryRaw<DeliveryRow[]>`
-    INSERT INTO notification_deliveries (session_id, target, event, attempts, claimed_by, lease_until)
-    VALUES (${key.sessionId}::uuid, ${key.target}, ${key.event}, 1, ${owner}, now() + ${lease}::interval)
-    ON CONFLICT (session_id, target, event) DO NOTHING
+    INSERT INTO notification_deliveries (session_id, target, event, subject, attempts, claimed_by, lease_until)
+    VALUES (${key.sessionId}::uuid, ${key.target}, ${key.event}, ${subject}, 1, ${owner}, now() + ${lease}::interval)
+    ON CONFLICT (session_id, target, event, subject) DO NOTHING
     RETURNING *`;
   const fresh = created[0];
   if (fresh) return { kind: "claimed", delivery: toDelivery(fresh), inDoubt: false };
@@ -77,7 +83,7 @@ export async function claimDelivery(
     WITH due AS (
       SELECT id, claimed_by FROM notification_deliveries
       WHERE session_id = ${key.sessionId}::uuid AND target = ${key.target} AND event = ${key.event}
-        AND status = 'sending' AND lease_until < now()
+        AND subject = ${subject} AND status = 'sending' AND lease_until < now()
       FOR UPDATE SKIP LOCKED
     )
     UPDATE notification_deliveries d
@@ -88,7 +94,14 @@ export async function claimDelivery(
   const row = taken[0];
   if (row) return claimed(row);
   const current = await client.notificationDelivery.findUnique({
-    where: { sessionId_target_event: key },
+    where: {
+      sessionId_target_event_subject: {
+        sessionId: key.sessionId,
+        target: key.target,
+        event: key.event,
+        subject,
+      },
+    },
   });
   if (!current) throw new Error(`notification delivery ${key.target}/${key.event} vanished`);
   if (current.status !== "sending") return { kind: "done", delivery: current };

@@ -350,6 +350,7 @@ export function presentDelivery(row: NotificationDeliveryRow): NotificationDeliv
     id: row.id,
     target: row.target,
     event: NotificationEventSchema.parse(row.event),
+    action_id: row.subject === "" ? null : row.subject,
     status: row.status,
     attempts: row.attempts,
     last_error: row.lastError,

@@ -1,11 +1,11 @@
 /** The Slack messages, in the Go TARSy's format (Block Kit). */
-import { describeCancel, type NotificationEvent } from "@tarsy/contracts";
+import { type Action, describeCancel, type NotificationEvent } from "@tarsy/contracts";
 
 /** Slack accepts 3,000 characters in a section's text; leave room for the notice. */
 export const MAX_BLOCK_TEXT = 2900;
 const TRUNCATED = "\n\n_... (truncated — view full analysis in dashboard)_";
 
-type Outcome = Exclude<NotificationEvent, "started">;
+type Outcome = Exclude<NotificationEvent, "started" | "action_requested">;
 
 const OUTCOMES: Record<Outcome, { emoji: string; label: string }> = {
   completed: { emoji: ":white_check_mark:", label: "Analysis Complete" },
@@ -105,4 +105,44 @@ export function terminalMessage(
   }
   const suffix = labels.length > 0 ? ` [labels: ${labels.join(", ")}]` : "";
   return { text: `${label}: ${session.alertType}${suffix}`, blocks };
+}
+
+/** How much of a request's arguments and reason a Slack message shows. */
+const MAX_ARGUMENTS = 1500;
+const MAX_REASON = 1000;
+
+const clip = (text: string, max: number) => {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max).join("")}…`;
+};
+
+/** An action request waiting for a decision: the exact call, the agent's reason, the deadline. */
+export function actionRequestedMessage(
+  action: Pick<Action, "id" | "agent_name" | "tool_name" | "arguments" | "reason" | "expires_at">,
+  alertType: string,
+  url: string | null,
+): SlackMessage {
+  // Backticks would end the code block early: shown as look-alikes.
+  const args = clip(JSON.stringify(action.arguments, null, 2), MAX_ARGUMENTS).replaceAll("`", "ˋ");
+  const reason = action.reason.trim() ? clip(action.reason.trim(), MAX_REASON) : "(none given)";
+  const deadline = action.expires_at
+    ? `\n*Counts as denied at:* ${action.expires_at}`
+    : "\n*Counts as denied at:* never (no timeout)";
+  const blocks: Record<string, unknown>[] = [
+    section(
+      `:raised_hand: *Approval needed* — ${action.agent_name} wants to run \`${action.tool_name}\`${deadline}`,
+    ),
+    section(`*Arguments:*\n\`\`\`${args}\`\`\``),
+    section(`*Agent's reason:*\n${reason}`),
+    section(
+      `Decide in the dashboard, or: \`tarsy action approve ${action.id}\` / \`tarsy action deny ${action.id}\``,
+    ),
+  ];
+  if (url) {
+    blocks.push({
+      type: "actions",
+      elements: [{ type: "button", text: { type: "plain_text", text: "Review and Decide" }, url }],
+    });
+  }
+  return { text: `Approval needed: ${action.tool_name} (${alertType})`, blocks };
 }

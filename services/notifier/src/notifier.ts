@@ -1,7 +1,7 @@
 /**
- * The notifier: reads session lifecycle events from the sessions channel (a durable consumer
- * shared by every replica) and sends each notification exactly once per session, target and
- * event, recorded in `notification_deliveries`. Fail-open: a notification that cannot be sent
+ * The notifier: reads session lifecycle events and action requests from the sessions channel
+ * (a durable consumer shared by every replica) and sends each notification exactly once per
+ * session, target, event and action request, recorded in `notification_deliveries`. Fail-open: a notification that cannot be sent
  * is retried with backoff a bounded number of times, then marked failed; sessions never wait
  * for it and are never changed by it.
  */
@@ -9,15 +9,19 @@ import { randomUUID } from "node:crypto";
 import type { Bus, ConsumeOptions, WorkConsumer } from "@tarsy/bus";
 import type { TarsyConfig } from "@tarsy/config";
 import {
+  type Action,
+  type ActionStatusEvent,
   type NotificationEvent,
   type SessionStatusEvent,
   TERMINAL_SESSION_STATUSES,
 } from "@tarsy/contracts";
 import {
   type AlertSession,
+  actionView,
   claimDelivery,
   claimDueDeliveries,
   type DeliveryClaim,
+  getAction,
   getSession,
   markDeliveryFailed,
   markDeliverySent,
@@ -111,6 +115,16 @@ export async function startNotifier(
       await markDeliveryFailed(db, delivery.id, "session deleted");
       return;
     }
+    // An action request is announced as it stands now (masked, as the API shows it).
+    let action: Action | undefined;
+    if (event === "action_requested") {
+      const row = await getAction(db, delivery.subject);
+      if (!row) {
+        await markDeliveryFailed(db, delivery.id, "action request deleted");
+        return;
+      }
+      action = actionView(row, row.session);
+    }
     const stop = metrics.notificationDuration.startTimer({ target: target.kind });
     try {
       if (inDoubt) {
@@ -122,8 +136,12 @@ export async function startNotifier(
           return;
         }
       }
-      const sent = await target.send(session, delivery, event, (threadTs) =>
-        noteDeliveryThread(db, delivery.id, threadTs),
+      const sent = await target.send(
+        session,
+        delivery,
+        event,
+        (threadTs) => noteDeliveryThread(db, delivery.id, threadTs),
+        action,
       );
       await markDeliverySent(db, delivery.id, sent);
       metrics.notifications.inc({ target: target.kind, event, outcome: "sent" });
@@ -152,10 +170,14 @@ export async function startNotifier(
     }
   };
 
-  const onStatus = async (payload: SessionStatusEvent): Promise<void> => {
-    const event = notificationEventOf(payload.status);
-    if (!event || targets.length === 0) return;
-    const session = await getSession(db, payload.session_id);
+  /** Claims the event's delivery to every target that wants it, then sends them. */
+  const announce = async (
+    sessionId: string,
+    event: NotificationEvent,
+    subject?: string,
+  ): Promise<void> => {
+    if (targets.length === 0) return;
+    const session = await getSession(db, sessionId);
     if (!session) return;
     // Every delivery is claimed before any is sent: should this process die mid-send, each one
     // is picked up by a sweep once its lease runs out, without waiting for a redelivery.
@@ -164,7 +186,7 @@ export async function startNotifier(
       if (!target.wants(event, session)) continue;
       const claim = await claimDelivery(
         db,
-        { sessionId: session.id, target: target.key, event },
+        { sessionId: session.id, target: target.key, event, ...(subject ? { subject } : {}) },
         owner,
         options.leaseMs,
       );
@@ -172,6 +194,18 @@ export async function startNotifier(
       if (claim.kind === "claimed") claims.push(claim);
     }
     await Promise.all(claims.map(attempt));
+  };
+
+  const onStatus = async (payload: SessionStatusEvent): Promise<void> => {
+    const event = notificationEventOf(payload.status);
+    if (event) await announce(payload.session_id, event);
+  };
+
+  /** A request that waits for a person is announced once; auto-approved ones are not. */
+  const onAction = async (payload: ActionStatusEvent): Promise<void> => {
+    const { action } = payload;
+    if (action.approval_mode !== "required" || action.status !== "pending") return;
+    await announce(payload.session_id, "action_requested", action.id);
   };
 
   const consumer: WorkConsumer = await bus.consume(
@@ -183,7 +217,7 @@ export async function startNotifier(
       // Review and score changes share the sessions subject; nothing is sent for them.
       reviewStatus: async () => {},
       sessionScoreUpdated: async () => {},
-      actionStatus: async () => {},
+      actionStatus: (payload) => onAction(payload),
     },
     { concurrency: options.concurrency, ...options.consume },
   );

@@ -50,6 +50,8 @@ export interface SlackOptions {
 export interface PostedRef {
   sessionId: string;
   event: NotificationEvent;
+  /** The action request an `action_requested` message announces. */
+  subject?: string;
 }
 
 interface HistoryMessage {
@@ -117,7 +119,11 @@ export class SlackChannel {
         unfurl_links: false,
         metadata: {
           event_type: METADATA_EVENT_TYPE,
-          event_payload: { session_id: ref.sessionId, event: ref.event },
+          event_payload: {
+            session_id: ref.sessionId,
+            event: ref.event,
+            ...(ref.subject ? { subject: ref.subject } : {}),
+          },
         },
         ...(threadTs ? { thread_ts: threadTs } : {}),
       }),
@@ -151,7 +157,8 @@ export class SlackChannel {
       (m) =>
         m.metadata?.event_type === METADATA_EVENT_TYPE &&
         m.metadata.event_payload?.session_id === ref.sessionId &&
-        m.metadata.event_payload?.event === ref.event,
+        m.metadata.event_payload?.event === ref.event &&
+        (m.metadata.event_payload?.subject ?? "") === (ref.subject ?? ""),
     );
     return found?.ts ?? null;
   }

@@ -1,6 +1,6 @@
 /** Where notifications go: Slack (the Go TARSy's `system.slack`) and generic webhooks. */
 import type { TarsyConfig } from "@tarsy/config";
-import type { NotificationEvent } from "@tarsy/contracts";
+import type { Action, NotificationEvent } from "@tarsy/contracts";
 import {
   type AlertSession,
   listSessionDeliveries,
@@ -9,7 +9,13 @@ import {
   storedLabels,
 } from "@tarsy/db";
 import type { Logger } from "@tarsy/runtime";
-import { type SessionFacts, sessionUrl, startedMessage, terminalMessage } from "./messages.ts";
+import {
+  actionRequestedMessage,
+  type SessionFacts,
+  sessionUrl,
+  startedMessage,
+  terminalMessage,
+} from "./messages.ts";
 import { SlackChannel } from "./slack.ts";
 import { postWebhook } from "./webhook.ts";
 
@@ -22,12 +28,16 @@ export interface Target {
   readonly key: string;
   readonly kind: "slack" | "webhook";
   wants(event: NotificationEvent, session: AlertSession): boolean;
-  /** Sends; `noteThread` records the Slack thread before posting (read back when in doubt). */
+  /**
+   * Sends; `noteThread` records the Slack thread before posting (read back when in doubt).
+   * `action`: the request an `action_requested` delivery announces.
+   */
   send(
     session: AlertSession,
     delivery: NotificationDelivery,
     event: NotificationEvent,
     noteThread: (threadTs: string | null) => Promise<void>,
+    action?: Action,
   ): Promise<Sent>;
   /** After a send cut short: what was sent, if it can be known (else null: send again). */
   findSent(session: AlertSession, delivery: NotificationDelivery): Promise<Sent | null>;
@@ -77,7 +87,7 @@ export function buildTargets(
       key: webhookTarget(index),
       kind: "webhook",
       wants: (event) => hook.events.includes(event),
-      async send(session, delivery, event) {
+      async send(session, delivery, event, _noteThread, action) {
         await postWebhook(
           hook.url,
           {
@@ -100,6 +110,20 @@ export function buildTargets(
             cancelled_by: session.cancelledBy,
             cancel_reason: session.cancelReason,
             url: sessionUrl(dashboardUrl, session.id),
+            action: action
+              ? {
+                  id: action.id,
+                  agent_name: action.agent_name,
+                  tool_name: action.tool_name,
+                  server: action.server,
+                  tool: action.tool,
+                  arguments: action.arguments,
+                  reason: action.reason,
+                  status: action.status,
+                  requested_at: action.requested_at,
+                  expires_at: action.expires_at,
+                }
+              : null,
             timestamp: new Date().toISOString(),
           },
           secret,
@@ -132,24 +156,39 @@ function slackTarget(
     kind: "slack",
     // As in the Go TARSy, "started" goes only to a conversation (an alert with a fingerprint).
     wants: (event, session) => event !== "started" || Boolean(session.slackMessageFingerprint),
-    async send(session, delivery, event, noteThread) {
+    async send(session, delivery, event, noteThread, action) {
       const threadTs = delivery.threadTs ?? (await threadOf(session));
       await noteThread(threadTs);
       const url = sessionUrl(dashboardUrl, session.id);
       const message =
-        event === "started"
-          ? startedMessage(facts(session), url)
-          : terminalMessage(event, facts(session), url);
-      const ts = await channel.post(message, threadTs, { sessionId: session.id, event });
+        event === "action_requested"
+          ? actionRequestedMessage(requireAction(action), session.alertType, url)
+          : event === "started"
+            ? startedMessage(facts(session), url)
+            : terminalMessage(event, facts(session), url);
+      const ts = await channel.post(message, threadTs, {
+        sessionId: session.id,
+        event,
+        ...(delivery.subject ? { subject: delivery.subject } : {}),
+      });
       return { messageTs: ts };
     },
     async findSent(session, delivery) {
       const ts = await channel.findPosted(
-        { sessionId: session.id, event: delivery.event as NotificationEvent },
+        {
+          sessionId: session.id,
+          event: delivery.event as NotificationEvent,
+          ...(delivery.subject ? { subject: delivery.subject } : {}),
+        },
         delivery.threadTs,
         delivery.createdAt,
       );
       return ts === null ? null : { messageTs: ts };
     },
   };
+}
+
+function requireAction(action: Action | undefined): Action {
+  if (!action) throw new Error("an action_requested notification needs its action request");
+  return action;
 }

@@ -166,7 +166,10 @@ export async function handled(nats: TestBus, seq: number): Promise<void> {
   }
 }
 
-/** Waits until the session's delivery for target/event satisfies `done`. */
+/**
+ * Waits until a delivery of the session for target/event satisfies `done` (of several, as an
+ * event's deliveries for different action requests, the first that does).
+ */
 export async function deliveryOf(
   db: Db,
   sessionId: string,
@@ -176,16 +179,35 @@ export async function deliveryOf(
 ): Promise<NotificationDelivery> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const found = (await listSessionDeliveries(db.prisma, sessionId)).find(
+    const candidates = (await listSessionDeliveries(db.prisma, sessionId)).filter(
       (d) => d.target === target && d.event === event,
     );
-    if (found && done(found)) return found;
+    const found = candidates.find(done);
+    if (found) return found;
     if (Date.now() > deadline) {
-      throw new Error(`delivery ${target}/${event} not done: ${JSON.stringify(found ?? null)}`);
+      throw new Error(`delivery ${target}/${event} not done: ${JSON.stringify(candidates)}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The text of each section of a Slack message. */
+export const blockTexts = (blocks: unknown[] | undefined) =>
+  (blocks ?? []).flatMap((b) => {
+    const block = b as {
+      text?: { text?: string };
+      elements?: { url?: string; text?: { text?: string } }[];
+    };
+    return block.text?.text ? [block.text.text] : [];
+  });
+
+/** A Slack message's first button. */
+export const buttonOf = (blocks: unknown[] | undefined) =>
+  (blocks ?? [])
+    .flatMap(
+      (b) => (b as { elements?: { url?: string; text?: { text?: string } }[] }).elements ?? [],
+    )
+    .at(0);
 
 export const postsFor = (slack: FakeSlack, sessionId: string, event?: string) =>
   slack.posts.filter(

@@ -12,6 +12,8 @@ import { getSession, listSessionDeliveries } from "@tarsy/db";
 import { describe, expect } from "vitest";
 import { MAX_BLOCK_TEXT } from "../src/messages.ts";
 import {
+  blockTexts,
+  buttonOf,
   CHANNEL,
   DASHBOARD,
   deliveryOf,
@@ -23,21 +25,6 @@ import {
   notifierTest as test,
   WEBHOOK_SECRET,
 } from "./harness.ts";
-
-const blockTexts = (blocks: unknown[] | undefined) =>
-  (blocks ?? []).flatMap((b) => {
-    const block = b as {
-      text?: { text?: string };
-      elements?: { url?: string; text?: { text?: string } }[];
-    };
-    return block.text?.text ? [block.text.text] : [];
-  });
-const buttonOf = (blocks: unknown[] | undefined) =>
-  (blocks ?? [])
-    .flatMap(
-      (b) => (b as { elements?: { url?: string; text?: { text?: string } }[] }).elements ?? [],
-    )
-    .at(0);
 
 describe("Slack", () => {
   test("threads on the alert's message: start, then the outcome with the summary and a link", async ({
