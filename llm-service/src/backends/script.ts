@@ -10,6 +10,8 @@ const MatchSchema = z
     agent: MatcherSchema.optional(),
     system: MatcherSchema.optional(),
     user: MatcherSchema.optional(),
+    /** Anything the model was sent: every message of the request, whatever its role. */
+    seen: MatcherSchema.optional(),
   })
   .strict();
 

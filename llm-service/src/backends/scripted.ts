@@ -27,6 +27,12 @@ async function pause(ms: number, signal: AbortSignal): Promise<void> {
 
 const RESULT_REFERENCE = /\{\{result:([^.}]+)\.([A-Za-z0-9_]+)\}\}/g;
 
+/** A tool result the runner fenced as untrusted data, as the tool returned it. */
+function unfenced(content: string): string {
+  const fence = /^<untrusted_data[^>]*>\n([\s\S]*)\n<\/untrusted_data>$/.exec(content);
+  return fence ? (fence[1] ?? "") : content;
+}
+
 /**
  * Fills `{{result:<call id>.<field>}}` in a scripted tool call's arguments with that field of
  * the JSON result of the earlier tool call `<call id>` in the conversation (an id a tool
@@ -41,7 +47,7 @@ export function fillResultReferences(
     const result = messages.find((m) => m.role === "tool" && m.tool_call_id === callId);
     if (!result) return whole;
     try {
-      const value = (JSON.parse(result.content) as Record<string, unknown>)[field];
+      const value = (JSON.parse(unfenced(result.content)) as Record<string, unknown>)[field];
       return typeof value === "string" || typeof value === "number" ? String(value) : whole;
     } catch {
       return whole;
@@ -49,9 +55,40 @@ export function fillResultReferences(
   });
 }
 
+/** Every message the model was sent, whatever its role, as one text. */
+function everythingSeen(messages: GenerateRequest["messages"]): string {
+  return messages.map((m) => m.content).join("\n");
+}
+
+const SEEN_REFERENCE = /\{\{seen:(.+?)\}\}/g;
+/** What a `{{seen:…}}` fills in when nothing the model was sent matches. */
+export const NOT_SEEN = "(not seen)";
+
+/**
+ * Fills `{{seen:<regex>}}` in a scripted answer (its text or a tool call's arguments) with what
+ * the model was sent: the regex's first capture group (or whole match) in the request's
+ * messages, so a script can copy what it read (a name from a log, a value from a tool result)
+ * as a model that follows instructions literally would. JSON-escaped inside arguments.
+ */
+export function fillSeenReferences(
+  text: string,
+  messages: GenerateRequest["messages"],
+  json: boolean,
+): string {
+  if (!text.includes("{{seen:")) return text;
+  const seen = everythingSeen(messages);
+  return text.replace(SEEN_REFERENCE, (_whole, written: string) => {
+    // Inside JSON arguments the pattern is JSON-escaped as well.
+    const pattern = json ? (JSON.parse(`"${written}"`) as string) : written;
+    const found = new RegExp(pattern).exec(seen);
+    const value = found ? (found[1] ?? found[0]) : NOT_SEEN;
+    return json ? JSON.stringify(value).slice(1, -1) : value;
+  });
+}
+
 /**
  * A deterministic LLM for tests and demos. Each request takes the next entry of the first
- * rule queue (agent / system prompt / last user message) that matches it and still has
+ * rule queue (agent / system prompt / last user message / anything it was sent) that matches it and still has
  * entries, else of the default queue. Cursors are kept per script and session, so every
  * session replays the script from its start and parallel agents routed by rules get their
  * own answers whatever order their requests arrive in. Selection is synchronous, so
@@ -90,6 +127,12 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
       .map((m) => m.content)
       .join("\n");
     const user = request.messages.findLast((m) => m.role === "user")?.content ?? "";
+    // Everything the request carries, joined only when a rule asks (`match.seen`).
+    let everything: string | undefined;
+    const seen = () => {
+      everything ??= everythingSeen(request.messages);
+      return everything;
+    };
     for (const [index, queue] of script.queues.entries()) {
       const rule = queue.match;
       if (
@@ -97,7 +140,8 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
         !(
           matches(rule.agent, request.agent_name) &&
           matches(rule.system, system) &&
-          matches(rule.user, user)
+          matches(rule.user, user) &&
+          (rule.seen === undefined || matches(rule.seen, seen()))
         )
       ) {
         continue;
@@ -131,10 +175,11 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
       for (const block of entry.reasoning) yield { reasoning: { ...block } };
       for (const exec of entry.code_executions) yield { code_execution: { ...exec } };
       if (entry.text) {
-        const size = entry.chunk_size ?? entry.text.length;
-        for (let at = 0; at < entry.text.length; at += size) {
+        const text = fillSeenReferences(entry.text, request.messages, false);
+        const size = entry.chunk_size ?? text.length;
+        for (let at = 0; at < text.length; at += size) {
           if (at > 0) await pause(entry.chunk_delay_ms, ctx.signal);
-          yield { text: { content: entry.text.slice(at, at + size) } };
+          yield { text: { content: text.slice(at, at + size) } };
         }
       }
       for (const call of entry.tool_calls) {
@@ -142,9 +187,15 @@ export function createScriptedBackend(options: ScriptedBackendOptions): Backend 
           tool_call: {
             call_id: call.id ?? `call_${randomUUID()}`,
             name: call.name,
-            arguments: fillResultReferences(
-              typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+            arguments: fillSeenReferences(
+              fillResultReferences(
+                typeof call.arguments === "string"
+                  ? call.arguments
+                  : JSON.stringify(call.arguments),
+                request.messages,
+              ),
               request.messages,
+              true,
             ),
             ...(call.thought_signature ? { thought_signature: call.thought_signature } : {}),
           },
