@@ -328,6 +328,46 @@ export async function decideAction(
   });
 }
 
+/** Who ends the pending requests of an execution that restarted from scratch. */
+export const RESTART_DECIDER = "system";
+export const RESTART_COMMENT =
+  "its execution restarted from scratch: the new attempt asks again if it still needs the call";
+
+/**
+ * An execution restarted from scratch (its conversation was not resumed): the requests its
+ * earlier attempt left pending can no longer be answered, so they are cancelled at once rather
+ * than left to their timeout. Returns their events (the audit rows are written).
+ */
+export function abandonActionRequests(
+  client: DbClient,
+  executionId: string,
+  at: Date,
+): Promise<OutboxEntry[]> {
+  return inTransaction(client, async (tx) => {
+    await lockExecution(tx, executionId);
+    const pending = await tx.actionRequest.findMany({
+      where: { executionId, status: "pending" },
+      orderBy: { requestedAt: "asc" },
+    });
+    const events: OutboxEntry[] = [];
+    for (const action of pending) {
+      const cancelled = await tx.actionRequest.update({
+        where: { id: action.id },
+        data: {
+          status: "cancelled",
+          decidedBy: RESTART_DECIDER,
+          decidedAt: at,
+          comment: RESTART_COMMENT,
+        },
+      });
+      events.push(
+        await record(tx, cancelled, "cancelled", RESTART_DECIDER, { comment: RESTART_COMMENT }, at),
+      );
+    }
+    return events;
+  });
+}
+
 export type ClaimResult =
   | { outcome: "claimed"; action: ActionRequest; events: OutboxEntry[] }
   | {

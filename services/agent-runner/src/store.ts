@@ -2,6 +2,7 @@ import { type ForcedConclusionReason, ForcedConclusionReasonSchema } from "@tars
 import type { CostEstimator } from "@tarsy/cost";
 import {
   type AgentExecution,
+  abandonActionRequests,
   abandonSubAgents,
   appendMessagesDelivering,
   applyFeedbackReflection,
@@ -336,10 +337,12 @@ export function createPostgresStore(
         }
         restartReason = plan.reason;
       }
-      // Otherwise the loop starts from scratch, and the sub-agents the earlier attempt had
-      // dispatched are ended (the new attempt dispatches its own).
+      // Otherwise the loop starts from scratch: the sub-agents the earlier attempt had
+      // dispatched are ended (the new attempt dispatches its own), and so are the action
+      // requests it left pending (the new attempt asks again).
       const interrupted = await discardInterruptedAttempt(prisma, executionId, row.attempt - 1);
       const abandoned = await abandonSubAgents(prisma, executionId);
+      await deliver(await abandonActionRequests(prisma, executionId, new Date()));
       return {
         attempt: row.attempt,
         interrupted: interrupted.map(toRecord),
