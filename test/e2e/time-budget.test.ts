@@ -216,12 +216,16 @@ describe("e2e: Time budget", () => {
     const delivered = calls
       .at(-1)
       ?.conversation.find((m) => m.content.startsWith("[Sub-agent completed"));
+    const heading = `[Sub-agent completed — forced conclusion (time budget)] CappedWorker (${worker?.id}):`;
+    const answer = "CappedWorker: partial findings, a cache grows without bound.";
+    // The parent's LLM reads the answer fenced as untrusted data; the timeline shows it as is.
     expect(delivered?.content).toBe(
-      `[Sub-agent completed — forced conclusion (time budget)] CappedWorker (${worker?.id}):\nCappedWorker: partial findings, a cache grows without bound.`,
+      `${heading}\n<untrusted_data source="sub_agent_result">\n${answer}\n</untrusted_data>`,
     );
     const result = (await eventsOf(id, parent?.id)).find(
       (e) => e.event_type === "sub_agent_result",
     );
+    expect(result?.content).toBe(`${heading}\n${answer}`);
     expect(result?.metadata).toMatchObject({
       sub_agent_execution_id: worker?.id,
       forced_conclusion: "time_budget",
