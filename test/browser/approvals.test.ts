@@ -72,6 +72,10 @@ describe("approvals on the dashboard", () => {
       (await card.getByRole("region", { name: "Arguments of everything.get-sum" }).textContent()) ??
       "";
     expect(JSON.parse(args)).toEqual({ a: 2, b: 3 });
+    // The dry-run form's answer (echo, by the approvals config), shown before anyone decides.
+    expect(
+      await card.getByRole("region", { name: "Dry run of everything.get-sum" }).textContent(),
+    ).toBe("Echo: dry run: would sum");
     expect(await card.getByTestId("action-expiry").textContent()).toMatch(
       /^Counts as denied in (9|10)m/,
     );

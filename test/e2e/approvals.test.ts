@@ -154,6 +154,13 @@ describe("Approvals", () => {
     const expiresIn = Date.parse(pending.expires_at ?? "") - Date.parse(pending.requested_at);
     expect(expiresIn).toBeGreaterThan(9 * 60_000);
     expect(expiresIn).toBeLessThanOrEqual(10 * 60_000);
+    // Its dry-run form (echo, by config) ran when approval was asked: what it said is on the
+    // request, and it is in the trace; the call itself was not sent.
+    expect(pending.dry_run).toEqual({ status: "succeeded", result: "Echo: dry run: would sum" });
+    const dryRuns = await sql<{ tool_name: string; dry_run_of: string }[]>`
+      SELECT tool_name, tool_result->>'dry_run_of' AS dry_run_of FROM mcp_interactions
+      WHERE session_id = ${id} AND interaction_type = 'tool_call' AND tool_name = 'echo'`;
+    expect(dryRuns).toEqual([{ tool_name: "echo", dry_run_of: "everything.get-sum" }]);
     // No runner holds the execution while it waits; nothing was sent to the server.
     await until(() => suspended(pending.execution_id), { what: "the execution parked" });
     expect((await waitStatus(sys, id, ["in_progress"], 5_000)).status).toBe("in_progress");

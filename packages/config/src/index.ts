@@ -128,6 +128,7 @@ export {
 } from "./stages.ts";
 export {
   classifyTool,
+  dryRunOf,
   type ToolClass,
   type ToolHints,
   toolPatternProblem,
@@ -148,6 +149,7 @@ export {
   DEFAULT_APPROVAL,
   type DefaultSummarization,
   type DefaultsConfig,
+  type DryRunForm,
   type EmbeddingConfig,
   type FallbackProviderEntry,
   type FallbackSelector,

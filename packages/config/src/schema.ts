@@ -324,7 +324,29 @@ export const McpServerSchema = z.strictObject({
    * the tool is mutating. A tool neither annotated nor named here counts as mutating.
    */
   tools: z
-    .record(z.string().min(1), z.strictObject({ mutating: z.boolean() }))
+    .record(
+      z.string().min(1),
+      z
+        .strictObject({
+          mutating: z.boolean(),
+          /**
+           * The dry-run form of a mutating tool's call, run when its approval is requested and
+           * shown on the request: `tool` (default: the same tool) with the call's arguments and
+           * `arguments` over them (e.g. `{ dryRun: "All" }` for a server-side dry run). It must
+           * not change anything: it runs without approval.
+           */
+          dry_run: z
+            .strictObject({
+              tool: z.string().min(1).optional(),
+              arguments: z.record(z.string(), z.unknown()).default({}),
+            })
+            .optional(),
+        })
+        .refine((entry) => entry.dry_run === undefined || entry.mutating, {
+          error: "dry_run is for mutating tools (mutating: true)",
+          path: ["dry_run"],
+        }),
+    )
     .optional()
     .superRefine((tools, ctx) => {
       for (const pattern of Object.keys(tools ?? {})) {

@@ -1,6 +1,6 @@
 import type { ToolClassSource } from "@tarsy/contracts";
 import picomatch from "picomatch";
-import type { McpServerConfig } from "./types.ts";
+import type { DryRunForm, McpServerConfig, ToolClassOverride } from "./types.ts";
 
 /** The MCP tool annotations that decide a tool's class (the spec's `ToolAnnotations`). */
 export interface ToolHints {
@@ -38,16 +38,38 @@ export function classifyTool(
   tool: string,
   hints: ToolHints | undefined,
 ): ToolClass {
-  const overrides = server.tools ?? {};
-  const exact = Object.hasOwn(overrides, tool) ? overrides[tool] : undefined;
-  const override =
-    exact ??
-    Object.entries(overrides).find(
-      ([pattern]) => picomatch.scan(pattern).isGlob && picomatch.isMatch(tool, pattern),
-    )?.[1];
+  const override = overrideOf(server, tool);
   if (override) return { mutating: override.mutating, source: "config" };
   if (typeof hints?.readOnlyHint === "boolean") {
     return { mutating: !hints.readOnlyHint, source: "annotations" };
   }
   return { mutating: true, source: "default" };
+}
+
+/** The `tools` entry of a tool: its own name first, else the first glob that matches it. */
+function overrideOf(
+  server: Pick<McpServerConfig, "tools">,
+  tool: string,
+): ToolClassOverride | undefined {
+  const overrides = server.tools ?? {};
+  const exact = Object.hasOwn(overrides, tool) ? overrides[tool] : undefined;
+  return (
+    exact ??
+    Object.entries(overrides).find(
+      ([pattern]) => picomatch.scan(pattern).isGlob && picomatch.isMatch(tool, pattern),
+    )?.[1]
+  );
+}
+
+/**
+ * The dry-run form of a mutating tool's call, if its `tools` entry has one: the tool it runs
+ * (the call's own unless named) and the arguments laid over the call's.
+ */
+export function dryRunOf(
+  server: Pick<McpServerConfig, "tools">,
+  tool: string,
+): Required<DryRunForm> | undefined {
+  const form = overrideOf(server, tool)?.dry_run;
+  if (!form) return undefined;
+  return { tool: form.tool ?? tool, arguments: form.arguments };
 }

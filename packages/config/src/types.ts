@@ -167,6 +167,14 @@ export interface McpServerConfig {
 /** `mcp_servers.<id>.tools.<name or glob>`. */
 export interface ToolClassOverride {
   mutating: boolean;
+  /** The call's dry-run form, run when its approval is requested (mutating tools only). */
+  dry_run?: DryRunForm;
+}
+
+/** A dry-run form: `tool` (unset: the call's own) with `arguments` over the call's. */
+export interface DryRunForm {
+  tool?: string;
+  arguments: Record<string, unknown>;
 }
 
 /**

@@ -3,7 +3,7 @@
  * the class of a tool that has neither.
  */
 import { describe, expect, it } from "vitest";
-import { classifyTool, configView } from "../src/index.ts";
+import { classifyTool, configView, dryRunOf } from "../src/index.ts";
 import { load, loadIssues } from "./helpers.ts";
 
 const SERVERS = `
@@ -141,6 +141,46 @@ mcp_servers:
         message: '"approval" is not a known setting; ignored',
       }),
     );
+  });
+
+  it("dry_run: the form run when a mutating call's approval is asked (its own tool unless named); only for mutating tools", () => {
+    const { config: withDryRun } = load({
+      tarsy: `
+mcp_servers:
+  k8s:
+    transport: { type: stdio, command: "true" }
+    tools:
+      resources_delete: { mutating: true, dry_run: { arguments: { dryRun: All } } }
+      "scale_*": { mutating: true, dry_run: { tool: scale_preview, arguments: { preview: true } } }
+      restart: { mutating: true }
+`,
+    });
+    const k8s = withDryRun.mcpServers.get("k8s") ?? {};
+    expect(dryRunOf(k8s, "resources_delete")).toEqual({
+      tool: "resources_delete",
+      arguments: { dryRun: "All" },
+    });
+    expect(dryRunOf(k8s, "scale_deployment")).toEqual({
+      tool: "scale_preview",
+      arguments: { preview: true },
+    });
+    expect(dryRunOf(k8s, "restart")).toBeUndefined();
+    expect(dryRunOf(k8s, "pods_list")).toBeUndefined();
+    const issues = loadIssues({
+      tarsy: `
+mcp_servers:
+  cluster:
+    transport: { type: stdio, command: "true" }
+    tools:
+      peek: { mutating: false, dry_run: { tool: peek } }
+`,
+    });
+    expect(issues).toEqual([
+      expect.objectContaining({
+        path: "mcp_servers.cluster.tools.peek.dry_run",
+        message: "dry_run is for mutating tools (mutating: true)",
+      }),
+    ]);
   });
 
   it("a key that is not a usable tool name or glob is an error", () => {

@@ -58,6 +58,14 @@ export const ActionSchema = z.object({
   call_ended_at: TimestampSchema.nullable(),
   /** What the server answered (masked). */
   result: z.string().nullable(),
+  /**
+   * The call's dry-run form (`mcp_servers.<id>.tools.<tool>.dry_run`), run when approval was
+   * requested, and what the server answered (masked); null when the tool has none.
+   */
+  dry_run: z
+    .object({ status: z.enum(["succeeded", "failed"]), result: z.string() })
+    .nullable()
+    .default(null),
 });
 export type Action = z.infer<typeof ActionSchema>;
 

@@ -68,6 +68,8 @@ export const McpToolDefinitionSchema = z.object({
   mutating: z.boolean().default(true),
   /** What decided `mutating`: the server's annotations, the config, or neither. */
   mutating_source: ToolClassSourceSchema.default("default"),
+  /** A mutating tool whose calls have a dry-run form (`mcp_servers.<id>.tools.<t>.dry_run`). */
+  dry_run: z.boolean().default(false),
 });
 export type McpToolDefinition = z.infer<typeof McpToolDefinitionSchema>;
 
@@ -95,6 +97,11 @@ export const McpCallToolRequestSchema = McpExecutionScopeSchema.extend({
    * never started (its id is the call's idempotency key).
    */
   approval_id: z.uuid().optional(),
+  /**
+   * Run the call's configured dry-run form instead of the call (shown on its approval
+   * request): never the call itself; refused when the tool has no dry-run form.
+   */
+  dry_run: z.boolean().default(false),
 });
 export type McpCallToolRequest = z.input<typeof McpCallToolRequestSchema>;
 export const McpCallToolReplySchema = z.object({

@@ -53,6 +53,7 @@ export const NotificationWebhookPayloadSchema = z.object({
     status: true,
     requested_at: true,
     expires_at: true,
+    dry_run: true,
   })
     .nullable()
     .default(null),

@@ -67,6 +67,10 @@ export function actionView(row: ActionRequest, session: ActionSessionFacts): Act
     call_started_at: iso(row.callStartedAt),
     call_ended_at: iso(row.callEndedAt),
     result: row.result,
+    dry_run:
+      row.dryRunStatus === "succeeded" || row.dryRunStatus === "failed"
+        ? { status: row.dryRunStatus, result: row.dryRunResult ?? "" }
+        : null,
   };
 }
 
@@ -125,6 +129,8 @@ export interface NewActionRequest {
   approvalMode: ApprovalMode;
   /** Null: no timeout. */
   expiresAt: Date | null;
+  /** The call's dry-run form's outcome (masked), when it has one. */
+  dryRun?: { status: "succeeded" | "failed"; result: string } | null;
   at: Date;
 }
 
@@ -170,6 +176,10 @@ export function requestAction(client: DbClient, input: NewActionRequest): Promis
         requestedBy: session?.author ?? null,
         requestedAt: input.at,
         expiresAt: auto ? null : input.expiresAt,
+        ...(input.dryRun && {
+          dryRunStatus: input.dryRun.status,
+          dryRunResult: input.dryRun.result,
+        }),
       },
     });
     const events = [
@@ -178,7 +188,12 @@ export function requestAction(client: DbClient, input: NewActionRequest): Promis
         requested,
         "requested",
         `agent:${input.agentName}`,
-        { arguments: input.arguments, reason: input.reason, approval_mode: input.approvalMode },
+        {
+          arguments: input.arguments,
+          reason: input.reason,
+          approval_mode: input.approvalMode,
+          ...(input.dryRun && { dry_run: input.dryRun }),
+        },
         input.at,
       ),
     ];

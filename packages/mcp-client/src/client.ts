@@ -27,6 +27,8 @@ export interface CallToolInput {
   callId?: string;
   /** A mutating call's approved action request (its idempotency key). */
   approvalId?: string;
+  /** Run the call's configured dry-run form instead of the call. */
+  dryRun?: boolean;
 }
 
 /** The typed client of the mcp-gateway API, with execution affinity. */
@@ -117,6 +119,7 @@ class GatewayClient implements McpGatewayClient {
           arguments: call.arguments ?? "",
           ...(call.callId !== undefined ? { call_id: call.callId } : {}),
           ...(call.approvalId !== undefined ? { approval_id: call.approvalId } : {}),
+          ...(call.dryRun ? { dry_run: true } : {}),
         },
         { timeoutMs: this.callTimeoutMs },
       ),

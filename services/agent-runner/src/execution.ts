@@ -155,7 +155,10 @@ async function listTools(run: RunContext) {
     );
   }
   const mutatingTools = new Set(listed.tools.filter((t) => t.mutating).map((t) => t.name));
-  return { scope: { ...scope, mutatingTools }, tools: listed.tools };
+  const dryRunTools = new Set(
+    listed.tools.filter((t) => t.mutating && t.dryRun).map((t) => t.name),
+  );
+  return { scope: { ...scope, mutatingTools, dryRunTools }, tools: listed.tools };
 }
 
 /** The last turn's calls without a result (none when the last turn made no calls). */

@@ -41,6 +41,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
           description: t.description,
           inputSchema: t.input_schema,
           mutating: t.mutating,
+          dryRun: t.dry_run,
         }));
         return { tools, failedServers: reply.failed_servers };
       } catch (err) {
@@ -57,6 +58,7 @@ export function createGatewayTools(client: McpGatewayClient, logger: Logger): To
             arguments: call.arguments,
             callId: call.callId,
             ...(call.approvalId !== undefined && { approvalId: call.approvalId }),
+            ...(call.dryRun && { dryRun: true }),
           }),
           signal,
           () => abortReason(signal),

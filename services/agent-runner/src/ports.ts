@@ -370,6 +370,8 @@ export interface NewAction {
   reason: string;
   approvalMode: "required" | "auto";
   expiresAt: Date | null;
+  /** The call's dry-run form's outcome (masked), when the tool has one. */
+  dryRun?: { status: "succeeded" | "failed"; result: string } | null;
 }
 
 /** Action requests and the parking of an execution that waits for one. */
@@ -407,6 +409,8 @@ export interface ToolDefinition {
   inputSchema: Record<string, unknown>;
   /** May change what it reaches (offered to action agents only); see the gateway's classes. */
   mutating?: boolean;
+  /** A mutating tool whose calls have a dry-run form, run when approval is requested. */
+  dryRun?: boolean;
 }
 
 export interface ToolScope {
@@ -418,6 +422,8 @@ export interface ToolScope {
   allowMutating: boolean;
   /** The listed tools the gateway classes as mutating (`server.tool`): each call needs approval. */
   mutatingTools?: ReadonlySet<string>;
+  /** Those of them with a dry-run form (`server.tool`). */
+  dryRunTools?: ReadonlySet<string>;
 }
 
 export interface ToolCallResult {
@@ -443,7 +449,14 @@ export interface ToolGateway {
   ): Promise<{ tools: ToolDefinition[]; failedServers: Record<string, string> }>;
   callTool(
     scope: ToolScope,
-    call: { callId: string; name: string; arguments: string; approvalId?: string },
+    call: {
+      callId: string;
+      name: string;
+      arguments: string;
+      approvalId?: string;
+      /** Run the call's dry-run form instead of the call. */
+      dryRun?: boolean;
+    },
     signal: AbortSignal,
   ): Promise<ToolCallResult>;
   release(executionId: string): Promise<void>;

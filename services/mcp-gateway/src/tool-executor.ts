@@ -1,5 +1,5 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { classifyTool, type McpServerConfig } from "@tarsy/config";
+import { classifyTool, dryRunOf, type McpServerConfig } from "@tarsy/config";
 import type { McpToolDefinition } from "@tarsy/contracts";
 import type { MaskingService } from "@tarsy/masking";
 import { parseActionInput } from "@tarsy/mcp-client";
@@ -83,6 +83,7 @@ export function toToolDefinition(
     input_schema: (tool.inputSchema ?? { type: "object" }) as Record<string, unknown>,
     mutating: toolClass.mutating,
     mutating_source: toolClass.source,
+    dry_run: toolClass.mutating && dryRunOf(config ?? {}, tool.name) !== undefined,
   };
 }
 
@@ -145,9 +146,11 @@ export class ToolExecutor {
     name: string,
     rawArguments: string,
     approvalId?: string,
+    /** Run the call's dry-run form instead (see `dryRunOf`), never the call. */
+    dryRun = false,
   ): Promise<ToolCallOutcome> {
     const started = performance.now();
-    const executed = await this.execute(execution, name, rawArguments, started, approvalId);
+    const executed = await this.execute(execution, name, rawArguments, started, approvalId, dryRun);
     const { failure } = executed;
     const outcome: ToolCallOutcome = {
       ...executed.outcome,
@@ -192,6 +195,7 @@ export class ToolExecutor {
     rawArguments: string,
     started: number,
     approvalId: string | undefined,
+    dryRun: boolean,
   ): Promise<{ outcome: Omit<ToolCallOutcome, "source">; failure: CallFailure | null }> {
     const { scope, sessions } = execution;
     const elapsed = () => Math.round(performance.now() - started);
@@ -273,6 +277,54 @@ export class ToolExecutor {
             durationMs: elapsed(),
           },
           failure: "not_permitted",
+        };
+      }
+      if (dryRun) {
+        // Only the configured form runs, without approval: never the call itself.
+        const form = this.definition(server, listed).mutating ? dryRunOf(config, tool) : undefined;
+        const formTool = form ? known.find((t) => t.name === form.tool) : undefined;
+        if (!form || !formTool) {
+          return {
+            outcome: {
+              ...base,
+              content: form
+                ? `the dry-run tool "${form.tool}" is not on server "${server}"`
+                : `tool "${tool}" of server "${server}" has no dry-run form`,
+              isError: true,
+              redactions: 0,
+              durationMs: elapsed(),
+            },
+            failure: "not_permitted",
+          };
+        }
+        const dryArgs = { ...args, ...form.arguments };
+        const result = await this.withAuth(execution, server, () =>
+          callWithRecovery(
+            sessions,
+            server,
+            (connection) => connection.callTool(form.tool, dryArgs, this.deps.timeouts.callMs),
+            this.deps.recovery,
+          ),
+        );
+        const masked = maskToolContent(
+          this.deps.masking,
+          config,
+          extractTextContent(result),
+          form.tool,
+        );
+        const isError = result.isError === true;
+        return {
+          outcome: {
+            name,
+            server,
+            tool: form.tool,
+            arguments: dryArgs,
+            content: masked.content,
+            isError,
+            redactions: masked.redactions,
+            durationMs: elapsed(),
+          },
+          failure: isError ? "tool_error" : null,
         };
       }
       if (this.definition(server, listed).mutating) {

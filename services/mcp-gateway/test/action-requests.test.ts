@@ -147,6 +147,58 @@ describe("action requests: a mutating call runs once, and only approved", {
     }
   });
 
+  it("a dry run runs the configured form, never the call, and needs no approval", async () => {
+    const config = serverConfig("fixture", fixtureStdio());
+    const dry = await startTestGateway(
+      [
+        {
+          ...config,
+          tools: {
+            restart_service: {
+              mutating: true,
+              dry_run: { tool: "echo_args", arguments: { dryRun: "All" } },
+            },
+            delete_volume: { mutating: true },
+          },
+        },
+      ],
+      { db: test.db, replicaId: "gw-dry" },
+    );
+    try {
+      const dryClient = createMcpGatewayClient(dry.testBus.bus);
+      const listed = await dryClient.listTools(scope());
+      const byName = new Map(listed.tools.map((t) => [t.tool, t]));
+      expect(byName.get("restart_service")).toMatchObject({ mutating: true, dry_run: true });
+      expect(byName.get("delete_volume")).toMatchObject({ mutating: true, dry_run: false });
+
+      const reply = await dryClient.callTool(scope(), {
+        name: "fixture.restart_service",
+        arguments: '{"name":"web"}',
+        dryRun: true,
+      });
+      // echo_args answered with the call's arguments and the form's over them.
+      expect(reply).toMatchObject({ is_error: false, source: "server", tool: "echo_args" });
+      expect(JSON.parse(reply.content)).toEqual({ name: "web", dryRun: "All" });
+
+      const none = await dryClient.callTool(scope(), {
+        name: "fixture.delete_volume",
+        arguments: '{"name":"data"}',
+        dryRun: true,
+      });
+      expect(none).toMatchObject({ is_error: true, source: "gateway" });
+      expect(none.content).toBe('tool "delete_volume" of server "fixture" has no dry-run form');
+      // An execution that may not mutate gets no dry run either.
+      const refused = await dryClient.callTool(
+        { ...scope(), allow_mutating: false },
+        { name: "fixture.restart_service", arguments: '{"name":"web"}', dryRun: true },
+      );
+      expect(refused).toMatchObject({ is_error: true, source: "gateway" });
+      expect(refused.content).toContain("mutating");
+    } finally {
+      await dry.stop();
+    }
+  });
+
   it("without a database, no mutating call runs", async () => {
     const id = await request("c-nodb", "web", "approved");
     const reply = await createMcpGatewayClient(noDb.testBus.bus).callTool(scope(), {

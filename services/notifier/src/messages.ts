@@ -118,7 +118,10 @@ const clip = (text: string, max: number) => {
 
 /** An action request waiting for a decision: the exact call, the agent's reason, the deadline. */
 export function actionRequestedMessage(
-  action: Pick<Action, "id" | "agent_name" | "tool_name" | "arguments" | "reason" | "expires_at">,
+  action: Pick<
+    Action,
+    "id" | "agent_name" | "tool_name" | "arguments" | "reason" | "expires_at" | "dry_run"
+  >,
   alertType: string,
   url: string | null,
 ): SlackMessage {
@@ -134,6 +137,13 @@ export function actionRequestedMessage(
     ),
     section(`*Arguments:*\n\`\`\`${args}\`\`\``),
     section(`*Agent's reason:*\n${reason}`),
+    ...(action.dry_run
+      ? [
+          section(
+            `*Dry run (${action.dry_run.status}):*\n\`\`\`${clip(action.dry_run.result, MAX_ARGUMENTS).replaceAll("`", "ˋ")}\`\`\``,
+          ),
+        ]
+      : []),
     section(
       `Decide in the dashboard, or: \`tarsy action approve ${action.id}\` / \`tarsy action deny ${action.id}\``,
     ),

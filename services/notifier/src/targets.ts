@@ -122,6 +122,7 @@ export function buildTargets(
                   status: action.status,
                   requested_at: action.requested_at,
                   expires_at: action.expires_at,
+                  dry_run: action.dry_run,
                 }
               : null,
             timestamp: new Date().toISOString(),

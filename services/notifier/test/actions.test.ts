@@ -36,7 +36,13 @@ import {
 } from "./harness.ts";
 
 /** A pending request of an action agent's mutating call, as agent-runner makes it. */
-async function pendingRequest(db: Db, session: AlertSession, callId: string, auto = false) {
+async function pendingRequest(
+  db: Db,
+  session: AlertSession,
+  callId: string,
+  auto = false,
+  dryRun: { status: "succeeded" | "failed"; result: string } | null = null,
+) {
   const { executions } = await ensureStage(
     db.prisma,
     { sessionId: session.id, stageName: "remediate", stageIndex: 1 },
@@ -58,6 +64,7 @@ async function pendingRequest(db: Db, session: AlertSession, callId: string, aut
     reason: "The pod is OOM-killed 14 times; a restart clears the leak until the fix ships.",
     approvalMode: auto ? "auto" : "required",
     expiresAt: auto ? null : new Date("2026-12-08T03:30:00Z"),
+    dryRun,
     at: new Date(),
   });
   return action;
@@ -104,7 +111,10 @@ describe("action requests", () => {
     );
     const session = await newSession(t.db, "fingerprint: OOM-77");
     await reach(t.db, nats.bus, session, "in_progress");
-    const action = await pendingRequest(t.db, session, "call-1");
+    const action = await pendingRequest(t.db, session, "call-1", false, {
+      status: "succeeded",
+      result: 'pod "payments-api-0" deleted (server dry run)',
+    });
     // Redelivered and repeated events change nothing: one message per request and target.
     await announced(t.db, nats.bus, action.id);
     await announced(t.db, nats.bus, action.id);
@@ -129,7 +139,10 @@ describe("action requests", () => {
     expect(texts[2]).toBe(
       "*Agent's reason:*\nThe pod is OOM-killed 14 times; a restart clears the leak until the fix ships.",
     );
-    expect(texts[3]).toContain(`tarsy action approve ${action.id}`);
+    expect(texts[3]).toBe(
+      '*Dry run (succeeded):*\n```pod "payments-api-0" deleted (server dry run)```',
+    );
+    expect(texts[4]).toContain(`tarsy action approve ${action.id}`);
     expect(buttonOf(post?.blocks)).toMatchObject({
       url: `${DASHBOARD}/sessions/${session.id}`,
       text: { text: "Review and Decide" },
@@ -153,6 +166,7 @@ describe("action requests", () => {
         arguments: { name: "payments-api-0", namespace: "payments" },
         status: "pending",
         expires_at: "2026-12-08T03:30:00.000Z",
+        dry_run: { status: "succeeded", result: 'pod "payments-api-0" deleted (server dry run)' },
       },
     });
 

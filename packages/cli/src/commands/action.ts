@@ -86,7 +86,7 @@ export function formatActionList(answer: ActionList): string {
     .join("\n")}\n`;
 }
 
-/** One request: its fields, then the agent's reason and the call's result in full. */
+/** One request: its fields, then the agent's reason, its dry run and the call's result in full. */
 export function formatAction(a: Action): string {
   const fields: [string, string][] = [
     ["Action", a.id],
@@ -102,8 +102,9 @@ export function formatAction(a: Action): string {
     ["Call", a.call_status.replace("_", " ")],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
+  const dryRun = a.dry_run ? `\nDry run (${a.dry_run.status}):\n${a.dry_run.result}\n` : "";
   const result = a.result === null ? "" : `\nResult:\n${a.result}\n`;
-  return `${fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n\nReason:\n${a.reason}\n${result}`;
+  return `${fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n")}\n\nReason:\n${a.reason}\n${dryRun}${result}`;
 }
 
 export const actionListCommand: Command = {

@@ -198,6 +198,18 @@ export function ActionCard(props: {
           label={`Arguments of ${action.tool_name}`}
           maxHeight={240}
         />
+        {action.dry_run ? (
+          <Box data-testid="action-dry-run">
+            <Typography variant="overline" component="h4" sx={{ display: "block", mt: 1.5 }}>
+              Dry run ({action.dry_run.status === "succeeded" ? "what it would do" : "failed"})
+            </Typography>
+            <CodeBlock
+              code={action.dry_run.result}
+              label={`Dry run of ${action.tool_name}`}
+              maxHeight={240}
+            />
+          </Box>
+        ) : null}
 
         {decision ? (
           <Typography variant="body2" sx={{ mt: 1.5 }} data-testid="action-decision">

@@ -3,6 +3,7 @@ import type { Conversation } from "../conversation.ts";
 import { ExecutionSuspendedError } from "../errors.ts";
 import type { ActionRecord, ToolScope } from "../ports.ts";
 import type { RunContext } from "../run-context.ts";
+import { truncateForStorage } from "../truncation.ts";
 
 /**
  * Action agents' mutating calls (issue #30). Each becomes an action request before it is
@@ -94,6 +95,7 @@ function decided(action: ActionRecord, tool: string): GateOutcome {
  */
 export async function gateMutatingCall(
   run: RunContext,
+  scope: ToolScope,
   conversation: Conversation,
   call: ToolCall,
   server: string,
@@ -111,6 +113,14 @@ export async function gateMutatingCall(
     typeof args === "object" && args !== null && !Array.isArray(args)
       ? (args as Record<string, unknown>)
       : { input: args };
+  // A call a person must approve, whose tool has a dry-run form: that form runs first (once,
+  // for a new request), and its result is shown on the request.
+  const dryRun =
+    approval.mode === "required" &&
+    scope.dryRunTools?.has(canonicalName(call.name)) &&
+    !(await run.store.actions.find(exec.executionId, call.id))
+      ? await dryRunOf(run, scope, call)
+      : null;
   const requested = await run.store.actions.request({
     sessionId: exec.sessionId,
     stageId: exec.stageId,
@@ -124,6 +134,7 @@ export async function gateMutatingCall(
     reason: run.maskForDisplay(turn?.content ?? ""),
     approvalMode: approval.mode,
     expiresAt,
+    dryRun,
   });
   let { action } = requested;
   if (requested.created) {
@@ -182,4 +193,51 @@ export async function answerAfterFailure(
   }
   if (action?.callStatus === "unknown") return `${UNKNOWN_OUTCOME} (${why})`;
   return `Tool call failed before it was made: ${why}`;
+}
+
+/**
+ * Runs the call's dry-run form through the gateway (in the trace as an MCP interaction of its
+ * own); a failure to run it is its result.
+ */
+async function dryRunOf(
+  run: RunContext,
+  scope: ToolScope,
+  call: ToolCall,
+): Promise<{ status: "succeeded" | "failed"; result: string }> {
+  try {
+    const result = await run.tools.callTool(
+      scope,
+      { callId: `${call.id}:dry-run`, name: call.name, arguments: call.arguments, dryRun: true },
+      run.signal,
+    );
+    const stored = truncateForStorage(result.content);
+    const { exec } = run;
+    run.writes.enqueue(() =>
+      run.store.recordMcpInteraction({
+        sessionId: exec.sessionId,
+        stageId: exec.stageId,
+        executionId: exec.executionId,
+        interactionType: "tool_call",
+        serverName: result.server ?? "",
+        toolName: result.tool ?? call.name,
+        toolArguments: result.arguments ?? {},
+        // What it was the dry run of: the trace tells it from a call that was made.
+        toolResult: {
+          content: stored,
+          is_error: result.isError,
+          dry_run_of: canonicalName(call.name),
+        },
+        availableTools: null,
+        durationMs: result.durationMs,
+        errorMessage: result.isError ? stored : null,
+      }),
+    );
+    return { status: result.isError ? "failed" : "succeeded", result: stored };
+  } catch (err) {
+    if (run.signal.aborted) throw err;
+    return {
+      status: "failed",
+      result: `the dry run could not be made: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  }
 }

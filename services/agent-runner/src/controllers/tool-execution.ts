@@ -86,7 +86,7 @@ export async function executeToolCall(
   if (isMutatingCall(scope, call.name)) {
     let gate: GateOutcome;
     try {
-      gate = await gateMutatingCall(run, conversation, call, names.server, names.tool, args);
+      gate = await gateMutatingCall(run, scope, conversation, call, names.server, names.tool, args);
     } catch (err) {
       if (err instanceof ExecutionSuspendedError) {
         await run.timeline.complete(event, {

@@ -58,6 +58,7 @@ export function createGatewayHandlers(deps: GatewayHandlersDeps) {
         request.name,
         request.arguments,
         request.approval_id,
+        request.dry_run,
       );
       const reply: McpCallToolReply = {
         v: 1,
