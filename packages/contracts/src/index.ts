@@ -371,6 +371,7 @@ export {
   ToolClassSourceSchema,
 } from "./mcp.ts";
 export {
+  NotificationActionSchema,
   type NotificationDelivery,
   NotificationDeliverySchema,
   NotificationDeliveryStatusSchema,

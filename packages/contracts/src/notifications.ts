@@ -4,6 +4,21 @@ import { IdSchema, TimestampSchema } from "./common.ts";
 import { NotificationEventSchema, SessionStatusSchema } from "./enums.ts";
 import { SessionLabelsSchema } from "./labels.ts";
 
+/** The action request an `action_requested` notification announces (as the API shows it). */
+export const NotificationActionSchema = ActionSchema.pick({
+  id: true,
+  agent_name: true,
+  tool_name: true,
+  server: true,
+  tool: true,
+  arguments: true,
+  reason: true,
+  status: true,
+  requested_at: true,
+  expires_at: true,
+  dry_run: true,
+});
+
 /**
  * The JSON body of a notification webhook (`system.notifications.webhooks`). Receivers should
  * check the signature and treat `X-Tarsy-Delivery` as an idempotency key: a send cut short by
@@ -42,21 +57,7 @@ export const NotificationWebhookPayloadSchema = z.object({
    * `POST /api/v1/actions/{id}/approve|deny` or `tarsy action approve|deny {id}`. Null for the
    * session's own events.
    */
-  action: ActionSchema.pick({
-    id: true,
-    agent_name: true,
-    tool_name: true,
-    server: true,
-    tool: true,
-    arguments: true,
-    reason: true,
-    status: true,
-    requested_at: true,
-    expires_at: true,
-    dry_run: true,
-  })
-    .nullable()
-    .default(null),
+  action: NotificationActionSchema.nullable().default(null),
   /** When this attempt was sent. */
   timestamp: TimestampSchema,
 });

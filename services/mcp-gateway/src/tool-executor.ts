@@ -280,52 +280,16 @@ export class ToolExecutor {
         };
       }
       if (dryRun) {
-        // Only the configured form runs, without approval: never the call itself.
-        const form = this.definition(server, listed).mutating ? dryRunOf(config, tool) : undefined;
-        const formTool = form ? known.find((t) => t.name === form.tool) : undefined;
-        if (!form || !formTool) {
-          return {
-            outcome: {
-              ...base,
-              content: form
-                ? `the dry-run tool "${form.tool}" is not on server "${server}"`
-                : `tool "${tool}" of server "${server}" has no dry-run form`,
-              isError: true,
-              redactions: 0,
-              durationMs: elapsed(),
-            },
-            failure: "not_permitted",
-          };
-        }
-        const dryArgs = { ...args, ...form.arguments };
-        const result = await this.withAuth(execution, server, () =>
-          callWithRecovery(
-            sessions,
-            server,
-            (connection) => connection.callTool(form.tool, dryArgs, this.deps.timeouts.callMs),
-            this.deps.recovery,
-          ),
-        );
-        const masked = maskToolContent(
-          this.deps.masking,
+        return await this.executeDryRun(execution, {
+          base,
+          server,
+          tool,
+          args,
+          known,
+          mutating: this.definition(server, listed).mutating,
           config,
-          extractTextContent(result),
-          form.tool,
-        );
-        const isError = result.isError === true;
-        return {
-          outcome: {
-            name,
-            server,
-            tool: form.tool,
-            arguments: dryArgs,
-            content: masked.content,
-            isError,
-            redactions: masked.redactions,
-            durationMs: elapsed(),
-          },
-          failure: isError ? "tool_error" : null,
-        };
+          elapsed,
+        });
       }
       if (this.definition(server, listed).mutating) {
         return await this.executeApproved(execution, {
@@ -390,6 +354,70 @@ export class ToolExecutor {
     } finally {
       done();
     }
+  }
+
+  /**
+   * A mutating call's dry-run form (`dryRunOf`), shown on its approval request: only the
+   * configured form runs, without approval; never the call itself.
+   */
+  private async executeDryRun(
+    execution: OpenExecution,
+    call: {
+      base: Pick<ToolCallOutcome, "name" | "server" | "tool" | "arguments">;
+      server: string;
+      tool: string;
+      args: Record<string, unknown>;
+      known: readonly Tool[];
+      mutating: boolean;
+      config: McpServerConfig;
+      elapsed: () => number;
+    },
+  ): Promise<{ outcome: Omit<ToolCallOutcome, "source">; failure: CallFailure | null }> {
+    const { base, server, tool, args, config, elapsed } = call;
+    const form = call.mutating ? dryRunOf(config, tool) : undefined;
+    if (!form || !call.known.some((t) => t.name === form.tool)) {
+      return {
+        outcome: {
+          ...base,
+          content: form
+            ? `the dry-run tool "${form.tool}" is not on server "${server}"`
+            : `tool "${tool}" of server "${server}" has no dry-run form`,
+          isError: true,
+          redactions: 0,
+          durationMs: elapsed(),
+        },
+        failure: "not_permitted",
+      };
+    }
+    const dryArgs = { ...args, ...form.arguments };
+    const result = await this.withAuth(execution, server, () =>
+      callWithRecovery(
+        execution.sessions,
+        server,
+        (connection) => connection.callTool(form.tool, dryArgs, this.deps.timeouts.callMs),
+        this.deps.recovery,
+      ),
+    );
+    const masked = maskToolContent(
+      this.deps.masking,
+      config,
+      extractTextContent(result),
+      form.tool,
+    );
+    const isError = result.isError === true;
+    return {
+      outcome: {
+        name: base.name,
+        server,
+        tool: form.tool,
+        arguments: dryArgs,
+        content: masked.content,
+        isError,
+        redactions: masked.redactions,
+        durationMs: elapsed(),
+      },
+      failure: isError ? "tool_error" : null,
+    };
   }
 
   /**

@@ -1,6 +1,6 @@
 /** Where notifications go: Slack (the Go TARSy's `system.slack`) and generic webhooks. */
 import type { TarsyConfig } from "@tarsy/config";
-import type { Action, NotificationEvent } from "@tarsy/contracts";
+import { type Action, NotificationActionSchema, type NotificationEvent } from "@tarsy/contracts";
 import {
   type AlertSession,
   listSessionDeliveries,
@@ -110,21 +110,7 @@ export function buildTargets(
             cancelled_by: session.cancelledBy,
             cancel_reason: session.cancelReason,
             url: sessionUrl(dashboardUrl, session.id),
-            action: action
-              ? {
-                  id: action.id,
-                  agent_name: action.agent_name,
-                  tool_name: action.tool_name,
-                  server: action.server,
-                  tool: action.tool,
-                  arguments: action.arguments,
-                  reason: action.reason,
-                  status: action.status,
-                  requested_at: action.requested_at,
-                  expires_at: action.expires_at,
-                  dry_run: action.dry_run,
-                }
-              : null,
+            action: action ? NotificationActionSchema.parse(action) : null,
             timestamp: new Date().toISOString(),
           },
           secret,
